@@ -1,0 +1,42 @@
+# agent-memory — developer entry points. `make` alone lists the targets.
+#
+# Tools beyond cargo (nats-server >= 2.10, later ONNX Runtime and a model) are
+# installed into .tools/ by scripts/setup.sh; test and demo depend on it.
+
+SHELL := bash
+.SHELLFLAGS := -euo pipefail -c
+CARGO ?= cargo
+
+.DEFAULT_GOAL := help
+.PHONY: help setup build demo test bench fmt lint clean distclean
+
+help: ## List the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
+
+setup: ## Install/verify local tools (nats-server) into .tools/
+	@scripts/setup.sh
+
+build: ## Build the memory-daemon release binary
+	$(CARGO) build --release -p memory-daemon
+
+demo: setup build ## Ingest sample/conversations.jsonl into a temp data dir and show it
+	@scripts/demo.sh
+
+test: setup ## Run the whole test suite (unit, integration, end-to-end, doc)
+	@scripts/test.sh
+
+bench: ## Run the criterion benches
+	$(CARGO) bench -p memory-benches
+
+fmt: ## Format all crates in place
+	$(CARGO) fmt --all
+
+lint: ## Check formatting and clippy (warnings are errors)
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --workspace --all-targets -- -D warnings
+
+clean: ## Remove build artefacts (target/)
+	$(CARGO) clean
+
+distclean: clean ## Also remove the tools installed by setup (.tools/)
+	rm -rf .tools

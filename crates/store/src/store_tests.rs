@@ -1,0 +1,363 @@
+use std::collections::BTreeMap;
+
+use memory_types::{Event, EventKind, OutboxSeq, Role};
+use proptest::prelude::*;
+
+use super::*;
+
+fn event(project: &str, id: &str, session: &str, ts: u64) -> Event {
+    Event {
+        event_id: id.to_owned(),
+        session_id: session.to_owned(),
+        project_id: project.to_owned(),
+        agent_id: None,
+        timestamp_ms: ts,
+        kind: EventKind::UserMessage,
+        role: Role::User,
+        text: format!("text of {id}"),
+        metadata: BTreeMap::from([("id".to_owned(), id.to_owned())]),
+    }
+}
+
+fn open(dir: &Path) -> Store {
+    Store::open(dir, &StoreOptions::default()).expect("open store")
+}
+
+#[test]
+fn append_dedupes_against_log_and_within_call() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = open(dir.path());
+    let first = store
+        .append_events(&[event("p", "a", "s", 1), event("p", "b", "s", 2)])
+        .expect("append");
+    assert_eq!(
+        first,
+        vec![
+            AppendOutcome::Appended(OutboxSeq(1)),
+            AppendOutcome::Appended(OutboxSeq(2))
+        ]
+    );
+    let second = store
+        .append_events(&[
+            event("p", "b", "s", 2),
+            event("p", "c", "s", 3),
+            event("p", "c", "s", 3),
+            event("q", "a", "s", 1),
+        ])
+        .expect("append");
+    assert_eq!(
+        second,
+        vec![
+            AppendOutcome::Duplicate(OutboxSeq(2)),
+            AppendOutcome::Appended(OutboxSeq(3)),
+            AppendOutcome::Duplicate(OutboxSeq(3)),
+            AppendOutcome::Appended(OutboxSeq(4)),
+        ]
+    );
+    assert_eq!(store.event_count("p"), 3);
+    assert_eq!(store.event_count("q"), 1);
+    assert_eq!(store.head(), OutboxSeq(4));
+}
+
+#[test]
+fn a_second_process_is_refused_with_a_clear_error() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let _store = open(dir.path());
+    match Store::open(dir.path(), &StoreOptions::default()) {
+        Err(StoreError::Locked { .. }) => {}
+        Err(other) => panic!("expected Locked, got {other}"),
+        Ok(_) => panic!("expected Locked, opened twice"),
+    }
+}
+
+#[test]
+fn scans_in_time_order_by_project_and_session_and_range() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = open(dir.path());
+    store
+        .append_events(&[
+            event("p", "late", "s1", 30),
+            event("p", "early", "s2", 10),
+            event("p", "mid", "s1", 20),
+            event("pp", "other", "s1", 15),
+        ])
+        .expect("append");
+    let ids = |items: Vec<Result<(OutboxSeq, Event)>>| -> Vec<String> {
+        items
+            .into_iter()
+            .map(|r| r.expect("scan").1.event_id)
+            .collect()
+    };
+    assert_eq!(
+        ids(store.scan_events("p", None, None, None).collect()),
+        ["early", "mid", "late"]
+    );
+    assert_eq!(
+        ids(store.scan_events("p", Some("s1"), None, None).collect()),
+        ["mid", "late"]
+    );
+    assert_eq!(
+        ids(store.scan_events("p", None, Some(15), Some(30)).collect()),
+        ["mid"]
+    );
+    assert_eq!(
+        ids(store.scan_events("pp", None, None, None).collect()),
+        ["other"]
+    );
+    assert!(store.scan_events("nope", None, None, None).next().is_none());
+}
+
+#[test]
+fn projection_batches_commit_cursor_derived_entries_and_dead_letters_together() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = open(dir.path());
+    store
+        .append_events(&[event("p", "a", "s", 1)])
+        .expect("append");
+    let keyspace = store.projection_keyspace("test").expect("keyspace");
+    let mut batch = store.projection_batch();
+    batch.insert(&keyspace, b"k", b"v");
+    batch.append_derived(DerivedEntry {
+        kind: "seen".into(),
+        project_id: "p".into(),
+        key: "a".into(),
+    });
+    batch.dead_letter(DeadLetter::new("test", Some(1), "boom", b"payload", 3));
+    batch.set_cursor("test", OutboxSeq(1));
+    assert_eq!(
+        store.commit_projection(batch).expect("commit"),
+        vec![OutboxSeq(2)]
+    );
+    assert_eq!(store.cursor("test").expect("cursor"), OutboxSeq(1));
+    assert_eq!(keyspace.get(b"k").expect("get").as_deref(), Some(&b"v"[..]));
+    let feed = store.read_feed(OutboxSeq(1), 10).expect("feed");
+    assert!(
+        matches!(&feed[..], [FeedItem::Derived { seq: OutboxSeq(2), entry }] if entry.key == "a")
+    );
+    let dead = store.dead_letters(10).expect("dead letters");
+    assert_eq!(dead.len(), 1);
+    assert_eq!(dead[0].1.error, "boom");
+    assert_eq!(store.status().expect("status").dead_letters, 1);
+}
+
+#[test]
+fn truncated_outbox_is_replayed_from_the_log() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = open(dir.path());
+    let events: Vec<Event> = (0..50)
+        .map(|i| event("p", &format!("e{i}"), "s", i))
+        .collect();
+    store.append_events(&events).expect("append");
+    store.set_cursor("slow", OutboxSeq(30)).expect("cursor");
+    store.set_cursor("fast", OutboxSeq(50)).expect("cursor");
+    assert_eq!(store.truncate_outbox().expect("truncate"), 30);
+    assert_eq!(store.outbox_low().expect("low"), OutboxSeq(31));
+    // A consumer reset to zero sees every event again, in order, across the boundary.
+    let mut cursor = OutboxSeq::ZERO;
+    let mut seen = Vec::new();
+    loop {
+        let items = store.read_feed(cursor, 7).expect("feed");
+        let Some(last) = items.last() else { break };
+        cursor = last.seq();
+        seen.extend(items.into_iter().map(|item| match item {
+            FeedItem::Event { event, .. } => event.event_id,
+            FeedItem::Derived { .. } => panic!("no derived entries here"),
+        }));
+    }
+    let expected: Vec<String> = (0..50).map(|i| format!("e{i}")).collect();
+    assert_eq!(seen, expected);
+}
+
+#[test]
+fn reopening_many_times_keeps_every_acknowledged_event() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut total = 0u64;
+    for round in 0..20u64 {
+        let store = open(dir.path());
+        assert_eq!(store.head(), OutboxSeq(total));
+        assert_eq!(store.event_count("p"), total);
+        let events: Vec<Event> = (0..round + 1)
+            .map(|i| event("p", &format!("r{round}-{i}"), "s", i))
+            .collect();
+        store.append_events(&events).expect("append");
+        // A retried batch after a reopen is a duplicate, not a second copy.
+        if round > 0 {
+            let retry = store
+                .append_events(&[event("p", &format!("r{}-0", round - 1), "s", 0)])
+                .expect("retry");
+            assert!(matches!(retry[0], AppendOutcome::Duplicate(_)));
+        }
+        total += round + 1;
+    }
+    let store = open(dir.path());
+    assert_eq!(
+        store
+            .read_feed(OutboxSeq::ZERO, 10_000)
+            .expect("feed")
+            .len() as u64,
+        total
+    );
+}
+
+#[test]
+fn a_mangled_journal_tail_recovers_to_the_last_whole_batch() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    {
+        let store = open(dir.path());
+        store
+            .append_events(&[event("p", "a", "s", 1)])
+            .expect("append");
+        store
+            .append_events(&[event("p", "b", "s", 2)])
+            .expect("append");
+    }
+    // Append garbage to the newest journal file, as a torn write would leave it.
+    let journal = newest_journal(dir.path()).expect("a journal file exists");
+    let mut bytes = std::fs::read(&journal).expect("read journal");
+    bytes.extend_from_slice(&[0xde, 0xad, 0xbe, 0xef, 0x01, 0x02, 0x03]);
+    std::fs::write(&journal, bytes).expect("write journal");
+    let store = open(dir.path());
+    assert_eq!(store.head(), OutboxSeq(2));
+    let ids: Vec<String> = store
+        .read_feed(OutboxSeq::ZERO, 10)
+        .expect("feed")
+        .into_iter()
+        .map(|i| match i {
+            FeedItem::Event { event, .. } => event.event_id,
+            FeedItem::Derived { .. } => String::new(),
+        })
+        .collect();
+    assert_eq!(ids, ["a", "b"]);
+    store
+        .append_events(&[event("p", "c", "s", 3)])
+        .expect("append after recovery");
+    assert_eq!(store.head(), OutboxSeq(3));
+}
+
+fn newest_journal(dir: &Path) -> Option<PathBuf> {
+    let mut found: Vec<(std::time::SystemTime, PathBuf)> = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(current) = stack.pop() {
+        for entry in std::fs::read_dir(&current).ok()?.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().and_then(|e| e.to_str()) == Some("jnl")
+                || path
+                    .parent()
+                    .and_then(|p| p.file_name())
+                    .and_then(|n| n.to_str())
+                    == Some("journals")
+            {
+                found.push((entry.metadata().ok()?.modified().ok()?, path));
+            }
+        }
+    }
+    found.sort();
+    found.pop().map(|(_, path)| path)
+}
+
+/// Operations of the model-based test.
+#[derive(Clone, Debug)]
+enum Op {
+    /// Append a batch of (project index, id number) events.
+    Append(Vec<(u8, u8)>),
+    /// Drop the store and open it again.
+    Reopen,
+    /// A consumer commits a derived entry and moves its cursor to the head.
+    Derive(u8),
+    /// Truncate the outbox below the slowest cursor.
+    Truncate,
+}
+
+fn op_strategy() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        6 => proptest::collection::vec((0u8..2, 0u8..40), 1..12).prop_map(Op::Append),
+        2 => Just(Op::Reopen),
+        2 => (0u8..5).prop_map(Op::Derive),
+        1 => Just(Op::Truncate),
+    ]
+}
+
+#[derive(Default)]
+struct Model {
+    /// Every stored item by position: Ok(event id) or Err(derived key).
+    items: Vec<std::result::Result<(String, String), String>>,
+    ids: BTreeMap<(String, String), u64>,
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    /// Appends, reopens, derived commits and truncation, folded into an in-memory model:
+    /// the store must agree on outcomes, head, counts and the full replayed feed.
+    #[test]
+    fn store_matches_the_model(ops in proptest::collection::vec(op_strategy(), 1..30)) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut store = open(dir.path());
+        let mut model = Model::default();
+        for op in ops {
+            match op {
+                Op::Append(batch) => {
+                    let events: Vec<Event> = batch.iter().map(|(p, n)| {
+                        let project = format!("p{p}");
+                        event(&project, &format!("id{n}"), "s", u64::from(*n))
+                    }).collect();
+                    let outcomes = store.append_events(&events).expect("append");
+                    for (event, outcome) in events.iter().zip(outcomes) {
+                        let key = (event.project_id.clone(), event.event_id.clone());
+                        match model.ids.get(&key) {
+                            Some(seq) => prop_assert_eq!(outcome, AppendOutcome::Duplicate(OutboxSeq(*seq))),
+                            None => {
+                                model.items.push(Ok(key.clone()));
+                                let seq = model.items.len() as u64;
+                                model.ids.insert(key, seq);
+                                prop_assert_eq!(outcome, AppendOutcome::Appended(OutboxSeq(seq)));
+                            }
+                        }
+                    }
+                }
+                Op::Reopen => {
+                    drop(store);
+                    store = open(dir.path());
+                }
+                Op::Derive(n) => {
+                    let mut batch = store.projection_batch();
+                    let key = format!("d{}-{n}", model.items.len());
+                    batch.append_derived(DerivedEntry { kind: "k".into(), project_id: "p0".into(), key: key.clone() });
+                    batch.set_cursor(&format!("c{n}"), store.head());
+                    store.commit_projection(batch).expect("commit");
+                    model.items.push(Err(key));
+                }
+                Op::Truncate => {
+                    store.truncate_outbox().expect("truncate");
+                }
+            }
+            prop_assert_eq!(store.head(), OutboxSeq(model.items.len() as u64));
+        }
+        for project in ["p0", "p1"] {
+            let expected = model.ids.keys().filter(|(p, _)| p == project).count() as u64;
+            prop_assert_eq!(store.event_count(project), expected);
+        }
+        // Replay from zero: every event in order; derived entries unless truncated away.
+        let low = store.outbox_low().expect("low").0;
+        let feed = store.read_feed(OutboxSeq::ZERO, 100_000).expect("feed");
+        let mut replayed = Vec::new();
+        let mut batch_feed = feed;
+        loop {
+            let Some(last) = batch_feed.last() else { break };
+            let cursor = last.seq();
+            replayed.extend(batch_feed);
+            batch_feed = store.read_feed(cursor, 100_000).expect("feed");
+        }
+        let expected: Vec<(u64, std::result::Result<(String, String), String>)> = model.items.iter().enumerate()
+            .map(|(i, item)| (i as u64 + 1, item.clone()))
+            .filter(|(seq, item)| item.is_ok() || *seq >= low)
+            .collect();
+        let actual: Vec<(u64, std::result::Result<(String, String), String>)> = replayed.into_iter().map(|item| match item {
+            FeedItem::Event { seq, event } => (seq.0, Ok((event.project_id, event.event_id))),
+            FeedItem::Derived { seq, entry } => (seq.0, Err(entry.key)),
+        }).collect();
+        prop_assert_eq!(actual, expected);
+    }
+}

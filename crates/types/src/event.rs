@@ -1,0 +1,266 @@
+//! The conversation event: the wire shape (`EventV1`, the JSON Schema's source) and the
+//! validated domain value (`Event`) every stage after ingest works with.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, SecondsFormat, Utc};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// What happened in the conversation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum EventKind {
+    /// A message typed by the human.
+    UserMessage,
+    /// A message written by the agent.
+    AssistantMessage,
+    /// The agent invoked a tool.
+    ToolCall,
+    /// A tool's output came back.
+    ToolResult,
+    /// A session began.
+    SessionStart,
+    /// A session ended; closes the open segment.
+    SessionEnd,
+    /// A free-form note attached to the session.
+    Note,
+}
+
+impl EventKind {
+    /// Every kind, in wire order.
+    pub const ALL: [EventKind; 7] = [
+        EventKind::UserMessage,
+        EventKind::AssistantMessage,
+        EventKind::ToolCall,
+        EventKind::ToolResult,
+        EventKind::SessionStart,
+        EventKind::SessionEnd,
+        EventKind::Note,
+    ];
+
+    /// The wire name (`user_message`, …).
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventKind::UserMessage => "user_message",
+            EventKind::AssistantMessage => "assistant_message",
+            EventKind::ToolCall => "tool_call",
+            EventKind::ToolResult => "tool_result",
+            EventKind::SessionStart => "session_start",
+            EventKind::SessionEnd => "session_end",
+            EventKind::Note => "note",
+        }
+    }
+
+    /// Parses a wire name.
+    #[must_use]
+    pub fn from_wire(name: &str) -> Option<EventKind> {
+        EventKind::ALL
+            .into_iter()
+            .find(|kind| kind.as_str() == name)
+    }
+
+    /// The role a producer implies by the kind when it sends none: tool calls are made
+    /// by the assistant, tool results come from the tool, lifecycle events and notes
+    /// are the system's.
+    #[must_use]
+    pub fn default_role(self) -> Role {
+        match self {
+            EventKind::UserMessage => Role::User,
+            EventKind::AssistantMessage | EventKind::ToolCall => Role::Assistant,
+            EventKind::ToolResult => Role::Tool,
+            EventKind::SessionStart | EventKind::SessionEnd | EventKind::Note => Role::System,
+        }
+    }
+
+    /// Whether the kind carries content, so that `text` must be present.
+    #[must_use]
+    pub fn requires_text(self) -> bool {
+        !matches!(self, EventKind::SessionStart | EventKind::SessionEnd)
+    }
+}
+
+/// Who spoke.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// The human.
+    User,
+    /// The agent.
+    Assistant,
+    /// A tool's output.
+    Tool,
+    /// The harness itself.
+    System,
+}
+
+impl Role {
+    /// Every role, in wire order.
+    pub const ALL: [Role; 4] = [Role::User, Role::Assistant, Role::Tool, Role::System];
+
+    /// The wire name.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::Tool => "tool",
+            Role::System => "system",
+        }
+    }
+
+    /// Parses a wire name.
+    #[must_use]
+    pub fn from_wire(name: &str) -> Option<Role> {
+        Role::ALL.into_iter().find(|role| role.as_str() == name)
+    }
+}
+
+/// A timestamp as producers may send it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum TimestampV1 {
+    /// RFC 3339, e.g. `2026-01-30T09:15:00Z` or with an offset.
+    Rfc3339(String),
+    /// Milliseconds since the Unix epoch.
+    EpochMillis(u64),
+}
+
+/// Event schema v1 exactly as producers send it; `schemas/event.v1.json` is generated
+/// from this type. Validation ([`crate::parse_event`]) is stricter than the schema can
+/// say (lengths of ids, timestamps not absurdly far in the future).
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(title = "agent-memory event v1")]
+pub struct EventV1 {
+    /// Producer-chosen id, the idempotency key within a project (≤ 128 characters).
+    /// An event whose id is already stored is acknowledged as a duplicate and dropped.
+    /// When absent, a ULID is assigned and the event is not deduplicated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event_id: Option<String>,
+    /// The conversation session (≤ 256 characters).
+    pub session_id: String,
+    /// The tenant; `default` when absent. ASCII letters, digits, `-`, `_`; ≤ 64 characters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^[A-Za-z0-9_-]{1,64}$"))]
+    pub project_id: Option<String>,
+    /// The agent that produced the event (≤ 256 characters).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_id: Option<String>,
+    /// When it happened: RFC 3339 or epoch milliseconds.
+    pub timestamp: TimestampV1,
+    /// What happened.
+    pub kind: EventKind,
+    /// Who spoke; derived from `kind` when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<Role>,
+    /// The content. Required except for `session_start` and `session_end`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// Free-form string map, stored and returned untouched.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<BTreeMap<String, String>>,
+}
+
+/// A validated event: every field present and within limits.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Event {
+    /// Idempotency key within the project.
+    pub event_id: String,
+    /// The conversation session.
+    pub session_id: String,
+    /// The tenant.
+    pub project_id: String,
+    /// The agent that produced the event, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_id: Option<String>,
+    /// Milliseconds since the Unix epoch (UTC), never negative.
+    #[serde(rename = "timestamp", with = "timestamp_rfc3339")]
+    pub timestamp_ms: u64,
+    /// What happened.
+    pub kind: EventKind,
+    /// Who spoke.
+    pub role: Role,
+    /// The content; empty for lifecycle events.
+    pub text: String,
+    /// Producer metadata, untouched.
+    #[serde(default)]
+    pub metadata: BTreeMap<String, String>,
+}
+
+impl Event {
+    /// The event as a v1 wire value, so exported events can be ingested again unchanged.
+    #[must_use]
+    pub fn to_wire(&self) -> EventV1 {
+        EventV1 {
+            event_id: Some(self.event_id.clone()),
+            session_id: self.session_id.clone(),
+            project_id: Some(self.project_id.clone()),
+            agent_id: self.agent_id.clone(),
+            timestamp: TimestampV1::Rfc3339(format_timestamp_ms(self.timestamp_ms)),
+            kind: self.kind,
+            role: Some(self.role),
+            text: Some(self.text.clone()),
+            metadata: Some(self.metadata.clone()),
+        }
+    }
+}
+
+/// RFC 3339 in UTC with millisecond precision, e.g. `2026-01-30T09:15:00.000Z`.
+#[must_use]
+pub fn format_timestamp_ms(timestamp_ms: u64) -> String {
+    let millis = i64::try_from(timestamp_ms).unwrap_or(i64::MAX);
+    DateTime::<Utc>::from_timestamp_millis(millis)
+        .unwrap_or(DateTime::<Utc>::MAX_UTC)
+        .to_rfc3339_opts(SecondsFormat::Millis, true)
+}
+
+mod timestamp_rfc3339 {
+    use chrono::DateTime;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(timestamp_ms: &u64, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&super::format_timestamp_ms(*timestamp_ms))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<u64, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        let parsed = DateTime::parse_from_rfc3339(&text).map_err(serde::de::Error::custom)?;
+        u64::try_from(parsed.timestamp_millis()).map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_round_trip_their_wire_names() {
+        for kind in EventKind::ALL {
+            assert_eq!(EventKind::from_wire(kind.as_str()), Some(kind));
+            let json = serde_json::to_string(&kind).expect("serialize kind");
+            assert_eq!(json, format!("\"{}\"", kind.as_str()));
+        }
+        assert_eq!(EventKind::from_wire("message"), None);
+    }
+
+    #[test]
+    fn event_json_carries_rfc3339_timestamp_and_reads_back() {
+        let event = Event {
+            event_id: "e1".into(),
+            session_id: "s1".into(),
+            project_id: "default".into(),
+            agent_id: None,
+            timestamp_ms: 1_769_764_500_123,
+            kind: EventKind::UserMessage,
+            role: Role::User,
+            text: "hello".into(),
+            metadata: BTreeMap::new(),
+        };
+        let json = serde_json::to_value(&event).expect("serialize");
+        assert_eq!(json["timestamp"], "2026-01-30T09:15:00.123Z");
+        let back: Event = serde_json::from_value(json).expect("deserialize");
+        assert_eq!(back, event);
+    }
+}

@@ -1,0 +1,807 @@
+//! Turning producer JSON into validated events, with one precise error per bad event.
+//!
+//! Validation walks a `serde_json::Value` by hand instead of deserializing into
+//! [`crate::EventV1`], because serde's errors name neither the field reliably nor the
+//! rule that failed, and a batch must report every bad event, not the first.
+
+use std::collections::{BTreeMap, HashMap};
+
+use chrono::DateTime;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::event::{Event, EventKind, Role};
+use crate::ids::{MAX_PROJECT_ID_LEN, is_valid_project_id};
+
+/// Longest accepted `event_id`, in characters.
+pub const MAX_EVENT_ID_CHARS: usize = 128;
+/// Longest accepted `session_id` and `agent_id`, in characters.
+pub const MAX_SESSION_ID_CHARS: usize = 256;
+
+const KNOWN_FIELDS: [&str; 9] = [
+    "event_id",
+    "session_id",
+    "project_id",
+    "agent_id",
+    "timestamp",
+    "kind",
+    "role",
+    "text",
+    "metadata",
+];
+
+/// Limits applied to every event; the defaults are those of `config/default.toml`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ValidationLimits {
+    /// Largest accepted payload (one request or message), in bytes. Default 1 MiB.
+    pub max_payload_bytes: usize,
+    /// Largest accepted single event (its JSON), in bytes. Default 1 MiB.
+    pub max_event_bytes: usize,
+    /// How far past the receiver's clock a timestamp may lie, in milliseconds.
+    /// Default one day: clocks drift, but a year-3000 timestamp is a bug.
+    pub max_future_skew_ms: u64,
+}
+
+impl Default for ValidationLimits {
+    fn default() -> Self {
+        ValidationLimits {
+            max_payload_bytes: 1 << 20,
+            max_event_bytes: 1 << 20,
+            max_future_skew_ms: 24 * 60 * 60 * 1000,
+        }
+    }
+}
+
+/// Why one event was rejected. Codes are stable and machine-readable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EventErrorCode {
+    /// The bytes are not valid UTF-8.
+    InvalidUtf8,
+    /// The bytes are not JSON.
+    InvalidJson,
+    /// A required field is absent.
+    MissingField,
+    /// A field has the wrong JSON type.
+    InvalidType,
+    /// A field has the right type but a value outside its rules.
+    InvalidValue,
+    /// A field the schema does not define.
+    UnknownField,
+    /// `kind` is not one of the defined kinds.
+    UnknownKind,
+    /// `timestamp` cannot be read as RFC 3339 or epoch milliseconds, or is before 1970.
+    InvalidTimestamp,
+    /// `timestamp` lies further in the future than the configured skew allows.
+    TimestampInFuture,
+    /// The event or payload exceeds the configured size.
+    TooLarge,
+    /// `project_id` disagrees with the project the subject names.
+    ProjectMismatch,
+    /// The same `event_id` appears earlier in the same batch.
+    DuplicateInBatch,
+}
+
+impl EventErrorCode {
+    /// The wire name.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventErrorCode::InvalidUtf8 => "invalid_utf8",
+            EventErrorCode::InvalidJson => "invalid_json",
+            EventErrorCode::MissingField => "missing_field",
+            EventErrorCode::InvalidType => "invalid_type",
+            EventErrorCode::InvalidValue => "invalid_value",
+            EventErrorCode::UnknownField => "unknown_field",
+            EventErrorCode::UnknownKind => "unknown_kind",
+            EventErrorCode::InvalidTimestamp => "invalid_timestamp",
+            EventErrorCode::TimestampInFuture => "timestamp_in_future",
+            EventErrorCode::TooLarge => "too_large",
+            EventErrorCode::ProjectMismatch => "project_mismatch",
+            EventErrorCode::DuplicateInBatch => "duplicate_in_batch",
+        }
+    }
+}
+
+/// One event's rejection: which rule, which field (empty for the event as a whole), and
+/// a message a person can act on.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+#[error("{}: {message}", code.as_str())]
+pub struct EventError {
+    /// The rule that failed.
+    pub code: EventErrorCode,
+    /// The offending field, e.g. `timestamp` or `metadata.cwd`; empty for the whole event.
+    pub field: String,
+    /// What is wrong and what is accepted.
+    pub message: String,
+}
+
+impl EventError {
+    /// Builds an error.
+    pub fn new(code: EventErrorCode, field: impl Into<String>, message: impl Into<String>) -> Self {
+        EventError {
+            code,
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+}
+
+/// A payload that cannot be split into events at all.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PayloadError {
+    /// Larger than `max_payload_bytes`.
+    #[error("payload of {size} bytes exceeds the limit of {limit} bytes")]
+    TooLarge {
+        /// The payload's size.
+        size: usize,
+        /// The configured limit.
+        limit: usize,
+    },
+    /// Not UTF-8.
+    #[error("payload is not valid UTF-8: invalid byte at offset {offset}")]
+    InvalidUtf8 {
+        /// Offset of the first invalid byte.
+        offset: usize,
+    },
+    /// Not JSON.
+    #[error("payload is not valid JSON: {detail}")]
+    InvalidJson {
+        /// serde_json's description, with line and column.
+        detail: String,
+    },
+    /// JSON, but neither an event object nor an array of them.
+    #[error("payload must be one event object or an array of event objects, got {found}")]
+    NotAnEventOrArray {
+        /// The JSON type found.
+        found: &'static str,
+    },
+    /// An empty array.
+    #[error("payload is an empty array: send at least one event")]
+    Empty,
+}
+
+impl PayloadError {
+    /// The same failure as the per-event error of a single-event carrier (a JetStream
+    /// message or a line of a file).
+    #[must_use]
+    pub fn to_event_error(&self) -> EventError {
+        let code = match self {
+            PayloadError::TooLarge { .. } => EventErrorCode::TooLarge,
+            PayloadError::InvalidUtf8 { .. } => EventErrorCode::InvalidUtf8,
+            PayloadError::InvalidJson { .. } => EventErrorCode::InvalidJson,
+            PayloadError::NotAnEventOrArray { .. } | PayloadError::Empty => {
+                EventErrorCode::InvalidType
+            }
+        };
+        EventError::new(code, "", self.to_string())
+    }
+}
+
+/// Current wall-clock time in epoch milliseconds.
+#[must_use]
+pub fn now_ms() -> u64 {
+    u64::try_from(chrono::Utc::now().timestamp_millis()).unwrap_or(0)
+}
+
+/// Splits a payload (one event object or an array of them) and validates each event for
+/// `subject_project`, the project the transport names (`memory.ingest.<project>`).
+///
+/// # Errors
+/// A [`PayloadError`] when the payload as a whole is too large, not UTF-8, not JSON, or
+/// not an object/array; per-event failures are returned inside the vector.
+pub fn parse_payload(
+    payload: &[u8],
+    subject_project: &str,
+    limits: &ValidationLimits,
+) -> Result<Vec<Result<Event, EventError>>, PayloadError> {
+    if payload.len() > limits.max_payload_bytes {
+        return Err(PayloadError::TooLarge {
+            size: payload.len(),
+            limit: limits.max_payload_bytes,
+        });
+    }
+    let text = std::str::from_utf8(payload).map_err(|err| PayloadError::InvalidUtf8 {
+        offset: err.valid_up_to(),
+    })?;
+    let value: Value = serde_json::from_str(text).map_err(|err| PayloadError::InvalidJson {
+        detail: err.to_string(),
+    })?;
+    let now = now_ms();
+    let results = match value {
+        Value::Array(items) if items.is_empty() => return Err(PayloadError::Empty),
+        Value::Array(items) => items
+            .iter()
+            .map(|item| {
+                let size = serde_json::to_string(item)
+                    .map(|s| s.len())
+                    .unwrap_or(usize::MAX);
+                if size > limits.max_event_bytes {
+                    return Err(EventError::new(
+                        EventErrorCode::TooLarge,
+                        "",
+                        format!(
+                            "event of {size} bytes exceeds the limit of {} bytes",
+                            limits.max_event_bytes
+                        ),
+                    ));
+                }
+                parse_event(item, subject_project, limits, now)
+            })
+            .collect(),
+        Value::Object(_) => {
+            if payload.len() > limits.max_event_bytes {
+                return Err(PayloadError::TooLarge {
+                    size: payload.len(),
+                    limit: limits.max_event_bytes,
+                });
+            }
+            vec![parse_event(&value, subject_project, limits, now)]
+        }
+        other => {
+            return Err(PayloadError::NotAnEventOrArray {
+                found: json_type(&other),
+            });
+        }
+    };
+    Ok(reject_duplicates_in_batch(results))
+}
+
+/// Rejects every event whose `event_id` already appeared earlier in the same batch; the
+/// first occurrence is kept. A batch is one request, so a repeated id inside it is a
+/// producer bug, unlike a retry of an earlier batch, which is acknowledged as duplicate.
+#[must_use]
+pub fn reject_duplicates_in_batch(
+    results: Vec<Result<Event, EventError>>,
+) -> Vec<Result<Event, EventError>> {
+    let mut first_index_by_id: HashMap<String, usize> = HashMap::new();
+    results
+        .into_iter()
+        .enumerate()
+        .map(|(index, result)| {
+            let event = result?;
+            let key = format!("{}\u{0}{}", event.project_id, event.event_id);
+            if let Some(first) = first_index_by_id.get(&key) {
+                return Err(EventError::new(
+                    EventErrorCode::DuplicateInBatch,
+                    "event_id",
+                    format!(
+                        "event_id {:?} already appears at index {first} of this batch",
+                        event.event_id
+                    ),
+                ));
+            }
+            first_index_by_id.insert(key, index);
+            Ok(event)
+        })
+        .collect()
+}
+
+/// Validates one JSON value as an event of `subject_project`; `now_ms` is the receiver's
+/// clock, passed in so a batch is judged against one instant and tests are repeatable.
+///
+/// # Errors
+/// The first rule the event breaks, in field order.
+pub fn parse_event(
+    value: &Value,
+    subject_project: &str,
+    limits: &ValidationLimits,
+    now_ms: u64,
+) -> Result<Event, EventError> {
+    let Value::Object(object) = value else {
+        return Err(EventError::new(
+            EventErrorCode::InvalidType,
+            "",
+            format!("an event must be a JSON object, got {}", json_type(value)),
+        ));
+    };
+    if let Some(unknown) = object
+        .keys()
+        .find(|key| !KNOWN_FIELDS.contains(&key.as_str()))
+    {
+        return Err(EventError::new(
+            EventErrorCode::UnknownField,
+            unknown.as_str(),
+            format!(
+                "unknown field {unknown:?}; known fields are {}",
+                KNOWN_FIELDS.join(", ")
+            ),
+        ));
+    }
+
+    let event_id = match optional_str(object, "event_id")? {
+        Some(id) => {
+            check_id(id, "event_id", MAX_EVENT_ID_CHARS)?;
+            id.to_owned()
+        }
+        None => ulid::Ulid::new().to_string(),
+    };
+    let session_id = required_str(object, "session_id")?;
+    check_id(session_id, "session_id", MAX_SESSION_ID_CHARS)?;
+
+    let project_id = match optional_str(object, "project_id")? {
+        Some(project) if !is_valid_project_id(project) => {
+            return Err(EventError::new(
+                EventErrorCode::InvalidValue,
+                "project_id",
+                format!(
+                    "project_id {project:?} must be 1 to {MAX_PROJECT_ID_LEN} ASCII letters, digits, '-' or '_'"
+                ),
+            ));
+        }
+        Some(project) if project != subject_project => {
+            return Err(EventError::new(
+                EventErrorCode::ProjectMismatch,
+                "project_id",
+                format!(
+                    "event names project {project:?} but was sent for project {subject_project:?}"
+                ),
+            ));
+        }
+        Some(project) => project.to_owned(),
+        None => subject_project.to_owned(),
+    };
+
+    let agent_id = optional_str(object, "agent_id")?;
+    if let Some(agent) = agent_id {
+        check_id(agent, "agent_id", MAX_SESSION_ID_CHARS)?;
+    }
+
+    let timestamp_ms = parse_timestamp(object.get("timestamp"))?;
+    let latest_allowed = now_ms.saturating_add(limits.max_future_skew_ms);
+    if timestamp_ms > latest_allowed {
+        return Err(EventError::new(
+            EventErrorCode::TimestampInFuture,
+            "timestamp",
+            format!(
+                "timestamp {} is more than {} s ahead of the receiver's clock ({})",
+                crate::format_timestamp_ms(timestamp_ms),
+                limits.max_future_skew_ms / 1000,
+                crate::format_timestamp_ms(now_ms)
+            ),
+        ));
+    }
+
+    let kind_name = required_str(object, "kind")?;
+    let kind = EventKind::from_wire(kind_name).ok_or_else(|| {
+        let known: Vec<&str> = EventKind::ALL.iter().map(|kind| kind.as_str()).collect();
+        EventError::new(
+            EventErrorCode::UnknownKind,
+            "kind",
+            format!(
+                "unknown kind {kind_name:?}; expected one of {}",
+                known.join(", ")
+            ),
+        )
+    })?;
+
+    let role = match optional_str(object, "role")? {
+        Some(name) => Role::from_wire(name).ok_or_else(|| {
+            EventError::new(
+                EventErrorCode::InvalidValue,
+                "role",
+                format!("unknown role {name:?}; expected one of user, assistant, tool, system"),
+            )
+        })?,
+        None => kind.default_role(),
+    };
+
+    let text = match optional_str(object, "text")? {
+        Some(text) => text.to_owned(),
+        None if kind.requires_text() => {
+            return Err(EventError::new(
+                EventErrorCode::MissingField,
+                "text",
+                format!("missing required field \"text\" for kind {}", kind.as_str()),
+            ));
+        }
+        None => String::new(),
+    };
+
+    let metadata = parse_metadata(object.get("metadata"))?;
+
+    Ok(Event {
+        event_id,
+        session_id: session_id.to_owned(),
+        project_id,
+        agent_id: agent_id.map(str::to_owned),
+        timestamp_ms,
+        kind,
+        role,
+        text,
+        metadata,
+    })
+}
+
+fn json_type(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+fn optional_str<'a>(
+    object: &'a Map<String, Value>,
+    field: &str,
+) -> Result<Option<&'a str>, EventError> {
+    match object.get(field) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(text)) => Ok(Some(text)),
+        Some(other) => Err(EventError::new(
+            EventErrorCode::InvalidType,
+            field,
+            format!("field {field:?} must be a string, got {}", json_type(other)),
+        )),
+    }
+}
+
+fn required_str<'a>(object: &'a Map<String, Value>, field: &str) -> Result<&'a str, EventError> {
+    optional_str(object, field)?.ok_or_else(|| {
+        EventError::new(
+            EventErrorCode::MissingField,
+            field,
+            format!("missing required field {field:?}"),
+        )
+    })
+}
+
+fn check_id(id: &str, field: &str, max_chars: usize) -> Result<(), EventError> {
+    if id.trim().is_empty() {
+        return Err(EventError::new(
+            EventErrorCode::InvalidValue,
+            field,
+            format!("field {field:?} must not be empty"),
+        ));
+    }
+    if id.chars().count() > max_chars {
+        return Err(EventError::new(
+            EventErrorCode::InvalidValue,
+            field,
+            format!("field {field:?} is longer than {max_chars} characters"),
+        ));
+    }
+    if id.chars().any(char::is_control) {
+        return Err(EventError::new(
+            EventErrorCode::InvalidValue,
+            field,
+            format!("field {field:?} must not contain control characters"),
+        ));
+    }
+    Ok(())
+}
+
+fn parse_timestamp(value: Option<&Value>) -> Result<u64, EventError> {
+    let invalid =
+        |message: String| EventError::new(EventErrorCode::InvalidTimestamp, "timestamp", message);
+    match value {
+        None | Some(Value::Null) => Err(EventError::new(
+            EventErrorCode::MissingField,
+            "timestamp",
+            "missing required field \"timestamp\" (RFC 3339 string or epoch milliseconds)",
+        )),
+        Some(Value::String(text)) => {
+            let parsed = DateTime::parse_from_rfc3339(text).map_err(|err| {
+                invalid(format!(
+                    "timestamp {text:?} is not RFC 3339 ({err}); e.g. 2026-01-30T09:15:00Z"
+                ))
+            })?;
+            u64::try_from(parsed.timestamp_millis())
+                .map_err(|_| invalid(format!("timestamp {text:?} is before 1970-01-01")))
+        }
+        Some(Value::Number(number)) => number.as_u64().ok_or_else(|| {
+            invalid(format!(
+                "timestamp {number} must be a non-negative whole number of epoch milliseconds"
+            ))
+        }),
+        Some(other) => Err(EventError::new(
+            EventErrorCode::InvalidType,
+            "timestamp",
+            format!(
+                "timestamp must be an RFC 3339 string or epoch milliseconds, got {}",
+                json_type(other)
+            ),
+        )),
+    }
+}
+
+fn parse_metadata(value: Option<&Value>) -> Result<BTreeMap<String, String>, EventError> {
+    match value {
+        None | Some(Value::Null) => Ok(BTreeMap::new()),
+        Some(Value::Object(entries)) => entries
+            .iter()
+            .map(|(key, entry)| match entry {
+                Value::String(text) => Ok((key.clone(), text.clone())),
+                other => Err(EventError::new(
+                    EventErrorCode::InvalidType,
+                    format!("metadata.{key}"),
+                    format!(
+                        "metadata values must be strings, got {} for {key:?}",
+                        json_type(other)
+                    ),
+                )),
+            })
+            .collect(),
+        Some(other) => Err(EventError::new(
+            EventErrorCode::InvalidType,
+            "metadata",
+            format!(
+                "metadata must be an object of strings, got {}",
+                json_type(other)
+            ),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    const NOW: u64 = 1_769_764_500_000; // 2026-01-30T09:15:00Z
+
+    fn parse(value: Value) -> Result<Event, EventError> {
+        parse_event(&value, "default", &ValidationLimits::default(), NOW)
+    }
+
+    fn good() -> Value {
+        json!({"event_id": "e1", "session_id": "s1", "timestamp": "2026-01-30T09:00:00Z",
+               "kind": "user_message", "text": "hello", "metadata": {"cwd": "/tmp"}})
+    }
+
+    fn error_of(value: Value) -> (EventErrorCode, String) {
+        let err = parse(value).expect_err("should be rejected");
+        (err.code, err.field)
+    }
+
+    #[test]
+    fn accepts_a_full_event_and_fills_defaults() {
+        let event = parse(good()).expect("valid");
+        assert_eq!(event.project_id, "default");
+        assert_eq!(event.role, Role::User);
+        assert_eq!(event.timestamp_ms, NOW - 15 * 60 * 1000);
+        assert_eq!(event.metadata.get("cwd").map(String::as_str), Some("/tmp"));
+    }
+
+    #[test]
+    fn accepts_epoch_millis_and_offsets() {
+        let mut value = good();
+        value["timestamp"] = json!(NOW);
+        assert_eq!(parse(value).expect("valid").timestamp_ms, NOW);
+        let mut value = good();
+        value["timestamp"] = json!("2026-01-30T10:00:00+01:00");
+        assert_eq!(
+            parse(value).expect("valid").timestamp_ms,
+            NOW - 15 * 60 * 1000
+        );
+    }
+
+    #[test]
+    fn assigns_an_id_when_none_is_sent() {
+        let mut value = good();
+        value.as_object_mut().expect("object").remove("event_id");
+        assert_eq!(parse(value).expect("valid").event_id.len(), 26);
+    }
+
+    #[test]
+    fn each_rule_has_its_code_and_field() {
+        let cases: Vec<(Box<dyn Fn(&mut Value)>, EventErrorCode, &str)> = vec![
+            (
+                Box::new(|v| {
+                    v.as_object_mut().expect("o").remove("session_id");
+                }),
+                EventErrorCode::MissingField,
+                "session_id",
+            ),
+            (
+                Box::new(|v| {
+                    v.as_object_mut().expect("o").remove("timestamp");
+                }),
+                EventErrorCode::MissingField,
+                "timestamp",
+            ),
+            (
+                Box::new(|v| {
+                    v.as_object_mut().expect("o").remove("kind");
+                }),
+                EventErrorCode::MissingField,
+                "kind",
+            ),
+            (
+                Box::new(|v| {
+                    v.as_object_mut().expect("o").remove("text");
+                }),
+                EventErrorCode::MissingField,
+                "text",
+            ),
+            (
+                Box::new(|v| v["session_id"] = json!(7)),
+                EventErrorCode::InvalidType,
+                "session_id",
+            ),
+            (
+                Box::new(|v| v["session_id"] = json!("  ")),
+                EventErrorCode::InvalidValue,
+                "session_id",
+            ),
+            (
+                Box::new(|v| v["event_id"] = json!("x".repeat(129))),
+                EventErrorCode::InvalidValue,
+                "event_id",
+            ),
+            (
+                Box::new(|v| v["event_id"] = json!("a\u{0}b")),
+                EventErrorCode::InvalidValue,
+                "event_id",
+            ),
+            (
+                Box::new(|v| v["kind"] = json!("chat")),
+                EventErrorCode::UnknownKind,
+                "kind",
+            ),
+            (
+                Box::new(|v| v["role"] = json!("robot")),
+                EventErrorCode::InvalidValue,
+                "role",
+            ),
+            (
+                Box::new(|v| v["timestamp"] = json!("yesterday")),
+                EventErrorCode::InvalidTimestamp,
+                "timestamp",
+            ),
+            (
+                Box::new(|v| v["timestamp"] = json!(-5)),
+                EventErrorCode::InvalidTimestamp,
+                "timestamp",
+            ),
+            (
+                Box::new(|v| v["timestamp"] = json!(1.5)),
+                EventErrorCode::InvalidTimestamp,
+                "timestamp",
+            ),
+            (
+                Box::new(|v| v["timestamp"] = json!(true)),
+                EventErrorCode::InvalidType,
+                "timestamp",
+            ),
+            (
+                Box::new(|v| v["timestamp"] = json!("3000-01-01T00:00:00Z")),
+                EventErrorCode::TimestampInFuture,
+                "timestamp",
+            ),
+            (
+                Box::new(|v| v["project_id"] = json!("other")),
+                EventErrorCode::ProjectMismatch,
+                "project_id",
+            ),
+            (
+                Box::new(|v| v["project_id"] = json!("a.b")),
+                EventErrorCode::InvalidValue,
+                "project_id",
+            ),
+            (
+                Box::new(|v| v["metadata"] = json!({"n": 1})),
+                EventErrorCode::InvalidType,
+                "metadata.n",
+            ),
+            (
+                Box::new(|v| v["metadata"] = json!([1])),
+                EventErrorCode::InvalidType,
+                "metadata",
+            ),
+            (
+                Box::new(|v| v["sesion_id"] = json!("typo")),
+                EventErrorCode::UnknownField,
+                "sesion_id",
+            ),
+        ];
+        for (mutate, code, field) in cases {
+            let mut value = good();
+            mutate(&mut value);
+            assert_eq!(
+                error_of(value.clone()),
+                (code, field.to_owned()),
+                "for {value}"
+            );
+        }
+        assert_eq!(
+            error_of(json!("text")),
+            (EventErrorCode::InvalidType, String::new())
+        );
+    }
+
+    #[test]
+    fn lifecycle_events_need_no_text() {
+        let value = json!({"session_id": "s", "timestamp": NOW, "kind": "session_end"});
+        let event = parse(value).expect("valid");
+        assert_eq!(event.text, "");
+        assert_eq!(event.role, Role::System);
+    }
+
+    #[test]
+    fn payload_errors_are_whole_payload() {
+        let limits = ValidationLimits {
+            max_payload_bytes: 64,
+            ..ValidationLimits::default()
+        };
+        assert!(matches!(
+            parse_payload(&[b'x'; 65], "p", &limits),
+            Err(PayloadError::TooLarge { size: 65, .. })
+        ));
+        let limits = ValidationLimits::default();
+        assert!(matches!(
+            parse_payload(b"{\"a\": \"\xff\"}", "p", &limits),
+            Err(PayloadError::InvalidUtf8 { offset: 7 })
+        ));
+        assert!(matches!(
+            parse_payload(b"{not json", "p", &limits),
+            Err(PayloadError::InvalidJson { .. })
+        ));
+        assert!(matches!(
+            parse_payload(b"42", "p", &limits),
+            Err(PayloadError::NotAnEventOrArray { found: "number" })
+        ));
+        assert!(matches!(
+            parse_payload(b"[]", "p", &limits),
+            Err(PayloadError::Empty)
+        ));
+    }
+
+    #[test]
+    fn batch_keeps_good_events_and_reports_bad_ones_by_index() {
+        let payload = json!([
+            {"event_id": "a", "session_id": "s", "timestamp": 1, "kind": "note", "text": "x"},
+            {"event_id": "b", "session_id": "s", "kind": "note", "text": "x"},
+            {"event_id": "a", "session_id": "s", "timestamp": 2, "kind": "note", "text": "y"},
+            {"event_id": "c", "session_id": "s", "timestamp": 3, "kind": "note", "text": "z"}
+        ]);
+        let bytes = serde_json::to_vec(&payload).expect("json");
+        let results = parse_payload(&bytes, "p", &ValidationLimits::default()).expect("payload");
+        assert!(results[0].is_ok());
+        assert_eq!(
+            results[1].as_ref().expect_err("missing ts").field,
+            "timestamp"
+        );
+        let duplicate = results[2].as_ref().expect_err("duplicate");
+        assert_eq!(duplicate.code, EventErrorCode::DuplicateInBatch);
+        assert!(duplicate.message.contains("index 0"));
+        assert!(results[3].is_ok());
+    }
+
+    #[test]
+    fn oversize_event_inside_an_array_is_rejected_alone() {
+        let limits = ValidationLimits {
+            max_event_bytes: 200,
+            ..ValidationLimits::default()
+        };
+        let payload = json!([
+            {"session_id": "s", "timestamp": 1, "kind": "note", "text": "x".repeat(300)},
+            {"session_id": "s", "timestamp": 1, "kind": "note", "text": "short"}
+        ]);
+        let bytes = serde_json::to_vec(&payload).expect("json");
+        let results = parse_payload(&bytes, "p", &limits).expect("payload");
+        assert_eq!(
+            results[0].as_ref().expect_err("too large").code,
+            EventErrorCode::TooLarge
+        );
+        assert!(results[1].is_ok());
+    }
+
+    proptest::proptest! {
+        /// Validation is total: any JSON value yields an event or an error, never a panic.
+        #[test]
+        fn never_panics_on_arbitrary_text(text in ".{0,200}") {
+            let limits = ValidationLimits::default();
+            let _ = parse_payload(text.as_bytes(), "p", &limits);
+        }
+
+        #[test]
+        fn never_panics_on_arbitrary_bytes(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..200)) {
+            let limits = ValidationLimits::default();
+            let _ = parse_payload(&bytes, "p", &limits);
+        }
+    }
+}
