@@ -1,1 +1,40 @@
-//! placeholder
+//! `memory-actors`: the actors of agent-memory and the machinery they share — the
+//! ingest actor with group commit, the generic outbox consumer runner (cursor, batch
+//! read, atomic apply, wake-on-append, retry with backoff, dead letters, panic
+//! recovery), the supervisor, and the reference consumer [`SessionCatalog`].
+//!
+//! ```no_run
+//! # async fn run() {
+//! use memory_actors::{Pipeline, PipelineConfig};
+//! use memory_store::{Store, StoreOptions};
+//! let store = Store::open("/tmp/agent-memory-example", &StoreOptions::default()).unwrap();
+//! let pipeline = Pipeline::start(store, PipelineConfig::default()).await.unwrap();
+//! // pipeline.ingest is an EventSink; consumers catch up on their own.
+//! pipeline.shutdown().await;
+//! # }
+//! ```
+//!
+//! It is not: a transport (NATS lives in `memory-nats`) nor a validator (events arrive
+//! validated by `memory-types`).
+
+#![forbid(unsafe_code)]
+#![cfg_attr(not(test), deny(clippy::unwrap_used))]
+
+mod consumer;
+mod ingest;
+mod metrics;
+mod pipeline;
+mod session_catalog;
+mod supervisor;
+
+pub use consumer::{
+    ConsumerActor, ConsumerArgs, ConsumerCounters, ConsumerError, ConsumerFactory, ConsumerHandle,
+    ConsumerMsg, OutboxConsumer, RunnerConfig, StepOutcome,
+};
+pub use ingest::{
+    AppendReply, IngestActor, IngestArgs, IngestCounters, IngestError, IngestHandle, IngestMsg,
+};
+pub use metrics::{ACTOR_METRICS, ActorMetrics};
+pub use pipeline::{Pipeline, PipelineConfig};
+pub use session_catalog::{RejectEvent, SESSION_CATALOG, SessionCatalog, SessionSummary};
+pub use supervisor::{Backoff, ChildSpec, Supervisor, SupervisorArgs, SupervisorMsg};

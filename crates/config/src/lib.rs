@@ -1,1 +1,25 @@
-//! placeholder
+//! `memory-config`: the daemon's configuration — defaults, then a TOML file, then
+//! `AGENT_MEMORY_*` environment variables (nested keys joined by `__`, e.g.
+//! `AGENT_MEMORY_NATS__URL`), validated into plain structs. Every field's doc comment is
+//! the user documentation; `config/default.toml` repeats them with their defaults and a
+//! test keeps the two equal.
+//!
+//! ```
+//! let config = memory_config::Config::load(None).unwrap();
+//! assert_eq!(config.ingest.max_payload_bytes, 1 << 20);
+//! ```
+//!
+//! It is not: hot-reloadable (restart to apply), or a place for secrets to be logged
+//! (`config show` masks credentials).
+
+#![forbid(unsafe_code)]
+#![cfg_attr(not(test), deny(clippy::unwrap_used))]
+
+mod error;
+mod model;
+
+pub use error::{ConfigError, Result};
+pub use model::{
+    Config, ConsumerConfig, DurabilityConfig, IngestConfig, JetStreamConfig, LogFormatConfig,
+    NatsConfig, StoreConfig, TelemetryConfig,
+};

@@ -1,4 +1,4 @@
-//! The one place records are turned into bytes: a format-version byte, then postcard.
+//! The one place records are turned into bytes (projections use it too): a format-version byte, then postcard.
 //!
 //! postcard is compact, fast, maintained and has a documented stable wire format; it is
 //! not self-describing, so records never use `skip_serializing_if` and new fields go in a
@@ -10,7 +10,7 @@ use serde::de::DeserializeOwned;
 use crate::error::{Result, StoreError};
 
 /// Encodes `value` behind its format version byte.
-pub(crate) fn encode<T: Serialize>(what: &'static str, version: u8, value: &T) -> Result<Vec<u8>> {
+pub fn encode<T: Serialize>(what: &'static str, version: u8, value: &T) -> Result<Vec<u8>> {
     let mut bytes = Vec::with_capacity(64);
     bytes.push(version);
     postcard::to_extend(value, bytes).map_err(|err| StoreError::Codec {
@@ -21,7 +21,7 @@ pub(crate) fn encode<T: Serialize>(what: &'static str, version: u8, value: &T) -
 }
 
 /// Splits the version byte off a record.
-pub(crate) fn version_of<'a>(what: &'static str, bytes: &'a [u8]) -> Result<(u8, &'a [u8])> {
+pub fn version_of<'a>(what: &'static str, bytes: &'a [u8]) -> Result<(u8, &'a [u8])> {
     match bytes.split_first() {
         Some((version, body)) => Ok((*version, body)),
         None => Err(StoreError::Codec {
@@ -33,7 +33,7 @@ pub(crate) fn version_of<'a>(what: &'static str, bytes: &'a [u8]) -> Result<(u8,
 }
 
 /// Decodes a record body (after the version byte).
-pub(crate) fn decode_body<T: DeserializeOwned>(what: &'static str, body: &[u8]) -> Result<T> {
+pub fn decode_body<T: DeserializeOwned>(what: &'static str, body: &[u8]) -> Result<T> {
     postcard::from_bytes(body).map_err(|err| StoreError::Codec {
         op: "decode",
         what,
@@ -42,11 +42,7 @@ pub(crate) fn decode_body<T: DeserializeOwned>(what: &'static str, body: &[u8]) 
 }
 
 /// Decodes a record whose only known version is `version`.
-pub(crate) fn decode<T: DeserializeOwned>(
-    what: &'static str,
-    version: u8,
-    bytes: &[u8],
-) -> Result<T> {
+pub fn decode<T: DeserializeOwned>(what: &'static str, version: u8, bytes: &[u8]) -> Result<T> {
     let (found, body) = version_of(what, bytes)?;
     if found != version {
         return Err(StoreError::UnknownVersion {

@@ -27,7 +27,7 @@
 
 #![cfg_attr(not(test), deny(clippy::unwrap_used))]
 
-mod codec;
+pub mod codec;
 mod error;
 mod keys;
 mod metrics;
@@ -36,7 +36,7 @@ mod store;
 
 pub use error::{Result, StoreError};
 pub use fjall::Keyspace;
-pub use memory_types::OutboxSeq;
+pub use memory_types::{AppendOutcome, OutboxSeq};
 pub use metrics::{STORE_METRICS, StoreMetrics};
 pub use records::{DeadLetter, DerivedEntry, FeedItem};
-pub use store::{AppendOutcome, Durability, ProjectionBatch, Store, StoreOptions, StoreStatus};
+pub use store::{Durability, ProjectionBatch, Store, StoreOptions, StoreStatus};

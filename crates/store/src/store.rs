@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
 use fjall::{Database, Keyspace, KeyspaceCreateOptions, OwnedWriteBatch, PersistMode};
-use memory_types::{Event, OutboxSeq};
+use memory_types::{AppendOutcome, Event, OutboxSeq};
 use serde::{Deserialize, Serialize};
 use tokio::sync::watch;
 use tracing::{debug, info, instrument, warn};
@@ -61,15 +61,6 @@ impl Default for StoreOptions {
             cache_size_mb: 64,
         }
     }
-}
-
-/// What became of one event of an append.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum AppendOutcome {
-    /// Stored at this position.
-    Appended(OutboxSeq),
-    /// Its `(project_id, event_id)` was already stored at this position; nothing written.
-    Duplicate(OutboxSeq),
 }
 
 /// A snapshot of the store for `status`.

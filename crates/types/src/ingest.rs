@@ -54,3 +54,71 @@ mod tests {
         );
     }
 }
+
+/// What became of one valid event of an append.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AppendOutcome {
+    /// Stored at this position.
+    Appended(crate::OutboxSeq),
+    /// Its `(project_id, event_id)` was already stored at this position; nothing written.
+    Duplicate(crate::OutboxSeq),
+}
+
+/// Where validated events go: the ingest actor in the daemon, or anything a test puts
+/// in its place. Transports (NATS, the CLI) parse payloads and call this; they never
+/// touch the store.
+pub trait EventSink: Clone + Send + Sync + 'static {
+    /// Stores the valid events of `parsed` durably (one group commit) and answers with
+    /// the reply for the whole payload, rejected events included by index.
+    fn ingest(
+        &self,
+        parsed: Vec<Result<crate::Event, EventError>>,
+    ) -> impl std::future::Future<Output = Result<IngestReply, crate::ServiceError>> + Send;
+
+    /// Parks a payload that could not be ingested (a JetStream message that will never
+    /// parse) in the dead-letter partition, with its error, and counts it.
+    fn dead_letter(
+        &self,
+        source: &str,
+        error: &EventError,
+        payload: &[u8],
+    ) -> impl std::future::Future<Output = Result<(), crate::ServiceError>> + Send;
+}
+
+impl IngestReply {
+    /// Assembles the reply of a payload: `outcomes` are the append results of the valid
+    /// events of `parsed`, in order.
+    #[must_use]
+    pub fn assemble(rejected: Vec<RejectedEvent>, outcomes: &[AppendOutcome]) -> IngestReply {
+        let mut reply = IngestReply {
+            rejected,
+            ..IngestReply::default()
+        };
+        for outcome in outcomes {
+            match outcome {
+                AppendOutcome::Appended(seq) => {
+                    reply.accepted += 1;
+                    reply.last_seq = reply.last_seq.max(seq.0);
+                }
+                AppendOutcome::Duplicate(_) => reply.duplicates += 1,
+            }
+        }
+        reply
+    }
+}
+
+/// Splits parsed events into the valid ones and the rejections (by index).
+#[must_use]
+pub fn split_parsed(
+    parsed: Vec<Result<crate::Event, EventError>>,
+) -> (Vec<crate::Event>, Vec<RejectedEvent>) {
+    let mut valid = Vec::with_capacity(parsed.len());
+    let mut rejected = Vec::new();
+    for (index, result) in parsed.into_iter().enumerate() {
+        match result {
+            Ok(event) => valid.push(event),
+            Err(error) => rejected.push(RejectedEvent { index, error }),
+        }
+    }
+    (valid, rejected)
+}

@@ -31,7 +31,7 @@ mod validate;
 pub use error::{ErrorBody, ErrorCode, ServiceError};
 pub use event::{Event, EventKind, EventV1, Role, TimestampV1, format_timestamp_ms};
 pub use ids::{OutboxSeq, is_valid_project_id};
-pub use ingest::{IngestReply, RejectedEvent};
+pub use ingest::{AppendOutcome, EventSink, IngestReply, RejectedEvent, split_parsed};
 pub use validate::{
     EventError, EventErrorCode, PayloadError, ValidationLimits, now_ms, parse_event, parse_payload,
     reject_duplicates_in_batch,

@@ -1,0 +1,702 @@
+//! The outbox consumer runner: the loop every projection actor shares.
+//!
+//! One step reads a batch after the cursor, hands it to the [`OutboxConsumer`], which
+//! writes its projection and the new cursor atomically; then the next step. When caught
+//! up, the runner sleeps until the store's head moves (plus a slow safety-net poll).
+//!
+//! Failure handling: a failing batch is retried item by item to isolate the poison
+//! entry; that entry is retried with exponential backoff and, after `max_attempts`,
+//! parked in the dead-letter partition with its error while the cursor moves past it.
+//! A panic inside `apply` counts as a failed attempt and the consumer is rebuilt from
+//! its factory (its in-memory state is suspect; its durable state is not). The steps run
+//! on the blocking pool, so the actor stays responsive to `Observe` while working.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use memory_store::{DeadLetter, FeedItem, OutboxSeq, Store, StoreError};
+use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
+use serde::Serialize;
+use tokio::task::JoinHandle;
+use tracing::{debug, info, warn};
+
+use crate::metrics::ACTOR_METRICS;
+use crate::supervisor::Backoff;
+
+/// Why a consumer could not apply an item.
+#[derive(Clone, Debug, thiserror::Error)]
+pub enum ConsumerError {
+    /// The store failed.
+    #[error("store: {0}")]
+    Store(#[from] StoreError),
+    /// The item is not acceptable to this consumer.
+    #[error("{0}")]
+    Rejected(String),
+}
+
+/// A projection fed by the outbox. Implementations own their durable state; the runner
+/// owns the loop.
+pub trait OutboxConsumer: Send + 'static {
+    /// Stable name: cursor key, metrics label, dead-letter source.
+    fn name(&self) -> &str;
+
+    /// The durable cursor. Default: the store's cursor partition. A consumer that keeps
+    /// its cursor elsewhere (tantivy's commit payload) overrides this.
+    ///
+    /// # Errors
+    /// When the cursor cannot be read.
+    fn load_cursor(&mut self, store: &Store) -> Result<OutboxSeq, ConsumerError> {
+        Ok(store.cursor(self.name())?)
+    }
+
+    /// Applies `items` in order and persists their effects together with the cursor
+    /// `up_to` (the last item's position) — atomically, so a crash either keeps both or
+    /// neither. Applying an item twice must be harmless.
+    ///
+    /// # Errors
+    /// When any item cannot be applied; then nothing of the call may be persisted.
+    fn apply(
+        &mut self,
+        store: &Store,
+        items: &[FeedItem],
+        up_to: OutboxSeq,
+    ) -> Result<(), ConsumerError>;
+
+    /// Parks a poison item and moves the cursor past it, atomically. Default: a dead
+    /// letter and the cursor in one store batch.
+    ///
+    /// # Errors
+    /// When the store fails.
+    fn park(
+        &mut self,
+        store: &Store,
+        dead_letter: DeadLetter,
+        up_to: OutboxSeq,
+    ) -> Result<(), ConsumerError> {
+        let mut batch = store.projection_batch();
+        batch.dead_letter(dead_letter);
+        batch.set_cursor(self.name(), up_to);
+        store.commit_projection(batch)?;
+        Ok(())
+    }
+
+    /// Deletes the projection and its cursor, so the next step replays from the start.
+    ///
+    /// # Errors
+    /// When the store fails.
+    fn reset(&mut self, store: &Store) -> Result<(), ConsumerError>;
+}
+
+/// Builds a consumer; called at start, after a panic and after a supervisor restart.
+pub type ConsumerFactory<C> = Arc<dyn Fn(&Store) -> Result<C, ConsumerError> + Send + Sync>;
+
+/// Tuning of the runner; `*_for_tests` shortens the delays.
+#[derive(Clone, Debug)]
+pub struct RunnerConfig {
+    /// Items read per step.
+    pub batch_size: usize,
+    /// Attempts at one item before it is parked.
+    pub max_attempts: u32,
+    /// Retry delays.
+    pub retry_backoff: Backoff,
+    /// Safety-net poll.
+    pub poll_interval: Duration,
+}
+
+impl Default for RunnerConfig {
+    fn default() -> Self {
+        RunnerConfig {
+            batch_size: 256,
+            max_attempts: 5,
+            retry_backoff: Backoff::new(Duration::from_millis(100), Duration::from_secs(30)),
+            poll_interval: Duration::from_secs(1),
+        }
+    }
+}
+
+impl RunnerConfig {
+    /// Millisecond delays, for tests.
+    #[must_use]
+    pub fn for_tests() -> Self {
+        RunnerConfig {
+            batch_size: 64,
+            max_attempts: 3,
+            retry_backoff: Backoff::new(Duration::from_millis(1), Duration::from_millis(10)),
+            poll_interval: Duration::from_millis(50),
+        }
+    }
+}
+
+/// Counters for tests and `status`.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct ConsumerCounters {
+    /// The consumer's name.
+    pub name: String,
+    /// Its durable cursor.
+    pub cursor: u64,
+    /// Items applied.
+    pub num_items_applied: u64,
+    /// Steps that applied something.
+    pub num_steps: u64,
+    /// Failed attempts.
+    pub num_failures: u64,
+    /// Items parked.
+    pub num_dead_lettered: u64,
+    /// Rebuilds after a panic.
+    pub num_panics: u64,
+    /// The last error seen.
+    pub last_error: Option<String>,
+}
+
+/// The runner actor (no configuration of its own).
+pub struct ConsumerActor<C>(std::marker::PhantomData<fn() -> C>);
+
+impl<C> Default for ConsumerActor<C> {
+    fn default() -> Self {
+        ConsumerActor(std::marker::PhantomData)
+    }
+}
+
+/// Start-up arguments.
+pub struct ConsumerArgs<C> {
+    /// The store.
+    pub store: Store,
+    /// Builds the consumer.
+    pub factory: ConsumerFactory<C>,
+    /// Tuning.
+    pub config: RunnerConfig,
+}
+
+/// What one step did.
+pub enum StepOutcome {
+    /// Nothing after the cursor.
+    Idle,
+    /// Applied items up to this position.
+    Advanced {
+        /// The new cursor.
+        up_to: OutboxSeq,
+        /// Items applied.
+        num_items: usize,
+    },
+    /// The batch starting at `first` failed.
+    Failed {
+        /// Position of the first item of the failed batch.
+        first: OutboxSeq,
+        /// Position of its last item.
+        last: OutboxSeq,
+        /// Whether the batch was the single item `first`.
+        single: bool,
+        /// Why.
+        error: String,
+        /// Whether it was a panic.
+        panicked: bool,
+    },
+    /// The item at `seq` was parked.
+    Parked {
+        /// Its position.
+        seq: OutboxSeq,
+    },
+}
+
+/// Messages.
+pub enum ConsumerMsg<C> {
+    /// The head moved, a retry is due, or the poll fired.
+    Wake,
+    /// A step finished on the blocking pool; the consumer comes back with it.
+    StepDone {
+        /// The consumer, or `None` when it panicked.
+        consumer: Option<C>,
+        /// What happened.
+        outcome: StepOutcome,
+        /// How long it took.
+        elapsed: Duration,
+    },
+    /// Reset the projection and replay from the log.
+    Reset(RpcReplyPort<Result<(), String>>),
+    /// Answers with the counters.
+    Observe(RpcReplyPort<ConsumerCounters>),
+}
+
+struct Retry {
+    seq: OutboxSeq,
+    attempts: u32,
+    last_error: String,
+}
+
+/// Mutable state.
+pub struct ConsumerState<C> {
+    name: String,
+    store: Store,
+    factory: ConsumerFactory<C>,
+    config: RunnerConfig,
+    /// `None` while a step runs.
+    consumer: Option<C>,
+    cursor: OutboxSeq,
+    /// After a batch failure, items are applied one at a time up to this position.
+    isolate_until: Option<OutboxSeq>,
+    retry: Option<Retry>,
+    retry_scheduled: bool,
+    wake_pending: bool,
+    pending_reset: Vec<RpcReplyPort<Result<(), String>>>,
+    notifier: Option<JoinHandle<()>>,
+    poller: Option<JoinHandle<()>>,
+    counters: ConsumerCounters,
+}
+
+impl<C: OutboxConsumer> Actor for ConsumerActor<C> {
+    type Msg = ConsumerMsg<C>;
+    type State = ConsumerState<C>;
+    type Arguments = ConsumerArgs<C>;
+
+    async fn pre_start(
+        &self,
+        myself: ActorRef<Self::Msg>,
+        args: ConsumerArgs<C>,
+    ) -> Result<Self::State, ActorProcessingErr> {
+        let store = args.store.clone();
+        let factory = args.factory.clone();
+        let (consumer, cursor) =
+            tokio::task::spawn_blocking(move || -> Result<(C, OutboxSeq), ConsumerError> {
+                let mut consumer = factory(&store)?;
+                let cursor = consumer.load_cursor(&store)?;
+                Ok((consumer, cursor))
+            })
+            .await??;
+        let name = consumer.name().to_owned();
+        info!(consumer = %name, cursor = cursor.0, "consumer starting");
+        let mut head_rx = args.store.subscribe_head();
+        let waker = myself.clone();
+        let notifier = tokio::spawn(async move {
+            while head_rx.changed().await.is_ok() {
+                if waker.cast(ConsumerMsg::Wake).is_err() {
+                    break;
+                }
+            }
+        });
+        let poller = myself.send_interval(args.config.poll_interval, || ConsumerMsg::Wake);
+        let counters = ConsumerCounters {
+            name: name.clone(),
+            cursor: cursor.0,
+            ..ConsumerCounters::default()
+        };
+        publish_cursor(&name, cursor, args.store.head());
+        let _ = myself.cast(ConsumerMsg::Wake);
+        Ok(ConsumerState {
+            name,
+            store: args.store,
+            factory: args.factory,
+            config: args.config,
+            consumer: Some(consumer),
+            cursor,
+            isolate_until: None,
+            retry: None,
+            retry_scheduled: false,
+            wake_pending: false,
+            pending_reset: Vec::new(),
+            notifier: Some(notifier),
+            poller: Some(poller),
+            counters,
+        })
+    }
+
+    async fn post_stop(
+        &self,
+        _myself: ActorRef<Self::Msg>,
+        state: &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        if let Some(notifier) = state.notifier.take() {
+            notifier.abort();
+        }
+        if let Some(poller) = state.poller.take() {
+            poller.abort();
+        }
+        Ok(())
+    }
+
+    async fn handle(
+        &self,
+        myself: ActorRef<Self::Msg>,
+        message: Self::Msg,
+        state: &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        match message {
+            ConsumerMsg::Wake => {
+                state.retry_scheduled = false;
+                start_step(&myself, state);
+            }
+            ConsumerMsg::StepDone {
+                consumer,
+                outcome,
+                elapsed,
+            } => {
+                ACTOR_METRICS
+                    .consumer_apply_latency
+                    .with_label_values(&[state.name.as_str()])
+                    .observe(elapsed.as_secs_f64());
+                state.consumer = match consumer {
+                    Some(consumer) => Some(consumer),
+                    None => {
+                        state.counters.num_panics += 1;
+                        let store = state.store.clone();
+                        let factory = state.factory.clone();
+                        Some(tokio::task::spawn_blocking(move || factory(&store)).await??)
+                    }
+                };
+                let progressed = on_step_done(&myself, state, outcome);
+                if !state.pending_reset.is_empty() {
+                    do_reset(state).await;
+                    state.wake_pending = true;
+                }
+                if progressed || std::mem::take(&mut state.wake_pending) {
+                    start_step(&myself, state);
+                }
+            }
+            ConsumerMsg::Reset(reply) => {
+                state.pending_reset.push(reply);
+                if state.consumer.is_some() {
+                    do_reset(state).await;
+                    start_step(&myself, state);
+                }
+            }
+            ConsumerMsg::Observe(reply) => {
+                let mut counters = state.counters.clone();
+                counters.cursor = state.cursor.0;
+                let _ = reply.send(counters);
+            }
+        }
+        Ok(())
+    }
+}
+
+fn publish_cursor(name: &str, cursor: OutboxSeq, head: OutboxSeq) {
+    ACTOR_METRICS
+        .consumer_cursor
+        .with_label_values(&[name])
+        .set(i64::try_from(cursor.0).unwrap_or(i64::MAX));
+    ACTOR_METRICS
+        .consumer_lag
+        .with_label_values(&[name])
+        .set(i64::try_from(head.0.saturating_sub(cursor.0)).unwrap_or(i64::MAX));
+}
+
+async fn do_reset<C: OutboxConsumer>(state: &mut ConsumerState<C>) {
+    let Some(mut consumer) = state.consumer.take() else {
+        return;
+    };
+    let store = state.store.clone();
+    let joined = tokio::task::spawn_blocking(move || {
+        let result = consumer.reset(&store).map(|()| OutboxSeq::ZERO);
+        (consumer, result)
+    })
+    .await;
+    let result = match joined {
+        Ok((consumer, result)) => {
+            state.consumer = Some(consumer);
+            result.map_err(|err| err.to_string())
+        }
+        Err(err) => Err(format!("reset panicked: {err}")),
+    };
+    if let Ok(cursor) = &result {
+        info!(consumer = %state.name, "projection reset; replaying from the log");
+        state.cursor = *cursor;
+        state.retry = None;
+        state.isolate_until = None;
+        publish_cursor(&state.name, state.cursor, state.store.head());
+    }
+    if state.consumer.is_none() {
+        let store = state.store.clone();
+        let factory = state.factory.clone();
+        if let Ok(Ok(consumer)) = tokio::task::spawn_blocking(move || factory(&store)).await {
+            state.consumer = Some(consumer);
+        }
+    }
+    for reply in state.pending_reset.drain(..) {
+        let _ = reply.send(result.clone().map(|_| ()));
+    }
+}
+
+/// Starts a step on the blocking pool unless one is running or a retry is waiting.
+fn start_step<C: OutboxConsumer>(myself: &ActorRef<ConsumerMsg<C>>, state: &mut ConsumerState<C>) {
+    if state.retry_scheduled {
+        return;
+    }
+    let Some(mut consumer) = state.consumer.take() else {
+        state.wake_pending = true;
+        return;
+    };
+    let store = state.store.clone();
+    let cursor = state.cursor;
+    let isolating = state.isolate_until.is_some_and(|until| cursor < until);
+    let batch_size = if isolating {
+        1
+    } else {
+        state.config.batch_size
+    };
+    let park = state
+        .retry
+        .as_ref()
+        .filter(|retry| retry.attempts >= state.config.max_attempts && retry.seq == cursor.next())
+        .map(|retry| (retry.attempts, retry.last_error.clone()));
+    let name = state.name.clone();
+    let myself = myself.clone();
+    tokio::spawn(async move {
+        let started = Instant::now();
+        let joined = tokio::task::spawn_blocking(move || {
+            let outcome = run_step(&mut consumer, &store, &name, cursor, batch_size, park);
+            (consumer, outcome)
+        })
+        .await;
+        let message = match joined {
+            Ok((consumer, outcome)) => ConsumerMsg::StepDone {
+                consumer: Some(consumer),
+                outcome,
+                elapsed: started.elapsed(),
+            },
+            Err(join_err) => ConsumerMsg::StepDone {
+                consumer: None,
+                outcome: StepOutcome::Failed {
+                    first: cursor.next(),
+                    last: cursor.next(),
+                    single: batch_size == 1,
+                    error: format!("panicked: {join_err}"),
+                    panicked: true,
+                },
+                elapsed: started.elapsed(),
+            },
+        };
+        if myself.cast(message).is_err() {
+            debug!("consumer stopped during a step");
+        }
+    });
+}
+
+fn run_step<C: OutboxConsumer>(
+    consumer: &mut C,
+    store: &Store,
+    name: &str,
+    cursor: OutboxSeq,
+    batch_size: usize,
+    park: Option<(u32, String)>,
+) -> StepOutcome {
+    let items = match store.read_feed(cursor, batch_size) {
+        Ok(items) => items,
+        Err(err) => {
+            let next = cursor.next();
+            return StepOutcome::Failed {
+                first: next,
+                last: next,
+                single: false,
+                error: format!("reading the feed: {err}"),
+                panicked: false,
+            };
+        }
+    };
+    let (Some(first), Some(last)) = (
+        items.first().map(FeedItem::seq),
+        items.last().map(FeedItem::seq),
+    ) else {
+        return StepOutcome::Idle;
+    };
+    if let Some((attempts, error)) = park {
+        let item = &items[0];
+        let payload = describe_item(item);
+        let dead_letter = DeadLetter::new(name, Some(first.0), error, payload.as_bytes(), attempts);
+        return match consumer.park(store, dead_letter, first) {
+            Ok(()) => StepOutcome::Parked { seq: first },
+            Err(err) => StepOutcome::Failed {
+                first,
+                last: first,
+                single: true,
+                error: format!("parking: {err}"),
+                panicked: false,
+            },
+        };
+    }
+    match consumer.apply(store, &items, last) {
+        Ok(()) => StepOutcome::Advanced {
+            up_to: last,
+            num_items: items.len(),
+        },
+        Err(err) => StepOutcome::Failed {
+            first,
+            last,
+            single: items.len() == 1,
+            error: err.to_string(),
+            panicked: false,
+        },
+    }
+}
+
+fn describe_item(item: &FeedItem) -> String {
+    match item {
+        FeedItem::Event { seq, event } => format!(
+            "{{\"seq\":{seq},\"project_id\":{:?},\"event_id\":{:?},\"session_id\":{:?}}}",
+            event.project_id, event.event_id, event.session_id
+        ),
+        FeedItem::Derived { seq, entry } => format!(
+            "{{\"seq\":{seq},\"kind\":{:?},\"project_id\":{:?},\"key\":{:?}}}",
+            entry.kind, entry.project_id, entry.key
+        ),
+    }
+}
+
+/// Folds a step's outcome into the state; true when the next step should start now.
+fn on_step_done<C: OutboxConsumer>(
+    myself: &ActorRef<ConsumerMsg<C>>,
+    state: &mut ConsumerState<C>,
+    outcome: StepOutcome,
+) -> bool {
+    let name = state.name.clone();
+    match outcome {
+        StepOutcome::Idle => {
+            publish_cursor(&name, state.cursor, state.store.head());
+            false
+        }
+        StepOutcome::Advanced { up_to, num_items } => {
+            state.cursor = up_to;
+            state.counters.num_items_applied += num_items as u64;
+            state.counters.num_steps += 1;
+            if state.retry.as_ref().is_some_and(|retry| retry.seq <= up_to) {
+                state.retry = None;
+            }
+            if state.isolate_until.is_some_and(|until| up_to >= until) {
+                state.isolate_until = None;
+            }
+            ACTOR_METRICS
+                .consumer_items
+                .with_label_values(&[name.as_str()])
+                .inc_by(num_items as u64);
+            publish_cursor(&name, up_to, state.store.head());
+            true
+        }
+        StepOutcome::Parked { seq } => {
+            warn!(consumer = %name, seq = seq.0, "poison entry parked in dead letters");
+            state.cursor = seq;
+            state.retry = None;
+            state.counters.num_dead_lettered += 1;
+            publish_cursor(&name, seq, state.store.head());
+            true
+        }
+        StepOutcome::Failed {
+            first,
+            last,
+            single,
+            error,
+            panicked,
+        } => {
+            state.counters.num_failures += 1;
+            state.counters.last_error = Some(error.clone());
+            ACTOR_METRICS
+                .consumer_failures
+                .with_label_values(&[name.as_str()])
+                .inc();
+            if !single {
+                // Isolate the poison entry: replay this range one item at a time.
+                debug!(consumer = %name, first = first.0, last = last.0, error = %error, "batch failed; isolating");
+                state.isolate_until = Some(last);
+                return true;
+            }
+            let attempts = match &mut state.retry {
+                Some(retry) if retry.seq == first => {
+                    retry.attempts += 1;
+                    retry.last_error = error.clone();
+                    retry.attempts
+                }
+                _ => {
+                    state.retry = Some(Retry {
+                        seq: first,
+                        attempts: 1,
+                        last_error: error.clone(),
+                    });
+                    1
+                }
+            };
+            warn!(consumer = %name, seq = first.0, attempts, panicked, error = %error, "entry failed");
+            if attempts >= state.config.max_attempts {
+                return true; // the next step parks it
+            }
+            let delay = state.config.retry_backoff.delay(attempts - 1);
+            state.retry_scheduled = true;
+            myself.send_after(delay, || ConsumerMsg::Wake);
+            false
+        }
+    }
+}
+
+/// A cheap handle to a running consumer, resolved by registered name on every call so
+/// it survives supervisor restarts.
+pub struct ConsumerHandle<C> {
+    name: String,
+    _consumer: std::marker::PhantomData<fn() -> C>,
+}
+
+impl<C> Clone for ConsumerHandle<C> {
+    fn clone(&self) -> Self {
+        ConsumerHandle {
+            name: self.name.clone(),
+            _consumer: std::marker::PhantomData,
+        }
+    }
+}
+
+impl<C: OutboxConsumer> ConsumerHandle<C> {
+    /// A handle to the consumer actor registered as `name`.
+    #[must_use]
+    pub fn new(name: impl Into<String>) -> Self {
+        ConsumerHandle {
+            name: name.into(),
+            _consumer: std::marker::PhantomData,
+        }
+    }
+
+    fn actor(&self) -> Result<ActorRef<ConsumerMsg<C>>, String> {
+        ActorRef::where_is(self.name.clone())
+            .ok_or_else(|| format!("consumer {} is not running", self.name))
+    }
+
+    /// The consumer's counters.
+    ///
+    /// # Errors
+    /// When the actor does not answer.
+    pub async fn counters(&self) -> Result<ConsumerCounters, String> {
+        match self
+            .actor()?
+            .call(ConsumerMsg::Observe, Some(Duration::from_secs(5)))
+            .await
+        {
+            Ok(ractor::rpc::CallResult::Success(counters)) => Ok(counters),
+            Ok(_) => Err("no answer".into()),
+            Err(err) => Err(err.to_string()),
+        }
+    }
+
+    /// Resets the projection; it then replays from the log.
+    ///
+    /// # Errors
+    /// When the reset fails or the actor does not answer.
+    pub async fn reset(&self) -> Result<(), String> {
+        match self.actor()?.call(ConsumerMsg::Reset, None).await {
+            Ok(ractor::rpc::CallResult::Success(result)) => result,
+            Ok(_) => Err("no answer".into()),
+            Err(err) => Err(err.to_string()),
+        }
+    }
+
+    /// Waits until the consumer's cursor reaches `seq` or `timeout` passes; true when reached.
+    pub async fn wait_for(&self, seq: OutboxSeq, timeout: Duration) -> bool {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if self.counters().await.is_ok_and(|c| c.cursor >= seq.0) {
+                return true;
+            }
+            if Instant::now() >= deadline {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "consumer_tests.rs"]
+mod consumer_tests;

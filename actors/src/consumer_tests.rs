@@ -1,0 +1,196 @@
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use memory_store::{Store, StoreOptions};
+use memory_types::{Event, EventKind, OutboxSeq, Role};
+
+use crate::pipeline::{Pipeline, PipelineConfig};
+use crate::session_catalog::{SessionCatalog, SessionSummary};
+
+use super::*;
+
+fn event(id: &str, session: &str, ts: u64) -> Event {
+    Event {
+        event_id: id.into(),
+        session_id: session.into(),
+        project_id: "p".into(),
+        agent_id: None,
+        timestamp_ms: ts,
+        kind: EventKind::UserMessage,
+        role: Role::User,
+        text: "t".into(),
+        metadata: BTreeMap::new(),
+    }
+}
+
+fn config(session_catalog: ConsumerFactory<SessionCatalog>) -> PipelineConfig {
+    PipelineConfig {
+        runner: RunnerConfig::for_tests(),
+        session_catalog,
+        ..PipelineConfig::default()
+    }
+}
+
+fn sessions(store: &Store) -> BTreeMap<String, (u64, u64, u64)> {
+    SessionCatalog::sessions(store, "p")
+        .expect("sessions")
+        .into_iter()
+        .map(|s: SessionSummary| {
+            (
+                s.session_id,
+                (s.num_events, s.first_timestamp_ms, s.last_timestamp_ms),
+            )
+        })
+        .collect()
+}
+
+async fn append(pipeline: &Pipeline, events: Vec<Event>) {
+    pipeline.ingest.append(events).await.expect("append");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn consumer_catches_up_wakes_on_append_and_resumes_after_restart() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = Store::open(dir.path(), &StoreOptions::default()).expect("store");
+    let pipeline = Pipeline::start(store.clone(), config(Arc::new(SessionCatalog::open)))
+        .await
+        .expect("start");
+    append(
+        &pipeline,
+        (0..100)
+            .map(|i| {
+                event(
+                    &format!("a{i}"),
+                    if i % 2 == 0 { "s1" } else { "s2" },
+                    1000 + i,
+                )
+            })
+            .collect(),
+    )
+    .await;
+    assert!(
+        pipeline.wait_caught_up(Duration::from_secs(10)).await,
+        "caught up"
+    );
+    assert_eq!(sessions(&store).get("s1"), Some(&(50, 1000, 1098)));
+    append(&pipeline, vec![event("b0", "s3", 5)]).await;
+    assert!(
+        pipeline.wait_caught_up(Duration::from_secs(10)).await,
+        "woke on append"
+    );
+    assert_eq!(sessions(&store).get("s3"), Some(&(1, 5, 5)));
+    pipeline.shutdown().await;
+
+    // A new pipeline resumes from the durable cursor: nothing is counted twice.
+    let pipeline = Pipeline::start(store.clone(), config(Arc::new(SessionCatalog::open)))
+        .await
+        .expect("restart");
+    append(&pipeline, vec![event("c0", "s1", 2000)]).await;
+    assert!(pipeline.wait_caught_up(Duration::from_secs(10)).await);
+    assert_eq!(sessions(&store).get("s1"), Some(&(51, 1000, 2000)));
+    assert_eq!(
+        store.cursor(crate::SESSION_CATALOG).expect("cursor"),
+        OutboxSeq(102)
+    );
+    pipeline.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_poison_entry_is_retried_then_parked_and_the_rest_applied() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = Store::open(dir.path(), &StoreOptions::default()).expect("store");
+    let factory: ConsumerFactory<SessionCatalog> = Arc::new(|store: &Store| {
+        SessionCatalog::with_reject(
+            store,
+            Arc::new(|event: &Event| {
+                (event.event_id == "poison").then(|| "cannot digest".to_owned())
+            }),
+        )
+    });
+    let pipeline = Pipeline::start(store.clone(), config(factory))
+        .await
+        .expect("start");
+    let mut events: Vec<Event> = (0..30).map(|i| event(&format!("e{i}"), "s1", i)).collect();
+    events.insert(17, event("poison", "s1", 99));
+    append(&pipeline, events).await;
+    assert!(
+        pipeline.wait_caught_up(Duration::from_secs(10)).await,
+        "moved past the poison entry"
+    );
+    assert_eq!(sessions(&store).get("s1").map(|s| s.0), Some(30));
+    let dead = store.dead_letters(10).expect("dead letters");
+    assert_eq!(dead.len(), 1);
+    assert_eq!(dead[0].1.source, crate::SESSION_CATALOG);
+    assert_eq!(dead[0].1.outbox_seq, Some(18));
+    assert!(dead[0].1.error.contains("cannot digest"));
+    assert_eq!(dead[0].1.attempts, RunnerConfig::for_tests().max_attempts);
+    let counters = pipeline.session_catalog.counters().await.expect("counters");
+    assert_eq!(counters.num_dead_lettered, 1);
+    assert!(counters.num_failures >= 3);
+    pipeline.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_panicking_apply_rebuilds_the_consumer_and_parks_the_entry() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = Store::open(dir.path(), &StoreOptions::default()).expect("store");
+    let factory: ConsumerFactory<SessionCatalog> = Arc::new(|store: &Store| {
+        SessionCatalog::with_reject(
+            store,
+            Arc::new(|event: &Event| {
+                assert!(
+                    event.event_id != "bomb",
+                    "consumer bug triggered by {}",
+                    event.event_id
+                );
+                None
+            }),
+        )
+    });
+    let pipeline = Pipeline::start(store.clone(), config(factory))
+        .await
+        .expect("start");
+    append(
+        &pipeline,
+        vec![
+            event("x1", "s", 1),
+            event("bomb", "s", 2),
+            event("x2", "s", 3),
+        ],
+    )
+    .await;
+    assert!(pipeline.wait_caught_up(Duration::from_secs(10)).await);
+    let counters = pipeline.session_catalog.counters().await.expect("counters");
+    assert!(counters.num_panics >= 1);
+    assert_eq!(counters.num_dead_lettered, 1);
+    assert_eq!(sessions(&store).get("s").map(|s| s.0), Some(2));
+    pipeline.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reset_replays_from_the_log_even_after_outbox_truncation() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = Store::open(dir.path(), &StoreOptions::default()).expect("store");
+    let pipeline = Pipeline::start(store.clone(), config(Arc::new(SessionCatalog::open)))
+        .await
+        .expect("start");
+    append(
+        &pipeline,
+        (0..300)
+            .map(|i| event(&format!("e{i}"), &format!("s{}", i % 7), i))
+            .collect(),
+    )
+    .await;
+    assert!(pipeline.wait_caught_up(Duration::from_secs(10)).await);
+    let before = sessions(&store);
+    assert_eq!(store.truncate_outbox().expect("truncate"), 300);
+    pipeline.session_catalog.reset().await.expect("reset");
+    assert!(pipeline.wait_caught_up(Duration::from_secs(10)).await);
+    assert_eq!(
+        sessions(&store),
+        before,
+        "rebuilt projection equals the original"
+    );
+    pipeline.shutdown().await;
+}

@@ -1,0 +1,148 @@
+//! [`Pipeline`]: the supervised set of actors one process runs over one store.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use memory_store::Store;
+use ractor::{Actor, ActorRef, SpawnErr};
+use tracing::info;
+
+use crate::consumer::{
+    ConsumerActor, ConsumerArgs, ConsumerCounters, ConsumerFactory, ConsumerHandle, RunnerConfig,
+};
+use crate::ingest::{IngestActor, IngestArgs, IngestHandle};
+use crate::session_catalog::{SESSION_CATALOG, SessionCatalog};
+use crate::supervisor::{Backoff, ChildSpec, Supervisor, SupervisorArgs, SupervisorMsg};
+
+/// Tuning of the whole pipeline.
+#[derive(Clone)]
+pub struct PipelineConfig {
+    /// Most events per group commit.
+    pub max_batch_events: usize,
+    /// Most events waiting for a commit.
+    pub max_pending_events: usize,
+    /// The consumer runner's tuning.
+    pub runner: RunnerConfig,
+    /// Restart delays of crashed actors.
+    pub restart_backoff: Backoff,
+    /// Builds the session catalog (tests plant poison through it).
+    pub session_catalog: ConsumerFactory<SessionCatalog>,
+}
+
+impl Default for PipelineConfig {
+    fn default() -> Self {
+        PipelineConfig {
+            max_batch_events: 10_000,
+            max_pending_events: 200_000,
+            runner: RunnerConfig::default(),
+            restart_backoff: Backoff::new(Duration::from_millis(100), Duration::from_secs(30)),
+            session_catalog: Arc::new(SessionCatalog::open),
+        }
+    }
+}
+
+/// The running actors.
+pub struct Pipeline {
+    supervisor: ActorRef<SupervisorMsg>,
+    /// Where events go.
+    pub ingest: IngestHandle,
+    /// The reference consumer.
+    pub session_catalog: ConsumerHandle<SessionCatalog>,
+    store: Store,
+}
+
+static NEXT_PIPELINE: AtomicU64 = AtomicU64::new(0);
+
+impl Pipeline {
+    /// Starts every actor under one supervisor: consumers first (downstream), the ingest
+    /// actor last (the source), each having read its durable cursor in `pre_start`.
+    ///
+    /// # Errors
+    /// When an actor cannot start (its `pre_start` failed).
+    pub async fn start(store: Store, config: PipelineConfig) -> Result<Pipeline, SpawnErr> {
+        let prefix = format!(
+            "memory-{}-{}",
+            std::process::id(),
+            NEXT_PIPELINE.fetch_add(1, Ordering::Relaxed)
+        );
+        let catalog_spec = {
+            let store = store.clone();
+            let factory = config.session_catalog.clone();
+            let runner = config.runner.clone();
+            ChildSpec::new(SESSION_CATALOG, move |name, supervisor| {
+                let args = ConsumerArgs {
+                    store: store.clone(),
+                    factory: factory.clone(),
+                    config: runner.clone(),
+                };
+                async move {
+                    Actor::spawn_linked(
+                        Some(name),
+                        ConsumerActor::<SessionCatalog>::default(),
+                        args,
+                        supervisor,
+                    )
+                    .await
+                    .map(|(actor, _)| actor.get_cell())
+                }
+            })
+        };
+        let ingest_spec = {
+            let store = store.clone();
+            let (max_batch_events, max_pending_events) =
+                (config.max_batch_events, config.max_pending_events);
+            ChildSpec::new("ingest", move |name, supervisor| {
+                let args = IngestArgs {
+                    store: store.clone(),
+                    max_batch_events,
+                    max_pending_events,
+                };
+                async move {
+                    Actor::spawn_linked(Some(name), IngestActor, args, supervisor)
+                        .await
+                        .map(|(actor, _)| actor.get_cell())
+                }
+            })
+        };
+        let args = SupervisorArgs {
+            prefix: prefix.clone(),
+            children: vec![catalog_spec, ingest_spec],
+            backoff: config.restart_backoff,
+            healthy_after: Duration::from_secs(60),
+        };
+        let (supervisor, _) =
+            Actor::spawn(Some(format!("{prefix}/supervisor")), Supervisor, args).await?;
+        info!(prefix = %prefix, "pipeline started");
+        Ok(Pipeline {
+            supervisor,
+            ingest: IngestHandle::new(Supervisor::child_name(&prefix, "ingest"), store.clone()),
+            session_catalog: ConsumerHandle::new(Supervisor::child_name(&prefix, SESSION_CATALOG)),
+            store,
+        })
+    }
+
+    /// Every consumer's counters.
+    pub async fn consumer_counters(&self) -> Vec<ConsumerCounters> {
+        self.session_catalog.counters().await.into_iter().collect()
+    }
+
+    /// Waits until every consumer has applied everything up to the current head, or
+    /// `timeout` passes; true when caught up.
+    pub async fn wait_caught_up(&self, timeout: Duration) -> bool {
+        self.session_catalog
+            .wait_for(self.store.head(), timeout)
+            .await
+    }
+
+    /// Drains in-flight commits, then stops every actor (sources first).
+    pub async fn shutdown(self) {
+        self.ingest.flush().await;
+        let _ = self
+            .supervisor
+            .stop_and_wait(Some("shutdown".into()), Some(Duration::from_secs(30)))
+            .await;
+        let _ = self.store.sync();
+        info!("pipeline stopped");
+    }
+}

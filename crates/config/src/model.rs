@@ -1,0 +1,549 @@
+//! The configuration tree. Each field's doc comment states its meaning, default and unit.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use figment::Figment;
+use figment::providers::{Env, Format, Serialized, Toml};
+use serde::{Deserialize, Serialize};
+
+use crate::error::{ConfigError, Result};
+
+/// Prefix of environment overrides.
+pub const ENV_PREFIX: &str = "AGENT_MEMORY_";
+
+/// The whole configuration.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    /// Where the store lives. Default: the OS data dir (`$XDG_DATA_HOME/agent-memory`,
+    /// usually `~/.local/share/agent-memory`). The CLI's `--data-dir` wins over this.
+    pub data_dir: Option<PathBuf>,
+    /// The event log.
+    pub store: StoreConfig,
+    /// Validation limits and group commit.
+    pub ingest: IngestConfig,
+    /// The NATS connection and subjects.
+    pub nats: NatsConfig,
+    /// Outbox consumers (every projection actor).
+    pub consumers: ConsumerConfig,
+    /// Logs, traces and metrics.
+    pub telemetry: TelemetryConfig,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            data_dir: None,
+            store: StoreConfig::default(),
+            ingest: IngestConfig::default(),
+            nats: NatsConfig::default(),
+            consumers: ConsumerConfig::default(),
+            telemetry: TelemetryConfig::default(),
+        }
+    }
+}
+
+/// When an acknowledged event counts as durable.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DurabilityConfig {
+    /// fsync before every acknowledgement (default): survives power loss.
+    #[default]
+    SyncAll,
+    /// fdatasync before every acknowledgement.
+    SyncData,
+    /// OS buffers only: survives kill -9, not power loss.
+    Buffer,
+}
+
+/// `[store]`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct StoreConfig {
+    /// `sync_all` (default), `sync_data` or `buffer`.
+    pub durability: DurabilityConfig,
+    /// Block cache size in MiB. Default 64.
+    pub cache_size_mb: u64,
+}
+
+impl Default for StoreConfig {
+    fn default() -> Self {
+        StoreConfig {
+            durability: DurabilityConfig::SyncAll,
+            cache_size_mb: 64,
+        }
+    }
+}
+
+/// `[ingest]`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct IngestConfig {
+    /// Largest accepted payload (one request, message or file line), bytes. Default 1048576.
+    pub max_payload_bytes: usize,
+    /// Largest accepted single event, bytes. Default 1048576.
+    pub max_event_bytes: usize,
+    /// How far ahead of this machine's clock a timestamp may be, seconds. Default 86400.
+    pub max_future_skew_secs: u64,
+    /// Most events one group commit writes; larger queues are split. Default 10000.
+    pub max_batch_events: usize,
+    /// Most events waiting for a commit before new requests are refused with
+    /// `unavailable` (backpressure instead of unbounded memory). Default 200000.
+    pub max_pending_events: usize,
+}
+
+impl Default for IngestConfig {
+    fn default() -> Self {
+        IngestConfig {
+            max_payload_bytes: 1 << 20,
+            max_event_bytes: 1 << 20,
+            max_future_skew_secs: 86_400,
+            max_batch_events: 10_000,
+            max_pending_events: 200_000,
+        }
+    }
+}
+
+/// `[nats]`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct NatsConfig {
+    /// Server URL(s), comma-separated. Default `nats://127.0.0.1:4222`.
+    pub url: String,
+    /// Client name shown by the server. Default `agent-memory`.
+    pub client_name: String,
+    /// Token authentication. Default none.
+    pub token: Option<String>,
+    /// User for user/password authentication. Default none.
+    pub user: Option<String>,
+    /// Password for user/password authentication. Default none.
+    pub password: Option<String>,
+    /// NKey seed (`SU…`) for nkey authentication. Default none.
+    pub nkey_seed: Option<String>,
+    /// Path of a `.creds` file (JWT + nkey). Default none.
+    pub credentials_file: Option<PathBuf>,
+    /// Require TLS. Default false (TLS is still used when the URL is `tls://`).
+    pub tls_required: bool,
+    /// CA certificate (PEM) to trust. Default none (system roots).
+    pub tls_ca_file: Option<PathBuf>,
+    /// Client certificate (PEM) for mutual TLS. Default none.
+    pub tls_cert_file: Option<PathBuf>,
+    /// Client key (PEM) for mutual TLS. Default none.
+    pub tls_key_file: Option<PathBuf>,
+    /// Queue group the daemon's subscriptions join, so replicas share the load.
+    /// Default `agent-memory`.
+    pub queue_group: String,
+    /// Subject prefix of request/reply ingest; the project is the next token.
+    /// Default `memory.ingest`.
+    pub ingest_subject_prefix: String,
+    /// Subject prefix of queries. Default `memory.query`.
+    pub query_subject_prefix: String,
+    /// Timeout of a CLI request to a running daemon, seconds. Default 10.
+    pub request_timeout_secs: u64,
+    /// JetStream ingest.
+    pub jetstream: JetStreamConfig,
+}
+
+impl Default for NatsConfig {
+    fn default() -> Self {
+        NatsConfig {
+            url: "nats://127.0.0.1:4222".into(),
+            client_name: "agent-memory".into(),
+            token: None,
+            user: None,
+            password: None,
+            nkey_seed: None,
+            credentials_file: None,
+            tls_required: false,
+            tls_ca_file: None,
+            tls_cert_file: None,
+            tls_key_file: None,
+            queue_group: "agent-memory".into(),
+            ingest_subject_prefix: "memory.ingest".into(),
+            query_subject_prefix: "memory.query".into(),
+            request_timeout_secs: 10,
+            jetstream: JetStreamConfig::default(),
+        }
+    }
+}
+
+/// `[nats.jetstream]`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct JetStreamConfig {
+    /// Consume the durable stream. Default true.
+    pub enabled: bool,
+    /// Stream name. Default `MEMORY_EVENTS`.
+    pub stream: String,
+    /// Subjects the stream captures; producers publish one event per message to
+    /// `memory.events.<project>`. Default `["memory.events.>"]`.
+    pub subjects: Vec<String>,
+    /// Create the stream when it does not exist. Default true.
+    pub create_stream: bool,
+    /// Durable consumer name; replicas sharing it share the work. Default `memory-daemon`.
+    pub durable_name: String,
+    /// Messages fetched per pull. Default 500.
+    pub fetch_batch: usize,
+    /// Unacknowledged messages the server allows in flight. Default 10000.
+    pub max_ack_pending: i64,
+    /// Seconds before an unacknowledged message is redelivered. Default 30.
+    pub ack_wait_secs: u64,
+}
+
+impl Default for JetStreamConfig {
+    fn default() -> Self {
+        JetStreamConfig {
+            enabled: true,
+            stream: "MEMORY_EVENTS".into(),
+            subjects: vec!["memory.events.>".into()],
+            create_stream: true,
+            durable_name: "memory-daemon".into(),
+            fetch_batch: 500,
+            max_ack_pending: 10_000,
+            ack_wait_secs: 30,
+        }
+    }
+}
+
+/// `[consumers]`: how every outbox consumer reads, retries and parks entries.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ConsumerConfig {
+    /// Entries read per step. Default 256.
+    pub batch_size: usize,
+    /// Attempts at one entry before it is parked in the dead-letter partition. Default 5.
+    pub max_attempts: u32,
+    /// First retry delay, milliseconds; doubles per attempt. Default 100.
+    pub retry_base_ms: u64,
+    /// Longest retry delay, milliseconds. Default 30000.
+    pub retry_max_ms: u64,
+    /// Safety-net poll when no append notification arrives, milliseconds. Default 1000.
+    pub poll_interval_ms: u64,
+    /// First restart delay of a crashed actor, milliseconds; doubles per crash. Default 100.
+    pub restart_base_ms: u64,
+    /// Longest restart delay, milliseconds. Default 30000.
+    pub restart_max_ms: u64,
+}
+
+impl Default for ConsumerConfig {
+    fn default() -> Self {
+        ConsumerConfig {
+            batch_size: 256,
+            max_attempts: 5,
+            retry_base_ms: 100,
+            retry_max_ms: 30_000,
+            poll_interval_ms: 1_000,
+            restart_base_ms: 100,
+            restart_max_ms: 30_000,
+        }
+    }
+}
+
+/// Log line format.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormatConfig {
+    /// Human-readable (default).
+    #[default]
+    Text,
+    /// One JSON object per line.
+    Json,
+}
+
+/// `[telemetry]`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TelemetryConfig {
+    /// Address of `/metrics`, `/healthz`, `/readyz` under `serve`. Default `127.0.0.1:9464`.
+    pub metrics_listen: SocketAddr,
+    /// Log filter (`RUST_LOG` syntax; `RUST_LOG` wins when set). Default `info`.
+    pub log_filter: String,
+    /// `text` (default) or `json`.
+    pub log_format: LogFormatConfig,
+    /// OTLP/HTTP traces endpoint, e.g. `http://127.0.0.1:4318/v1/traces`. Default none
+    /// (no export).
+    pub otlp_endpoint: Option<String>,
+    /// `service.name` of exported spans. Default `agent-memory`.
+    pub service_name: String,
+}
+
+impl Default for TelemetryConfig {
+    fn default() -> Self {
+        TelemetryConfig {
+            metrics_listen: SocketAddr::from(([127, 0, 0, 1], 9464)),
+            log_filter: "info".into(),
+            log_format: LogFormatConfig::Text,
+            otlp_endpoint: None,
+            service_name: "agent-memory".into(),
+        }
+    }
+}
+
+impl Config {
+    /// Defaults, then `path` (or the user's `agent-memory/config.toml` when `path` is
+    /// `None` and that file exists), then `AGENT_MEMORY_*` variables, validated.
+    ///
+    /// # Errors
+    /// A missing explicit file, unknown keys, wrong types, or a value that breaks a rule.
+    pub fn load(path: Option<&Path>) -> Result<Config> {
+        Config::load_from(path, Env::prefixed(ENV_PREFIX).split("__"))
+    }
+
+    fn load_from(path: Option<&Path>, env: Env) -> Result<Config> {
+        let mut figment = Figment::from(Serialized::defaults(Config::default()));
+        match path {
+            Some(path) if !path.exists() => {
+                return Err(ConfigError::Missing {
+                    path: path.to_path_buf(),
+                });
+            }
+            Some(path) => figment = figment.merge(Toml::file_exact(path)),
+            None => {
+                if let Some(user_file) = Config::user_file().filter(|p| p.exists()) {
+                    figment = figment.merge(Toml::file_exact(user_file));
+                }
+            }
+        }
+        let config: Config = figment.merge(env).extract()?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// Parses TOML text alone (no environment), validated. For tests and tools.
+    ///
+    /// # Errors
+    /// As [`Config::load`].
+    pub fn from_toml_str(text: &str) -> Result<Config> {
+        let config: Config = Figment::from(Serialized::defaults(Config::default()))
+            .merge(Toml::string(text))
+            .extract()?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// `$XDG_CONFIG_HOME/agent-memory/config.toml`.
+    #[must_use]
+    pub fn user_file() -> Option<PathBuf> {
+        dirs::config_dir().map(|dir| dir.join("agent-memory").join("config.toml"))
+    }
+
+    /// The data dir: `cli` if given, else `data_dir`, else the OS data dir.
+    #[must_use]
+    pub fn resolve_data_dir(&self, cli: Option<&Path>) -> PathBuf {
+        cli.map(Path::to_path_buf)
+            .or_else(|| self.data_dir.clone())
+            .or_else(|| dirs::data_dir().map(|dir| dir.join("agent-memory")))
+            .unwrap_or_else(|| PathBuf::from(".agent-memory"))
+    }
+
+    /// Checks rules the types cannot express.
+    ///
+    /// # Errors
+    /// The first broken rule, with its key.
+    pub fn validate(&self) -> Result<()> {
+        let invalid = |key: &'static str, message: &str| {
+            Err(ConfigError::Invalid {
+                key,
+                message: message.to_owned(),
+            })
+        };
+        if self.ingest.max_payload_bytes == 0 {
+            return invalid("ingest.max_payload_bytes", "must be greater than 0");
+        }
+        if self.ingest.max_event_bytes == 0 {
+            return invalid("ingest.max_event_bytes", "must be greater than 0");
+        }
+        if self.ingest.max_batch_events == 0 {
+            return invalid("ingest.max_batch_events", "must be greater than 0");
+        }
+        if self.ingest.max_pending_events < self.ingest.max_batch_events {
+            return invalid(
+                "ingest.max_pending_events",
+                "must be at least ingest.max_batch_events",
+            );
+        }
+        if self.consumers.batch_size == 0 {
+            return invalid("consumers.batch_size", "must be greater than 0");
+        }
+        if self.consumers.max_attempts == 0 {
+            return invalid("consumers.max_attempts", "must be at least 1");
+        }
+        if self.consumers.retry_base_ms > self.consumers.retry_max_ms {
+            return invalid(
+                "consumers.retry_base_ms",
+                "must not exceed consumers.retry_max_ms",
+            );
+        }
+        if self.consumers.restart_base_ms > self.consumers.restart_max_ms {
+            return invalid(
+                "consumers.restart_base_ms",
+                "must not exceed consumers.restart_max_ms",
+            );
+        }
+        if self.nats.url.trim().is_empty() {
+            return invalid("nats.url", "must not be empty");
+        }
+        for (key, prefix) in [
+            (
+                "nats.ingest_subject_prefix",
+                &self.nats.ingest_subject_prefix,
+            ),
+            ("nats.query_subject_prefix", &self.nats.query_subject_prefix),
+        ] {
+            if prefix.is_empty() || prefix.contains(['*', '>', ' ']) || prefix.ends_with('.') {
+                return invalid(
+                    key,
+                    "must be a literal subject without wildcards or a trailing dot",
+                );
+            }
+        }
+        if self.nats.user.is_some() != self.nats.password.is_some() {
+            return invalid("nats.user", "user and password must be set together");
+        }
+        if self.nats.tls_cert_file.is_some() != self.nats.tls_key_file.is_some() {
+            return invalid(
+                "nats.tls_cert_file",
+                "tls_cert_file and tls_key_file must be set together",
+            );
+        }
+        let jetstream = &self.nats.jetstream;
+        if jetstream.enabled {
+            if jetstream.stream.is_empty() || jetstream.stream.contains(['.', '*', '>', ' ']) {
+                return invalid(
+                    "nats.jetstream.stream",
+                    "must be a name without '.', '*', '>' or spaces",
+                );
+            }
+            if jetstream.subjects.is_empty() {
+                return invalid("nats.jetstream.subjects", "must name at least one subject");
+            }
+            if jetstream.fetch_batch == 0 {
+                return invalid("nats.jetstream.fetch_batch", "must be greater than 0");
+            }
+        }
+        Ok(())
+    }
+
+    /// The configuration as TOML with secrets masked, for `config show`.
+    #[must_use]
+    pub fn to_masked_toml(&self) -> String {
+        let mut shown = self.clone();
+        let mask = |secret: &mut Option<String>| {
+            if secret.is_some() {
+                *secret = Some("********".into());
+            }
+        };
+        mask(&mut shown.nats.token);
+        mask(&mut shown.nats.password);
+        mask(&mut shown.nats.nkey_seed);
+        toml::to_string_pretty(&shown)
+            .unwrap_or_else(|err| format!("# cannot render config: {err}\n"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn committed_default_toml() -> String {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../config/default.toml");
+        std::fs::read_to_string(path).expect("config/default.toml exists")
+    }
+
+    #[test]
+    fn committed_default_toml_is_exactly_the_defaults() {
+        let parsed = Config::from_toml_str(&committed_default_toml()).expect("default.toml parses");
+        assert_eq!(parsed, Config::default());
+    }
+
+    #[test]
+    fn committed_default_toml_documents_every_key() {
+        let documented = committed_default_toml();
+        let rendered = toml::to_string_pretty(&Config::default()).expect("render");
+        for line in rendered.lines() {
+            let key = match line.split_once(" = ") {
+                Some((key, _)) => key.trim(),
+                None => continue,
+            };
+            assert!(
+                documented.contains(&format!("{key} =")),
+                "config/default.toml lacks {key}"
+            );
+        }
+        for optional in [
+            "data_dir",
+            "token",
+            "user",
+            "password",
+            "nkey_seed",
+            "credentials_file",
+            "tls_ca_file",
+            "tls_cert_file",
+            "tls_key_file",
+            "otlp_endpoint",
+        ] {
+            assert!(
+                documented.contains(&format!("# {optional} =")),
+                "config/default.toml lacks {optional}"
+            );
+        }
+    }
+
+    #[test]
+    fn unknown_keys_are_refused_with_their_name() {
+        let err = Config::from_toml_str("[ingest]\nmax_payload = 5\n").expect_err("unknown key");
+        assert!(err.to_string().contains("max_payload"), "{err}");
+        let err = Config::from_toml_str("[ingset]\n").expect_err("unknown table");
+        assert!(err.to_string().contains("ingset"), "{err}");
+    }
+
+    #[test]
+    fn bad_values_name_their_key() {
+        let err = Config::from_toml_str("[ingest]\nmax_payload_bytes = 0\n").expect_err("zero");
+        assert!(
+            err.to_string().contains("ingest.max_payload_bytes"),
+            "{err}"
+        );
+        let err = Config::from_toml_str("[store]\ndurability = \"sometimes\"\n").expect_err("enum");
+        assert!(err.to_string().contains("sometimes"), "{err}");
+        let err = Config::from_toml_str("[nats]\nuser = \"u\"\n").expect_err("pair");
+        assert!(err.to_string().contains("nats.user"), "{err}");
+    }
+
+    #[test]
+    fn missing_explicit_file_is_an_error() {
+        let err =
+            Config::load(Some(Path::new("/nonexistent/agent-memory.toml"))).expect_err("missing");
+        assert!(matches!(err, ConfigError::Missing { .. }));
+    }
+
+    #[test]
+    fn environment_overrides_the_file() {
+        figment::Jail::expect_with(|jail| {
+            jail.create_file(
+                "c.toml",
+                "[nats]\nurl = \"nats://file:4222\"\n[ingest]\nmax_batch_events = 50\n",
+            )?;
+            jail.set_env("AGENT_MEMORY_NATS__URL", "nats://env:4222");
+            jail.set_env("AGENT_MEMORY_STORE__DURABILITY", "buffer");
+            let config = Config::load(Some(Path::new("c.toml"))).map_err(|e| e.to_string())?;
+            assert_eq!(config.nats.url, "nats://env:4222");
+            assert_eq!(config.store.durability, DurabilityConfig::Buffer);
+            assert_eq!(config.ingest.max_batch_events, 50);
+            jail.set_env("AGENT_MEMORY_NATS__URLL", "typo");
+            let err = Config::load(Some(Path::new("c.toml"))).expect_err("unknown env key");
+            assert!(err.to_string().contains("urll"), "{err}");
+            Ok(())
+        });
+    }
+
+    #[test]
+    fn show_masks_secrets() {
+        let mut config = Config::default();
+        config.nats.token = Some("s3cret".into());
+        let shown = config.to_masked_toml();
+        assert!(!shown.contains("s3cret"));
+        assert!(shown.contains("********"));
+    }
+}
