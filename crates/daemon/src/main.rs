@@ -1,1 +1,63 @@
-fn main() {}
+//! `memory-daemon`: the agent-memory service (`serve`) and its command-line tools, which
+//! work on a data dir directly (embedded mode) when no daemon holds it.
+
+#![forbid(unsafe_code)]
+#![cfg_attr(not(test), deny(clippy::unwrap_used))]
+
+mod cli;
+mod embedded;
+mod export;
+mod ingest_file;
+mod serve;
+mod status;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use crate::cli::{Cli, Command, ConfigCommand, EventsCommand};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            eprintln!("error: cannot start the async runtime: {err}");
+            return ExitCode::from(2);
+        }
+    };
+    match runtime.block_on(run(cli)) {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    let config = memory_config::Config::load(cli.config.as_deref())?;
+    let data_dir = config.resolve_data_dir(cli.data_dir.as_deref());
+    match cli.command {
+        Command::Serve(args) => serve::run(config, data_dir, args).await,
+        Command::Ingest(args) => {
+            ingest_file::run(&config, &data_dir, args, cli.log_level.as_deref()).await
+        }
+        Command::Events {
+            command: EventsCommand::Export(args),
+        } => export::run(&config, &data_dir, &args, cli.log_level.as_deref()),
+        Command::Status(args) => {
+            status::run(&config, &data_dir, &args, cli.log_level.as_deref()).await
+        }
+        Command::Config {
+            command: ConfigCommand::Show,
+        } => {
+            print!("{}", config.to_masked_toml());
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Demo(args) => embedded::demo(&config, args, cli.log_level.as_deref()).await,
+    }
+}

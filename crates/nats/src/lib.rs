@@ -1,1 +1,41 @@
-//! placeholder
+//! `memory-nats`: the NATS edge of agent-memory. It connects from configuration
+//! (token, user/password, nkey, creds, TLS), serves request/reply ingest on
+//! `memory.ingest.<project>`, and consumes the JetStream stream `MEMORY_EVENTS` with a
+//! durable pull consumer that acknowledges a message only after its event is durable.
+//!
+//! Payload parsing and validation happen here (via `memory-types`); storing is the
+//! [`memory_types::EventSink`]'s job, so this crate knows nothing of actors or the store.
+//!
+//! ```no_run
+//! # async fn run(sink: impl memory_types::EventSink) -> Result<(), memory_nats::NatsError> {
+//! let config = memory_config::Config::default();
+//! let client = memory_nats::connect(&config.nats, |_connected| {}).await?;
+//! let shutdown = tokio_util::sync::CancellationToken::new();
+//! let limits = memory_types::ValidationLimits::default();
+//! let ingest = memory_nats::RequestReplyIngest::start(client.clone(), &config.nats, sink, limits, shutdown.clone()).await?;
+//! shutdown.cancel();
+//! ingest.join().await;
+//! # Ok(()) }
+//! ```
+//!
+//! It is not: a query server (the query actor's micro service is separate), nor a
+//! place where events are stored or deduplicated.
+
+#![forbid(unsafe_code)]
+#![cfg_attr(not(test), deny(clippy::unwrap_used))]
+
+mod connect;
+mod error;
+mod jetstream;
+mod request_reply;
+
+pub use connect::connect;
+pub use error::NatsError;
+pub use jetstream::{JetStreamIngest, ensure_stream};
+pub use request_reply::{RequestReplyIngest, ingest_payload};
+
+/// The project named by the last token of a subject such as `memory.ingest.<project>`.
+#[must_use]
+pub fn project_of_subject(subject: &str) -> &str {
+    subject.rsplit('.').next().unwrap_or_default()
+}

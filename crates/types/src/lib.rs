@@ -33,8 +33,8 @@ pub use event::{Event, EventKind, EventV1, Role, TimestampV1, format_timestamp_m
 pub use ids::{OutboxSeq, is_valid_project_id};
 pub use ingest::{AppendOutcome, EventSink, IngestReply, RejectedEvent, split_parsed};
 pub use validate::{
-    EventError, EventErrorCode, PayloadError, ValidationLimits, now_ms, parse_event, parse_payload,
-    reject_duplicates_in_batch,
+    EventError, EventErrorCode, PayloadError, ProjectScope, ValidationLimits, now_ms, parse_event,
+    parse_event_scoped, parse_payload, parse_single, reject_duplicates_in_batch,
 };
 
 /// The project an event belongs to when the producer names none.

@@ -30,6 +30,17 @@ const KNOWN_FIELDS: [&str; 9] = [
     "metadata",
 ];
 
+/// Which project an event may belong to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProjectScope<'a> {
+    /// The transport names the project (`memory.ingest.<project>`): an event that names
+    /// another is rejected with `project_mismatch`; one that names none belongs to it.
+    Subject(&'a str),
+    /// A file or tool: an event may name any valid project; this one is used when it
+    /// names none.
+    Default(&'a str),
+}
+
 /// Limits applied to every event; the defaults are those of `config/default.toml`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ValidationLimits {
@@ -247,6 +258,53 @@ pub fn parse_payload(
     Ok(reject_duplicates_in_batch(results))
 }
 
+/// Validates a payload that must carry exactly one event (a JetStream message, a line of
+/// a file). `default_event_id` is used when the event names none, so that a carrier with
+/// its own identity (a stream sequence) makes redelivery idempotent.
+///
+/// # Errors
+/// The payload's or the event's first failure, as an [`EventError`].
+pub fn parse_single(
+    payload: &[u8],
+    scope: ProjectScope<'_>,
+    limits: &ValidationLimits,
+    default_event_id: Option<&str>,
+) -> Result<Event, EventError> {
+    let max = limits.max_payload_bytes.min(limits.max_event_bytes);
+    if payload.len() > max {
+        return Err(PayloadError::TooLarge {
+            size: payload.len(),
+            limit: max,
+        }
+        .to_event_error());
+    }
+    let text = std::str::from_utf8(payload).map_err(|err| {
+        PayloadError::InvalidUtf8 {
+            offset: err.valid_up_to(),
+        }
+        .to_event_error()
+    })?;
+    let mut value: Value = serde_json::from_str(text).map_err(|err| {
+        PayloadError::InvalidJson {
+            detail: err.to_string(),
+        }
+        .to_event_error()
+    })?;
+    if let (Value::Object(object), Some(default_id)) = (&mut value, default_event_id) {
+        if !object.contains_key("event_id") || object.get("event_id").is_some_and(Value::is_null) {
+            object.insert("event_id".to_owned(), Value::String(default_id.to_owned()));
+        }
+    }
+    if let Value::Array(_) = value {
+        return Err(EventError::new(
+            EventErrorCode::InvalidType,
+            "",
+            "expected one event object here, got an array (send one event per message or line)",
+        ));
+    }
+    parse_event_scoped(&value, scope, limits, now_ms())
+}
+
 /// Rejects every event whose `event_id` already appeared earlier in the same batch; the
 /// first occurrence is kept. A batch is one request, so a repeated id inside it is a
 /// producer bug, unlike a retry of an earlier batch, which is acknowledged as duplicate.
@@ -285,6 +343,24 @@ pub fn reject_duplicates_in_batch(
 pub fn parse_event(
     value: &Value,
     subject_project: &str,
+    limits: &ValidationLimits,
+    now_ms: u64,
+) -> Result<Event, EventError> {
+    parse_event_scoped(
+        value,
+        ProjectScope::Subject(subject_project),
+        limits,
+        now_ms,
+    )
+}
+
+/// Validates one JSON value as an event within `scope`; see [`parse_event`].
+///
+/// # Errors
+/// The first rule the event breaks, in field order.
+pub fn parse_event_scoped(
+    value: &Value,
+    scope: ProjectScope<'_>,
     limits: &ValidationLimits,
     now_ms: u64,
 ) -> Result<Event, EventError> {
@@ -329,7 +405,10 @@ pub fn parse_event(
                 ),
             ));
         }
-        Some(project) if project != subject_project => {
+        Some(project) if matches!(scope, ProjectScope::Subject(subject) if subject != project) => {
+            let ProjectScope::Subject(subject_project) = scope else {
+                unreachable!()
+            };
             return Err(EventError::new(
                 EventErrorCode::ProjectMismatch,
                 "project_id",
@@ -339,7 +418,9 @@ pub fn parse_event(
             ));
         }
         Some(project) => project.to_owned(),
-        None => subject_project.to_owned(),
+        None => match scope {
+            ProjectScope::Subject(project) | ProjectScope::Default(project) => project.to_owned(),
+        },
     };
 
     let agent_id = optional_str(object, "agent_id")?;
@@ -769,6 +850,43 @@ mod tests {
         assert_eq!(duplicate.code, EventErrorCode::DuplicateInBatch);
         assert!(duplicate.message.contains("index 0"));
         assert!(results[3].is_ok());
+    }
+
+    #[test]
+    fn single_event_carriers_get_precise_errors_and_a_default_id() {
+        let limits = ValidationLimits::default();
+        let ok = parse_single(
+            br#"{"session_id": "s", "timestamp": 1, "kind": "note", "text": "x"}"#,
+            ProjectScope::Subject("p"),
+            &limits,
+            Some("js-S-7"),
+        )
+        .expect("valid");
+        assert_eq!(ok.event_id, "js-S-7");
+        let own = parse_single(br#"{"event_id": "mine", "project_id": "other", "session_id": "s", "timestamp": 1, "kind": "note", "text": "x"}"#, ProjectScope::Default("p"), &limits, Some("js-S-7"))
+            .expect("valid");
+        assert_eq!(
+            (own.event_id.as_str(), own.project_id.as_str()),
+            ("mine", "other")
+        );
+        let code = |bytes: &[u8]| {
+            parse_single(bytes, ProjectScope::Subject("p"), &limits, None)
+                .expect_err("invalid")
+                .code
+        };
+        assert_eq!(code(b"\xff\xfe"), EventErrorCode::InvalidUtf8);
+        assert_eq!(code(b"{oops"), EventErrorCode::InvalidJson);
+        assert_eq!(code(b"[]"), EventErrorCode::InvalidType);
+        let small = ValidationLimits {
+            max_event_bytes: 10,
+            ..ValidationLimits::default()
+        };
+        assert_eq!(
+            parse_single(&[b' '; 11], ProjectScope::Default("p"), &small, None)
+                .expect_err("big")
+                .code,
+            EventErrorCode::TooLarge
+        );
     }
 
     #[test]

@@ -1,0 +1,150 @@
+//! Embedded mode: the store and the actors in this process, and the demo.
+
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use memory_actors::{Backoff, Pipeline, PipelineConfig, RunnerConfig, SessionCatalog};
+use memory_config::{Config, DurabilityConfig};
+use memory_store::{Durability, Store, StoreOptions};
+use memory_telemetry::{LogFormat, TracingConfig, TracingGuard};
+use memory_types::ValidationLimits;
+
+use crate::cli::{DemoArgs, ExportArgs, IngestArgs};
+
+/// The bundled sample conversations, so `demo` works from any directory.
+const SAMPLE_CONVERSATIONS: &str = include_str!("../../../sample/conversations.jsonl");
+
+/// Store options from config.
+pub fn store_options(config: &Config) -> StoreOptions {
+    StoreOptions {
+        durability: match config.store.durability {
+            DurabilityConfig::SyncAll => Durability::SyncAll,
+            DurabilityConfig::SyncData => Durability::SyncData,
+            DurabilityConfig::Buffer => Durability::Buffer,
+        },
+        cache_size_mb: config.store.cache_size_mb,
+    }
+}
+
+/// Validation limits from config.
+pub fn limits(config: &Config) -> ValidationLimits {
+    ValidationLimits {
+        max_payload_bytes: config.ingest.max_payload_bytes,
+        max_event_bytes: config.ingest.max_event_bytes,
+        max_future_skew_ms: config.ingest.max_future_skew_secs.saturating_mul(1000),
+    }
+}
+
+/// Pipeline tuning from config.
+pub fn pipeline_config(config: &Config) -> PipelineConfig {
+    let consumers = &config.consumers;
+    PipelineConfig {
+        max_batch_events: config.ingest.max_batch_events,
+        max_pending_events: config.ingest.max_pending_events,
+        runner: RunnerConfig {
+            batch_size: consumers.batch_size,
+            max_attempts: consumers.max_attempts,
+            retry_backoff: Backoff::new(
+                Duration::from_millis(consumers.retry_base_ms),
+                Duration::from_millis(consumers.retry_max_ms),
+            ),
+            poll_interval: Duration::from_millis(consumers.poll_interval_ms),
+        },
+        restart_backoff: Backoff::new(
+            Duration::from_millis(consumers.restart_base_ms),
+            Duration::from_millis(consumers.restart_max_ms),
+        ),
+        session_catalog: Arc::new(SessionCatalog::open),
+    }
+}
+
+/// Opens the store with a message that says which data dir failed.
+pub fn open_store(config: &Config, data_dir: &Path) -> anyhow::Result<Store> {
+    Store::open(data_dir, &store_options(config))
+        .with_context(|| format!("cannot open the store at {}", data_dir.display()))
+}
+
+/// Logs for tools: warnings only unless asked, so output stays readable.
+pub fn init_tool_tracing(config: &Config, log_level: Option<&str>) -> Option<TracingGuard> {
+    let tracing_config = TracingConfig {
+        log_filter: log_level.unwrap_or("warn").to_owned(),
+        log_format: match config.telemetry.log_format {
+            memory_config::LogFormatConfig::Text => LogFormat::Text,
+            memory_config::LogFormatConfig::Json => LogFormat::Json,
+        },
+        otlp_endpoint: None,
+        service_name: config.telemetry.service_name.clone(),
+    };
+    memory_telemetry::init_tracing(&tracing_config).ok()
+}
+
+/// `demo`: a temporary data dir, the sample conversations, status and an export.
+pub async fn demo(
+    config: &Config,
+    args: DemoArgs,
+    log_level: Option<&str>,
+) -> anyhow::Result<ExitCode> {
+    let _guard = init_tool_tracing(config, log_level);
+    let workdir = tempfile_dir()?;
+    let data_dir = workdir.join("data");
+    let sample_path = match args.file {
+        Some(path) => path,
+        None => {
+            let path = workdir.join("conversations.jsonl");
+            std::fs::write(&path, SAMPLE_CONVERSATIONS).context("cannot write the sample")?;
+            path
+        }
+    };
+    println!(
+        "== ingest {} into {}",
+        sample_path.display(),
+        data_dir.display()
+    );
+    let ingest_args = IngestArgs {
+        file: sample_path,
+        project: memory_types::DEFAULT_PROJECT.into(),
+        wait: true,
+        json: false,
+    };
+    let code = crate::ingest_file::ingest_into(config, &data_dir, &ingest_args).await?;
+    println!("\n== status");
+    crate::status::print_embedded(config, &data_dir, false)?;
+    println!("\n== first events of the newest webapp session");
+    let store = open_store(config, &data_dir)?;
+    let newest = SessionCatalog::sessions(&store, "webapp")
+        .map_err(|err| anyhow::anyhow!("{err}"))?
+        .into_iter()
+        .max_by_key(|session| session.last_timestamp_ms);
+    drop(store);
+    if let Some(session) = newest {
+        let export_args = ExportArgs {
+            project: "webapp".into(),
+            session: Some(session.session_id),
+            from: None,
+            to: None,
+        };
+        crate::export::write_events(config, &data_dir, &export_args, Some(5))?;
+    }
+    let _ = std::fs::remove_dir_all(&workdir);
+    Ok(code)
+}
+
+fn tempfile_dir() -> anyhow::Result<std::path::PathBuf> {
+    let dir = std::env::temp_dir().join(format!(
+        "agent-memory-demo-{}-{}",
+        std::process::id(),
+        memory_types::now_ms()
+    ));
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    Ok(dir)
+}
+
+/// Starts the actors over `store` for a tool run.
+pub async fn start_pipeline(config: &Config, store: Store) -> anyhow::Result<Pipeline> {
+    Pipeline::start(store, pipeline_config(config))
+        .await
+        .map_err(|err| anyhow::anyhow!("cannot start the actors: {err}"))
+}

@@ -1,0 +1,184 @@
+//! `serve`: the daemon. Start-up order: metrics/health endpoint, store, actors
+//! (downstream first), NATS; shutdown in reverse: stop taking input, finish what is in
+//! flight (commits, replies, acks), stop the actors, sync the store.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Context;
+use futures::StreamExt;
+use memory_config::{Config, LogFormatConfig};
+use memory_nats::{JetStreamIngest, RequestReplyIngest};
+use memory_telemetry::{Health, LogFormat, TracingConfig};
+use tokio::signal::unix::{SignalKind, signal};
+use tokio_util::sync::CancellationToken;
+use tracing::{error, info, warn};
+
+use crate::cli::ServeArgs;
+use crate::embedded::{limits, open_store, start_pipeline};
+
+/// Subject of the operators' status call.
+pub const ADMIN_STATUS_SUBJECT: &str = "memory.admin.status";
+
+pub async fn run(
+    mut config: Config,
+    data_dir: PathBuf,
+    args: ServeArgs,
+) -> anyhow::Result<ExitCode> {
+    if let Some(url) = args.nats_url {
+        config.nats.url = url;
+    }
+    if let Some(addr) = args.metrics_listen {
+        config.telemetry.metrics_listen = addr;
+    }
+    let _tracing = memory_telemetry::init_tracing(&TracingConfig {
+        log_filter: config.telemetry.log_filter.clone(),
+        log_format: match config.telemetry.log_format {
+            LogFormatConfig::Text => LogFormat::Text,
+            LogFormatConfig::Json => LogFormat::Json,
+        },
+        otlp_endpoint: config.telemetry.otlp_endpoint.clone(),
+        service_name: config.telemetry.service_name.clone(),
+    })
+    .context("cannot set up logging")?;
+
+    let mut sigterm = signal(SignalKind::terminate()).context("cannot listen for SIGTERM")?;
+    let mut sigint = signal(SignalKind::interrupt()).context("cannot listen for SIGINT")?;
+    let health = Health::new();
+    health.set_ready("store", false, "opening");
+    health.set_ready("nats", false, "connecting");
+    let http_shutdown = CancellationToken::new();
+    let http = memory_telemetry::serve(
+        config.telemetry.metrics_listen,
+        health.clone(),
+        http_shutdown.clone().cancelled_owned(),
+    )
+    .await
+    .context("cannot serve metrics")?;
+
+    let store = open_store(&config, &data_dir)?;
+    health.set_ready("store", true, data_dir.display().to_string());
+    let pipeline = start_pipeline(&config, store.clone()).await?;
+
+    let nats_health = health.clone();
+    let client = memory_nats::connect(&config.nats, move |up| {
+        nats_health.set_ready(
+            "nats",
+            up,
+            if up {
+                "connected"
+            } else {
+                "disconnected; reconnecting"
+            },
+        );
+    })
+    .await?;
+    let shutdown = CancellationToken::new();
+    let request_reply = RequestReplyIngest::start(
+        client.clone(),
+        &config.nats,
+        pipeline.ingest.clone(),
+        limits(&config),
+        shutdown.clone(),
+    )
+    .await?;
+    let jetstream = config.nats.jetstream.enabled.then(|| {
+        let (client, jetstream_config, sink, limits, shutdown) = (
+            client.clone(),
+            config.nats.jetstream.clone(),
+            pipeline.ingest.clone(),
+            limits(&config),
+            shutdown.clone(),
+        );
+        tokio::spawn(async move {
+            // The server may not be reachable yet: keep trying until it is or we stop.
+            let mut delay = Duration::from_millis(100);
+            loop {
+                match JetStreamIngest::start(
+                    client.clone(),
+                    &jetstream_config,
+                    sink.clone(),
+                    limits.clone(),
+                    shutdown.clone(),
+                )
+                .await
+                {
+                    Ok(ingest) => {
+                        ingest.join().await;
+                        return;
+                    }
+                    Err(err) => warn!(error = %err, "jetstream not ready; retrying"),
+                }
+                tokio::select! {
+                    () = shutdown.cancelled() => return,
+                    () = tokio::time::sleep(delay) => {}
+                }
+                delay = (delay * 2).min(Duration::from_secs(5));
+            }
+        })
+    });
+    let admin = spawn_admin(client.clone(), store.clone(), shutdown.clone()).await?;
+    info!(
+        data_dir = %data_dir.display(),
+        nats_url = %config.nats.url,
+        metrics = %http.local_addr(),
+        "memory-daemon serving"
+    );
+
+    tokio::select! {
+        _ = sigterm.recv() => info!("SIGTERM: shutting down"),
+        _ = sigint.recv() => info!("SIGINT: shutting down"),
+    }
+    health.set_ready("store", false, "shutting down");
+    shutdown.cancel();
+    request_reply.join().await;
+    if let Some(jetstream) = jetstream {
+        let _ = jetstream.await;
+    }
+    let _ = admin.await;
+    pipeline.shutdown().await;
+    if let Err(err) = client.flush().await {
+        warn!(error = %err, "nats flush at shutdown failed");
+    }
+    http_shutdown.cancel();
+    if let Err(err) = http.stopped().await {
+        error!(error = %err, "metrics server stopped with an error");
+    }
+    info!("memory-daemon stopped");
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn spawn_admin(
+    client: async_nats::Client,
+    store: memory_store::Store,
+    shutdown: CancellationToken,
+) -> anyhow::Result<tokio::task::JoinHandle<()>> {
+    let mut subscriber = client
+        .subscribe(ADMIN_STATUS_SUBJECT)
+        .await
+        .context("cannot subscribe to admin status")?;
+    Ok(tokio::spawn(async move {
+        loop {
+            let message = tokio::select! {
+                () = shutdown.cancelled() => break,
+                message = subscriber.next() => message,
+            };
+            let Some(message) = message else { break };
+            let Some(reply) = message.reply else { continue };
+            let store = store.clone();
+            let body = tokio::task::spawn_blocking(move || crate::status::report(&store))
+                .await
+                .map_err(anyhow::Error::from)
+                .and_then(|r| r)
+                .and_then(|report| serde_json::to_vec(&report).map_err(anyhow::Error::from))
+                .unwrap_or_else(|err| {
+                    serde_json::to_vec(&memory_types::ServiceError::internal(err.to_string()))
+                        .unwrap_or_default()
+                });
+            if let Err(err) = client.publish(reply, body.into()).await {
+                warn!(error = %err, "cannot answer admin status");
+            }
+        }
+    }))
+}

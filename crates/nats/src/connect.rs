@@ -1,0 +1,93 @@
+//! A NATS client from configuration.
+
+use std::time::Duration;
+
+use async_nats::{Client, ConnectOptions, Event};
+use memory_config::NatsConfig;
+use memory_telemetry::TELEMETRY_METRICS;
+use tracing::{info, warn};
+
+use crate::error::NatsError;
+
+/// Connects with the configured name, credentials and TLS. The first connection is
+/// retried in the background (the call returns at once), and a lost connection is
+/// re-established forever; `on_state` is told `true`/`false` as the connection comes and
+/// goes, and `memory_nats_connected` follows it.
+///
+/// # Errors
+/// Unreadable credentials or TLS files, or an unusable URL.
+pub async fn connect(
+    config: &NatsConfig,
+    on_state: impl Fn(bool) + Send + Sync + 'static,
+) -> Result<Client, NatsError> {
+    let fail = |detail: String| NatsError::Connect {
+        url: config.url.clone(),
+        detail,
+    };
+    let mut options = ConnectOptions::new()
+        .name(&config.client_name)
+        .retry_on_initial_connect()
+        .max_reconnects(None)
+        .connection_timeout(Duration::from_secs(5))
+        .reconnect_delay_callback(|attempts| {
+            Duration::from_millis((50u64 << attempts.min(6)).min(2_000))
+        });
+    if let Some(token) = &config.token {
+        options = options.token(token.clone());
+    }
+    if let (Some(user), Some(password)) = (&config.user, &config.password) {
+        options = options.user_and_password(user.clone(), password.clone());
+    }
+    if let Some(seed) = &config.nkey_seed {
+        options = options.nkey(seed.clone());
+    }
+    if let Some(path) = &config.credentials_file {
+        options = options
+            .credentials_file(path)
+            .await
+            .map_err(|err| fail(format!("credentials file {}: {err}", path.display())))?;
+    }
+    if config.tls_required {
+        options = options.require_tls(true);
+    }
+    if let Some(ca) = &config.tls_ca_file {
+        options = options.add_root_certificates(ca.clone());
+    }
+    if let (Some(cert), Some(key)) = (&config.tls_cert_file, &config.tls_key_file) {
+        options = options.add_client_certificate(cert.clone(), key.clone());
+    }
+    let on_state = std::sync::Arc::new(on_state);
+    options = options.event_callback(move |event| {
+        let on_state = on_state.clone();
+        async move {
+            match event {
+                Event::Connected => {
+                    info!("nats connected");
+                    TELEMETRY_METRICS.nats_connected.set(1);
+                    on_state(true);
+                }
+                Event::Disconnected | Event::Closed => {
+                    warn!(event = %event, "nats connection lost; reconnecting");
+                    TELEMETRY_METRICS.nats_connected.set(0);
+                    on_state(false);
+                }
+                other => warn!(event = %other, "nats event"),
+            }
+        }
+    });
+    let urls: Vec<&str> = config
+        .url
+        .split(',')
+        .map(str::trim)
+        .filter(|u| !u.is_empty())
+        .collect();
+    let addrs: Vec<async_nats::ServerAddr> = urls
+        .iter()
+        .map(|u| u.parse::<async_nats::ServerAddr>())
+        .collect::<Result<_, _>>()
+        .map_err(|err| fail(err.to_string()))?;
+    options
+        .connect(addrs)
+        .await
+        .map_err(|err| fail(err.to_string()))
+}

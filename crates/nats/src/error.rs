@@ -1,0 +1,30 @@
+//! Errors of the NATS edge.
+
+/// What can fail at the NATS edge.
+#[derive(Debug, thiserror::Error)]
+pub enum NatsError {
+    /// Connecting (including reading credentials or TLS files).
+    #[error("cannot connect to NATS at {url}: {detail}")]
+    Connect {
+        /// The configured URL.
+        url: String,
+        /// What failed.
+        detail: String,
+    },
+    /// Subscribing.
+    #[error("cannot subscribe to {subject}: {detail}")]
+    Subscribe {
+        /// The subject.
+        subject: String,
+        /// What failed.
+        detail: String,
+    },
+    /// JetStream stream or consumer set-up.
+    #[error("JetStream {what}: {detail}")]
+    JetStream {
+        /// Which step.
+        what: &'static str,
+        /// What failed.
+        detail: String,
+    },
+}

@@ -1,0 +1,251 @@
+//! JetStream ingest: producers publish one event per message to `memory.events.<project>`;
+//! a durable pull consumer takes whatever is ready (up to `fetch_batch`), stores the
+//! valid events in one group commit, and only then acknowledges them. Invalid messages
+//! are terminated (never redelivered), parked in the dead-letter partition and counted.
+//! If the commit fails, the messages are negatively acknowledged with a delay and come
+//! back; because an event without an id is given `js-<stream>-<stream sequence>`, a
+//! redelivered message is recognised as a duplicate and stored once.
+
+use std::time::Duration;
+
+use async_nats::Client;
+use async_nats::jetstream::consumer::{AckPolicy, PullConsumer, pull};
+use async_nats::jetstream::message::AckKind;
+use async_nats::jetstream::{self, stream};
+use futures::StreamExt;
+use memory_config::JetStreamConfig;
+use memory_types::{
+    Event, EventError, EventErrorCode, EventSink, ProjectScope, ValidationLimits,
+    is_valid_project_id, parse_single,
+};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+use tracing::{Instrument, debug, info, info_span, warn};
+
+use crate::error::NatsError;
+use crate::project_of_subject;
+
+/// Gets the stream, creating it when configured to.
+///
+/// # Errors
+/// When the stream does not exist and may not be created, or the server refuses.
+pub async fn ensure_stream(
+    client: &Client,
+    config: &JetStreamConfig,
+) -> Result<stream::Stream, NatsError> {
+    let context = jetstream::new(client.clone());
+    let result = if config.create_stream {
+        context
+            .get_or_create_stream(stream::Config {
+                name: config.stream.clone(),
+                subjects: config.subjects.clone(),
+                storage: stream::StorageType::File,
+                ..stream::Config::default()
+            })
+            .await
+            .map_err(|err| err.to_string())
+    } else {
+        context
+            .get_stream(&config.stream)
+            .await
+            .map_err(|err| err.to_string())
+    };
+    result.map_err(|detail| NatsError::JetStream {
+        what: "stream",
+        detail,
+    })
+}
+
+/// The running JetStream consumer.
+pub struct JetStreamIngest {
+    task: JoinHandle<()>,
+}
+
+impl JetStreamIngest {
+    /// Ensures the stream and the durable consumer, then consumes until `shutdown`; the
+    /// batch in hand is finished (stored and acknowledged) before it returns.
+    ///
+    /// # Errors
+    /// When the stream or consumer cannot be set up.
+    pub async fn start<S: EventSink>(
+        client: Client,
+        config: &JetStreamConfig,
+        sink: S,
+        limits: ValidationLimits,
+        shutdown: CancellationToken,
+    ) -> Result<Self, NatsError> {
+        let stream = ensure_stream(&client, config).await?;
+        let consumer: PullConsumer = stream
+            .get_or_create_consumer(
+                &config.durable_name,
+                pull::Config {
+                    durable_name: Some(config.durable_name.clone()),
+                    ack_policy: AckPolicy::Explicit,
+                    ack_wait: Duration::from_secs(config.ack_wait_secs),
+                    max_ack_pending: config.max_ack_pending,
+                    filter_subjects: config.subjects.clone(),
+                    ..pull::Config::default()
+                },
+            )
+            .await
+            .map_err(|err| NatsError::JetStream {
+                what: "consumer",
+                detail: err.to_string(),
+            })?;
+        info!(stream = %config.stream, consumer = %config.durable_name, "jetstream ingest consuming");
+        let stream_name = config.stream.clone();
+        let fetch_batch = config.fetch_batch;
+        let task = tokio::spawn(async move {
+            consume(
+                consumer,
+                &stream_name,
+                fetch_batch,
+                &sink,
+                &limits,
+                &shutdown,
+            )
+            .await;
+            info!("jetstream ingest stopped");
+        });
+        Ok(JetStreamIngest { task })
+    }
+
+    /// Waits until the consumer loop has stopped.
+    pub async fn join(self) {
+        let _ = self.task.await;
+    }
+}
+
+async fn consume<S: EventSink>(
+    consumer: PullConsumer,
+    stream_name: &str,
+    fetch_batch: usize,
+    sink: &S,
+    limits: &ValidationLimits,
+    shutdown: &CancellationToken,
+) {
+    let mut backoff = Duration::from_millis(50);
+    while !shutdown.is_cancelled() {
+        let messages = match consumer
+            .stream()
+            .max_messages_per_batch(fetch_batch)
+            .heartbeat(Duration::from_secs(5))
+            .messages()
+            .await
+        {
+            Ok(messages) => messages,
+            Err(err) => {
+                warn!(error = %err, "cannot pull from jetstream; retrying");
+                tokio::select! {
+                    () = shutdown.cancelled() => return,
+                    () = tokio::time::sleep(backoff) => {}
+                }
+                backoff = (backoff * 2).min(Duration::from_secs(5));
+                continue;
+            }
+        };
+        backoff = Duration::from_millis(50);
+        let mut chunks = messages.ready_chunks(fetch_batch);
+        loop {
+            let chunk = tokio::select! {
+                () = shutdown.cancelled() => return,
+                chunk = chunks.next() => chunk,
+            };
+            let Some(chunk) = chunk else { break };
+            let mut batch = Vec::with_capacity(chunk.len());
+            for result in chunk {
+                match result {
+                    Ok(message) => batch.push(message),
+                    Err(err) => debug!(error = %err, "jetstream pull hiccup"),
+                }
+            }
+            if !batch.is_empty() {
+                let span = info_span!("jetstream_batch", num_messages = batch.len());
+                process_batch(batch, stream_name, sink, limits)
+                    .instrument(span)
+                    .await;
+            }
+        }
+    }
+}
+
+async fn process_batch<S: EventSink>(
+    batch: Vec<jetstream::Message>,
+    stream_name: &str,
+    sink: &S,
+    limits: &ValidationLimits,
+) {
+    let mut valid_messages = Vec::with_capacity(batch.len());
+    let mut events: Vec<Result<Event, EventError>> = Vec::with_capacity(batch.len());
+    for message in batch {
+        match parse_message(&message, stream_name, limits) {
+            Ok(event) => {
+                events.push(Ok(event));
+                valid_messages.push(message);
+            }
+            Err(error) => {
+                warn!(subject = %message.subject, code = error.code.as_str(), error = %error.message, "invalid jetstream message terminated");
+                if let Err(err) = sink
+                    .dead_letter("jetstream", &error, &message.payload)
+                    .await
+                {
+                    // Not parked: leave it unacknowledged so it comes back rather than vanish.
+                    warn!(error = %err, "cannot park invalid message; it will be redelivered");
+                    continue;
+                }
+                if let Err(err) = message.ack_with(AckKind::Term).await {
+                    warn!(error = %err, "cannot terminate invalid message");
+                }
+            }
+        }
+    }
+    if events.is_empty() {
+        return;
+    }
+    match sink.ingest(events).await {
+        Ok(_) => {
+            for message in valid_messages {
+                if let Err(err) = message.ack().await {
+                    // The event is durable; a lost ack means a redelivery, which dedupes.
+                    debug!(error = %err, "ack failed; the redelivery will be a duplicate");
+                }
+            }
+        }
+        Err(err) => {
+            warn!(error = %err, num_messages = valid_messages.len(), "commit failed; messages will be redelivered");
+            for message in valid_messages {
+                let _ = message
+                    .ack_with(AckKind::Nak(Some(Duration::from_secs(1))))
+                    .await;
+            }
+        }
+    }
+}
+
+fn parse_message(
+    message: &jetstream::Message,
+    stream_name: &str,
+    limits: &ValidationLimits,
+) -> Result<Event, EventError> {
+    let project = project_of_subject(message.subject.as_str());
+    if !is_valid_project_id(project) {
+        return Err(EventError::new(
+            EventErrorCode::InvalidValue,
+            "project_id",
+            format!(
+                "subject {} names project {project:?}, which is not a valid project id",
+                message.subject
+            ),
+        ));
+    }
+    let default_id = message
+        .info()
+        .ok()
+        .map(|info| format!("js-{stream_name}-{}", info.stream_sequence));
+    parse_single(
+        &message.payload,
+        ProjectScope::Subject(project),
+        limits,
+        default_id.as_deref(),
+    )
+}
