@@ -1,1 +1,792 @@
-//! placeholder
+//! End-to-end test harness: runs a real `nats-server` and the real
+//! `memory-daemon` binary as child processes.
+//!
+//! Capabilities only count when the binary, started the documented way, serves
+//! them (ARCHITECTURE.md §6), so the end-to-end tests in `tests/tests/` drive
+//! processes rather than in-process APIs. This module owns the fiddly parts
+//! they all share: finding the binaries, picking ports, waiting for readiness
+//! without sleeping blindly, capturing logs for failure messages, and making
+//! sure no child process outlives its test.
+//!
+//! Binaries are located at run time:
+//! - nats-server: `$NATS_SERVER_BIN`, else `<repo>/.tools/bin/nats-server`
+//!   (installed by `scripts/setup.sh`), else `nats-server` on `PATH`;
+//! - memory-daemon: see [`daemon_binary`].
+
+use std::ffi::OsString;
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant, SystemTime};
+
+use anyhow::{Context, bail};
+use tempfile::TempDir;
+
+/// How long [`NatsServer::start`] waits for the client port to accept connections.
+const NATS_READY_TIMEOUT: Duration = Duration::from_secs(10);
+/// Default grace period of [`Daemon::terminate`]; matches `TimeoutStopSec=30`
+/// in `deploy/memory-daemon.service`, the budget production gives a clean stop.
+const DEFAULT_TERM_TIMEOUT: Duration = Duration::from_secs(30);
+/// Poll interval while waiting for a process or a port.
+const POLL: Duration = Duration::from_millis(20);
+/// How many trailing log lines error messages include.
+const LOG_TAIL_LINES: usize = 40;
+
+/// Root of the workspace (the parent of this crate's directory).
+pub fn repo_root() -> PathBuf {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    manifest
+        .parent()
+        .map_or_else(|| manifest.join(".."), Path::to_path_buf)
+}
+
+/// A TCP port on 127.0.0.1 that was free a moment ago.
+///
+/// The OS picks it (bind to port 0) and the listener is dropped at once, so a
+/// tiny race with other processes remains; [`NatsServer::start`] retries with a
+/// new port when the server fails to bind.
+///
+/// # Panics
+/// If the loopback interface cannot be bound at all, in which case no test
+/// that needs a port could run anyway.
+pub fn free_port() -> u16 {
+    TcpListener::bind(("127.0.0.1", 0))
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("cannot bind an ephemeral port on 127.0.0.1")
+}
+
+/// The nats-server binary to run, per the lookup order in the module docs.
+pub fn nats_server_binary() -> anyhow::Result<PathBuf> {
+    if let Some(p) = std::env::var_os("NATS_SERVER_BIN").filter(|p| !p.is_empty()) {
+        let p = PathBuf::from(p);
+        if p.is_file() {
+            return Ok(p);
+        }
+        bail!("NATS_SERVER_BIN={} does not exist", p.display());
+    }
+    let local = repo_root().join(".tools/bin/nats-server");
+    if local.is_file() {
+        return Ok(local);
+    }
+    if let Some(p) = find_on_path("nats-server") {
+        return Ok(p);
+    }
+    bail!(
+        "no nats-server found: run `scripts/setup.sh` (installs {}), \
+         or set NATS_SERVER_BIN, or put nats-server >= 2.10 on PATH",
+        local.display()
+    )
+}
+
+fn find_on_path(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(name))
+        .find(|p| p.is_file())
+}
+
+/// The memory-daemon binary to test.
+///
+/// `$MEMORY_DAEMON_BIN` wins when set. Otherwise the newest (by mtime) of
+/// `<target>/debug/memory-daemon` and `<target>/release/memory-daemon`, where
+/// `<target>` is `$CARGO_TARGET_DIR` or `<repo>/target`: the newest is the one
+/// most likely built from the current sources. When neither exists the debug
+/// path is returned, so the spawn error names the path that was expected.
+///
+/// `cargo test -p memory-e2e-tests` does not build the daemon (it is another
+/// package); use [`build_daemon`] or `cargo build -p memory-daemon` first.
+pub fn daemon_binary() -> PathBuf {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .filter(|p| !p.is_empty())
+        .map(PathBuf::from)
+        .map_or_else(|| repo_root().join("target"), |p| repo_root().join(p));
+    pick_daemon_binary(std::env::var_os("MEMORY_DAEMON_BIN"), &target)
+}
+
+/// Pure part of [`daemon_binary`], separate so it can be tested without
+/// touching the process environment.
+fn pick_daemon_binary(explicit: Option<OsString>, target_dir: &Path) -> PathBuf {
+    if let Some(p) = explicit.filter(|p| !p.is_empty()) {
+        return PathBuf::from(p);
+    }
+    let debug = target_dir.join("debug").join("memory-daemon");
+    let release = target_dir.join("release").join("memory-daemon");
+    let mtime = |p: &Path| -> Option<SystemTime> { p.metadata().ok()?.modified().ok() };
+    match (mtime(&debug), mtime(&release)) {
+        (Some(d), Some(r)) if r > d => release,
+        (None, Some(_)) => release,
+        _ => debug,
+    }
+}
+
+/// Builds the daemon with `cargo build -p memory-daemon` (debug profile) once per
+/// test process and returns its path, so e2e tests never run a stale binary.
+///
+/// Cargo's own locking makes concurrent calls from several test binaries safe.
+pub fn build_daemon() -> anyhow::Result<PathBuf> {
+    static BUILT: std::sync::OnceLock<Result<PathBuf, String>> = std::sync::OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+            let out = Command::new(cargo)
+                .args([
+                    "build",
+                    "--quiet",
+                    "-p",
+                    "memory-daemon",
+                    "--bin",
+                    "memory-daemon",
+                ])
+                .current_dir(repo_root())
+                .stdin(Stdio::null())
+                .output()
+                .map_err(|e| format!("cannot run cargo: {e}"))?;
+            if !out.status.success() {
+                return Err(format!(
+                    "cargo build -p memory-daemon failed ({}):\n{}",
+                    out.status,
+                    String::from_utf8_lossy(&out.stderr)
+                ));
+            }
+            let target = std::env::var_os("CARGO_TARGET_DIR")
+                .filter(|p| !p.is_empty())
+                .map_or_else(|| repo_root().join("target"), |p| repo_root().join(p));
+            Ok(target.join("debug").join("memory-daemon"))
+        })
+        .clone()
+        .map_err(anyhow::Error::msg)
+}
+
+/// A private nats-server with JetStream, on its own port and store directory.
+///
+/// Killed (and reaped) on drop; the temp dir with its store and log goes with it.
+pub struct NatsServer {
+    child: Option<Child>,
+    port: u16,
+    dir: TempDir,
+    bin: PathBuf,
+}
+
+impl NatsServer {
+    /// Starts `nats-server -a 127.0.0.1 -p PORT -js -sd <tmp>/js` and returns once
+    /// its client port accepts TCP connections (JetStream is started before the
+    /// client listener, so it is usable by then).
+    pub fn start() -> anyhow::Result<Self> {
+        let bin = nats_server_binary()?;
+        let dir = tempfile::Builder::new()
+            .prefix("memory-e2e-nats-")
+            .tempdir()
+            .context("creating nats temp dir")?;
+        let mut server = NatsServer {
+            child: None,
+            port: 0,
+            dir,
+            bin,
+        };
+        // Another process may grab the free port between `free_port()` and the
+        // server's bind; only that failure is worth a retry with a new port.
+        let mut attempts = 0;
+        loop {
+            attempts += 1;
+            server.port = free_port();
+            match server.spawn_and_wait() {
+                Ok(()) => return Ok(server),
+                Err(_) if attempts < 3 && server.log().contains("address already in use") => {
+                    server.kill();
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// `nats://127.0.0.1:PORT`.
+    pub fn url(&self) -> String {
+        format!("nats://127.0.0.1:{}", self.port)
+    }
+
+    /// The client port.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// JetStream store directory (kept across [`restart`](Self::restart)).
+    pub fn store_dir(&self) -> PathBuf {
+        self.dir.path().join("js")
+    }
+
+    /// The server's combined stdout/stderr log (appended to across restarts).
+    pub fn log_path(&self) -> PathBuf {
+        self.dir.path().join("nats-server.log")
+    }
+
+    /// Contents of the server log, for assertions and failure messages.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.log_path()).unwrap_or_default()
+    }
+
+    /// Connects a client with default options.
+    pub async fn connect(&self) -> anyhow::Result<async_nats::Client> {
+        async_nats::connect(self.url())
+            .await
+            .with_context(|| format!("connecting to {}", self.url()))
+    }
+
+    /// Whether the server process is currently running.
+    pub fn is_running(&mut self) -> bool {
+        matches!(self.child.as_mut().map(Child::try_wait), Some(Ok(None)))
+    }
+
+    /// Stops the server abruptly (SIGKILL), like a crash. Its port and store
+    /// are kept so [`start_again`](Self::start_again) can bring it back.
+    pub fn stop(&mut self) {
+        self.kill();
+    }
+
+    /// Starts a stopped server again on the same port and store directory.
+    pub fn start_again(&mut self) -> anyhow::Result<()> {
+        if self.is_running() {
+            bail!("nats-server is already running");
+        }
+        self.spawn_and_wait()
+    }
+
+    /// Kills the server and starts it again on the same port and store
+    /// directory, for reconnect tests: clients see the connection drop and must
+    /// reconnect to the same URL, and JetStream data survives.
+    pub fn restart(&mut self) -> anyhow::Result<()> {
+        self.stop();
+        self.spawn_and_wait()
+    }
+
+    fn spawn_and_wait(&mut self) -> anyhow::Result<()> {
+        let log = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.log_path())
+            .context("opening nats-server log")?;
+        let child = Command::new(&self.bin)
+            .arg("-a")
+            .arg("127.0.0.1")
+            .arg("-p")
+            .arg(self.port.to_string())
+            .arg("-js")
+            .arg("-sd")
+            .arg(self.store_dir())
+            .stdin(Stdio::null())
+            .stdout(log.try_clone()?)
+            .stderr(log)
+            .spawn()
+            .with_context(|| format!("spawning {}", self.bin.display()))?;
+        self.child = Some(child);
+
+        let addr = SocketAddr::from(([127, 0, 0, 1], self.port));
+        let deadline = Instant::now() + NATS_READY_TIMEOUT;
+        loop {
+            if let Some(child) = self.child.as_mut()
+                && let Some(status) = child.try_wait()?
+            {
+                bail!(
+                    "nats-server exited during startup ({status}); log tail:\n{}",
+                    tail(&self.log(), LOG_TAIL_LINES)
+                );
+            }
+            if TcpStream::connect_timeout(&addr, Duration::from_millis(250)).is_ok() {
+                return Ok(());
+            }
+            if Instant::now() >= deadline {
+                bail!(
+                    "nats-server not accepting connections on {addr} after {NATS_READY_TIMEOUT:?}; log tail:\n{}",
+                    tail(&self.log(), LOG_TAIL_LINES)
+                );
+            }
+            std::thread::sleep(POLL);
+        }
+    }
+
+    fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            // Errors mean it already exited; wait() reaps it either way.
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+impl Drop for NatsServer {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// A running memory-daemon (or any binary under test) with stdout and stderr
+/// captured to files, so a failing test can show what the process said.
+///
+/// Killed (SIGKILL) and reaped on drop.
+pub struct Daemon {
+    child: Child,
+    pid: u32,
+    dir: TempDir,
+}
+
+impl Daemon {
+    /// Spawns `bin args…` with stdin closed and output captured. It does not
+    /// wait for readiness; see [`wait_ready`](Self::wait_ready).
+    pub fn start(bin: &Path, args: &[&str]) -> anyhow::Result<Daemon> {
+        Self::start_with_env(bin, args, &[])
+    }
+
+    /// Like [`start`](Self::start), with extra environment variables.
+    pub fn start_with_env(
+        bin: &Path,
+        args: &[&str],
+        envs: &[(&str, &str)],
+    ) -> anyhow::Result<Daemon> {
+        if !bin.is_file() {
+            bail!(
+                "{} not found; build it (`cargo build -p memory-daemon`, or call build_daemon()) \
+                 or set MEMORY_DAEMON_BIN",
+                bin.display()
+            );
+        }
+        let dir = tempfile::Builder::new()
+            .prefix("memory-e2e-daemon-")
+            .tempdir()
+            .context("creating daemon log dir")?;
+        let stdout = File::create(dir.path().join("stdout.log"))?;
+        let stderr = File::create(dir.path().join("stderr.log"))?;
+        let child = Command::new(bin)
+            .args(args)
+            .envs(envs.iter().copied())
+            .stdin(Stdio::null())
+            .stdout(stdout)
+            .stderr(stderr)
+            .spawn()
+            .with_context(|| format!("spawning {} {}", bin.display(), args.join(" ")))?;
+        Ok(Daemon {
+            pid: child.id(),
+            child,
+            dir,
+        })
+    }
+
+    /// Process id.
+    pub fn pid(&self) -> u32 {
+        self.pid
+    }
+
+    /// Directory holding `stdout.log` and `stderr.log`.
+    pub fn log_dir(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Everything the process wrote to stdout so far.
+    pub fn stdout(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("stdout.log")).unwrap_or_default()
+    }
+
+    /// Everything the process wrote to stderr so far.
+    pub fn stderr(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("stderr.log")).unwrap_or_default()
+    }
+
+    /// Exit status if the process has exited (reaping it), without blocking.
+    /// Once reaped, the status is remembered and returned again.
+    pub fn try_status(&mut self) -> anyhow::Result<Option<ExitStatus>> {
+        Ok(self.child.try_wait()?)
+    }
+
+    /// Kills with SIGKILL — a crash with no chance to flush — and reaps it.
+    /// Returns the exit status (the earlier one if it had already exited).
+    pub fn kill_9(&mut self) -> anyhow::Result<ExitStatus> {
+        if let Some(status) = self.child.try_wait()? {
+            return Ok(status);
+        }
+        // An error here only means it exited meanwhile; wait() reaps it either way.
+        let _ = self.child.kill();
+        Ok(self.child.wait()?)
+    }
+
+    /// Sends SIGTERM (what systemd and Kubernetes send) and waits up to 30 s
+    /// for a graceful exit; see [`terminate_within`](Self::terminate_within).
+    pub fn terminate(&mut self) -> anyhow::Result<ExitStatus> {
+        self.terminate_within(DEFAULT_TERM_TIMEOUT)
+    }
+
+    /// Sends SIGTERM via `kill -TERM <pid>` (std has no portable signal API and
+    /// this crate forbids `unsafe`) and waits up to `timeout`. If the process is
+    /// still alive then, it is SIGKILLed and an error is returned: a daemon that
+    /// ignores SIGTERM is a bug.
+    pub fn terminate_within(&mut self, timeout: Duration) -> anyhow::Result<ExitStatus> {
+        if let Some(status) = self.try_status()? {
+            return Ok(status);
+        }
+        let sent = Command::new("kill")
+            .arg("-TERM")
+            .arg(self.pid.to_string())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .context("running kill -TERM")?;
+        if !sent.success() {
+            // The process may have exited between try_status and kill.
+            if let Some(status) = self.try_status()? {
+                return Ok(status);
+            }
+            bail!("kill -TERM {} failed ({sent})", self.pid);
+        }
+        match self.wait_exit(timeout) {
+            Ok(status) => Ok(status),
+            Err(e) => {
+                let _ = self.kill_9();
+                Err(e.context(format!("process {} ignored SIGTERM; killed", self.pid)))
+            }
+        }
+    }
+
+    /// Waits up to `timeout` for the process to exit on its own (e.g. a one-shot
+    /// CLI command) and reaps it.
+    pub fn wait_exit(&mut self, timeout: Duration) -> anyhow::Result<ExitStatus> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(status) = self.try_status()? {
+                return Ok(status);
+            }
+            if Instant::now() >= deadline {
+                bail!(
+                    "process {} still running after {timeout:?}; stderr tail:\n{}",
+                    self.pid,
+                    tail(&self.stderr(), LOG_TAIL_LINES)
+                );
+            }
+            std::thread::sleep(POLL);
+        }
+    }
+
+    /// Waits until `GET url` answers 200 (see [`wait_http_ok`]), failing early
+    /// — with the daemon's stderr — if the process exits first.
+    pub fn wait_ready(&mut self, url: &str, timeout: Duration) -> anyhow::Result<()> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(status) = self.try_status()? {
+                bail!(
+                    "daemon exited ({status}) before {url} was ready; stderr tail:\n{}",
+                    tail(&self.stderr(), LOG_TAIL_LINES)
+                );
+            }
+            if matches!(http_get(url), Ok((200, _))) {
+                return Ok(());
+            }
+            if Instant::now() >= deadline {
+                bail!(
+                    "{url} not ready after {timeout:?}; daemon stderr tail:\n{}",
+                    tail(&self.stderr(), LOG_TAIL_LINES)
+                );
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        // Harmless if it already exited; never leave a process behind a test.
+        let _ = self.kill_9();
+    }
+}
+
+/// Polls `GET url` until it answers HTTP 200 or `timeout` passes.
+///
+/// `url` is `http://host:port/path`, `host:port/path` or `host:port` (path
+/// defaults to `/readyz`, the daemon's readiness endpoint).
+pub fn wait_http_ok(url: &str, timeout: Duration) -> anyhow::Result<()> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        let last = match http_get(url) {
+            Ok((200, _)) => return Ok(()),
+            Ok((status, body)) => format!("HTTP {status}: {}", tail(&body, 5)),
+            Err(e) => format!("{e:#}"),
+        };
+        if Instant::now() >= deadline {
+            bail!("{url} not ready after {timeout:?}; last attempt: {last}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// One plain HTTP/1.0 GET over a std `TcpStream`: returns (status, body).
+///
+/// Deliberately dependency-free and minimal (no TLS, no chunked encoding):
+/// HTTP/1.0 makes the server close the connection after the body, so reading
+/// to EOF yields the whole response. Good enough for `/readyz`, `/healthz` and
+/// `/metrics` on loopback.
+pub fn http_get(url: &str) -> anyhow::Result<(u16, String)> {
+    let rest = url.strip_prefix("http://").unwrap_or(url);
+    let (authority, path) = match rest.find('/') {
+        Some(i) => (&rest[..i], &rest[i..]),
+        None => (rest, "/readyz"),
+    };
+    let addr = authority
+        .to_socket_addrs()
+        .with_context(|| format!("resolving {authority}"))?
+        .next()
+        .with_context(|| format!("{authority} resolved to no address"))?;
+    let timeout = Duration::from_secs(2);
+    let mut stream = TcpStream::connect_timeout(&addr, timeout)?;
+    stream.set_read_timeout(Some(timeout))?;
+    stream.set_write_timeout(Some(timeout))?;
+    // One write, so a server that reads the request in one go sees all of it.
+    let request = format!("GET {path} HTTP/1.0\r\nHost: {authority}\r\nConnection: close\r\n\r\n");
+    stream.write_all(request.as_bytes())?;
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw)?;
+    let text = String::from_utf8_lossy(&raw);
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((text.as_ref(), ""));
+    let status_line = head.lines().next().unwrap_or_default();
+    let status = status_line
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse::<u16>().ok())
+        .with_context(|| format!("bad HTTP status line from {url}: {status_line:?}"))?;
+    Ok((status, body.to_string()))
+}
+
+/// Last `n` lines of `s`, for error messages.
+fn tail(s: &str, n: usize) -> String {
+    let lines: Vec<&str> = s.lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use futures::StreamExt;
+
+    const TIMEOUT: Duration = Duration::from_secs(10);
+
+    #[tokio::test]
+    async fn nats_server_serves_request_reply_and_jetstream() -> anyhow::Result<()> {
+        let server = NatsServer::start()?;
+        assert!(server.url().ends_with(&format!(":{}", server.port())));
+        let client = server.connect().await?;
+
+        // Request/reply against a responder we spawn.
+        let mut sub = client.subscribe("harness.echo").await?;
+        let responder = client.clone();
+        let echo = tokio::spawn(async move {
+            while let Some(msg) = sub.next().await {
+                if let Some(reply) = msg.reply {
+                    let mut payload = b"echo:".to_vec();
+                    payload.extend_from_slice(&msg.payload);
+                    responder.publish(reply, payload.into()).await?;
+                }
+            }
+            anyhow::Ok(())
+        });
+        client.flush().await?;
+        let reply =
+            tokio::time::timeout(TIMEOUT, client.request("harness.echo", "ping".into())).await??;
+        assert_eq!(&reply.payload[..], b"echo:ping");
+        echo.abort();
+
+        // JetStream is enabled: account info answers, and a stream round-trips.
+        let js = async_nats::jetstream::new(client.clone());
+        let account = js.query_account().await?;
+        assert_eq!(account.streams, 0);
+        let stream = js
+            .create_stream(async_nats::jetstream::stream::Config {
+                name: "HARNESS".to_string(),
+                subjects: vec!["harness.js.>".to_string()],
+                ..Default::default()
+            })
+            .await?;
+        let ack = js.publish("harness.js.one", "event".into()).await?.await?;
+        assert_eq!(ack.stream, "HARNESS");
+        assert_eq!(stream.get_info().await?.state.messages, 1);
+        assert!(server.store_dir().exists());
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn restart_keeps_port_and_jetstream_data_and_clients_reconnect() -> anyhow::Result<()> {
+        let mut server = NatsServer::start()?;
+        let url = server.url();
+        let client = server.connect().await?;
+        let js = async_nats::jetstream::new(client.clone());
+        js.create_stream(async_nats::jetstream::stream::Config {
+            name: "DURABLE".to_string(),
+            subjects: vec!["durable.>".to_string()],
+            ..Default::default()
+        })
+        .await
+        .context("create stream")?;
+        js.publish("durable.a", "1".into())
+            .await?
+            .await
+            .context("publish before restart")?;
+
+        server.restart()?;
+        assert_eq!(server.url(), url);
+        assert!(server.is_running());
+
+        // The same client reconnects by itself. A request sent before it has
+        // noticed the old connection died is lost, so each try gets a short
+        // timeout and we retry until the overall deadline.
+        let deadline = Instant::now() + TIMEOUT;
+        let info = loop {
+            let attempt = tokio::time::timeout(Duration::from_secs(1), async {
+                anyhow::Ok(js.get_stream("DURABLE").await?.get_info().await?)
+            })
+            .await
+            .unwrap_or_else(|elapsed| Err(elapsed.into()));
+            match attempt {
+                Ok(info) => break info,
+                Err(_) if Instant::now() < deadline => {
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                Err(e) => {
+                    return Err(e.context(format!(
+                        "stream not reachable after restart; nats log:\n{}",
+                        tail(&server.log(), LOG_TAIL_LINES)
+                    )));
+                }
+            }
+        };
+        assert_eq!(info.state.messages, 1, "JetStream data survives a restart");
+        assert!(server.log().contains("Server is ready"));
+
+        server.stop();
+        assert!(!server.is_running());
+        server.start_again()?;
+        assert!(server.is_running());
+        Ok(())
+    }
+
+    #[test]
+    fn free_ports_are_bindable() {
+        let port = free_port();
+        assert_ne!(port, 0);
+        assert!(TcpListener::bind(("127.0.0.1", port)).is_ok());
+    }
+
+    #[test]
+    fn daemon_captures_output_and_terminates_on_sigterm() -> anyhow::Result<()> {
+        // A stand-in process: prints, then exits 0 on SIGTERM like a graceful daemon.
+        let script = "echo started; echo warming >&2; trap 'echo bye; exit 0' TERM; \
+                      while :; do sleep 0.05; done";
+        let mut d = Daemon::start(Path::new("/bin/sh"), &["-c", script])?;
+        let deadline = Instant::now() + TIMEOUT;
+        while !d.stdout().contains("started") || !d.stderr().contains("warming") {
+            assert!(Instant::now() < deadline, "no output captured");
+            std::thread::sleep(POLL);
+        }
+        assert!(d.try_status()?.is_none());
+        let status = d.terminate_within(TIMEOUT)?;
+        assert!(status.success(), "graceful exit, got {status}");
+        assert!(d.stdout().contains("bye"));
+        Ok(())
+    }
+
+    #[test]
+    fn daemon_kill_9_and_terminate_timeout() -> anyhow::Result<()> {
+        // `exec` so the shell *is* the sleeping process; the ignored SIGTERM
+        // disposition survives exec.
+        let mut d = Daemon::start(Path::new("/bin/sh"), &["-c", "trap '' TERM; exec sleep 30"])?;
+        std::thread::sleep(Duration::from_millis(100));
+        // SIGTERM is ignored, so terminate_within must give up and kill it.
+        assert!(d.terminate_within(Duration::from_millis(300)).is_err());
+        let status = d.try_status()?.context("killed and reaped")?;
+        assert!(!status.success());
+
+        let mut d = Daemon::start(Path::new("/bin/sh"), &["-c", "exec sleep 30"])?;
+        let status = d.kill_9()?;
+        assert!(!status.success());
+        // Idempotent: the remembered status comes back.
+        assert_eq!(d.kill_9()?, status);
+        Ok(())
+    }
+
+    #[test]
+    fn daemon_start_reports_missing_binary() {
+        let err = Daemon::start(Path::new("/nonexistent/memory-daemon"), &[]);
+        assert!(err.is_err());
+    }
+
+    #[test]
+    fn wait_http_ok_polls_until_200() -> anyhow::Result<()> {
+        let listener = TcpListener::bind(("127.0.0.1", 0))?;
+        let port = listener.local_addr()?.port();
+        // First connection: 503, then 200 — like a daemon becoming ready.
+        let server = std::thread::spawn(move || -> anyhow::Result<String> {
+            let mut first_request = String::new();
+            for (i, conn) in listener.incoming().take(2).enumerate() {
+                let mut conn = conn?;
+                let mut request = Vec::new();
+                let mut buf = [0u8; 1024];
+                while !request.ends_with(b"\r\n\r\n") {
+                    let n = conn.read(&mut buf)?;
+                    if n == 0 {
+                        break;
+                    }
+                    request.extend_from_slice(&buf[..n]);
+                }
+                if i == 0 {
+                    first_request = String::from_utf8_lossy(&request).into_owned();
+                    conn.write_all(b"HTTP/1.0 503 Service Unavailable\r\n\r\nnot yet")?;
+                } else {
+                    conn.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nready")?;
+                }
+            }
+            Ok(first_request)
+        });
+        wait_http_ok(&format!("http://127.0.0.1:{port}/readyz"), TIMEOUT)?;
+        let request = server
+            .join()
+            .map_err(|_| anyhow::anyhow!("server panicked"))??;
+        assert!(
+            request.starts_with("GET /readyz HTTP/1.0\r\n"),
+            "{request:?}"
+        );
+
+        // Nothing listening: times out with an error, quickly.
+        let dead = free_port();
+        assert!(wait_http_ok(&format!("127.0.0.1:{dead}"), Duration::from_millis(200)).is_err());
+        Ok(())
+    }
+
+    #[test]
+    fn daemon_binary_prefers_explicit_then_newest() -> anyhow::Result<()> {
+        let tmp = TempDir::new()?;
+        let target = tmp.path();
+        assert_eq!(
+            pick_daemon_binary(Some("/opt/md".into()), target),
+            PathBuf::from("/opt/md")
+        );
+        // Nothing built: the debug path, so errors name what was expected.
+        assert_eq!(
+            pick_daemon_binary(None, target),
+            target.join("debug/memory-daemon")
+        );
+
+        std::fs::create_dir_all(target.join("release"))?;
+        std::fs::write(target.join("release/memory-daemon"), b"")?;
+        assert_eq!(
+            pick_daemon_binary(None, target),
+            target.join("release/memory-daemon")
+        );
+
+        std::fs::create_dir_all(target.join("debug"))?;
+        let debug = target.join("debug/memory-daemon");
+        std::fs::write(&debug, b"")?;
+        let newer = SystemTime::now() + Duration::from_secs(60);
+        File::options()
+            .write(true)
+            .open(&debug)?
+            .set_modified(newer)?;
+        assert_eq!(pick_daemon_binary(None, target), debug);
+        Ok(())
+    }
+}

@@ -1,0 +1,33 @@
+//! Validation throughput: bytes of one event → a validated `Event`.
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use memory_types::{ProjectScope, ValidationLimits, parse_single};
+
+fn validate(c: &mut Criterion) {
+    let limits = ValidationLimits::default();
+    let lines: Vec<Vec<u8>> = (0..1000)
+        .map(|n| {
+            serde_json::to_vec(&memory_benches::sample_event(
+                "webapp",
+                n / 50,
+                n,
+                1_769_764_500_000 + n as u64,
+            ))
+            .unwrap_or_default()
+        })
+        .collect();
+    let mut group = c.benchmark_group("validate");
+    group.throughput(Throughput::Elements(lines.len() as u64));
+    group.bench_function("parse_single_1000_events", |b| {
+        b.iter(|| {
+            for line in &lines {
+                let event = parse_single(line, ProjectScope::Default("default"), &limits, None);
+                assert!(event.is_ok());
+            }
+        });
+    });
+    group.finish();
+}
+
+criterion_group!(benches, validate);
+criterion_main!(benches);

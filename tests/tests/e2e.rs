@@ -1,0 +1,511 @@
+//! End-to-end: the real `memory-daemon serve` against a real nats-server with JetStream,
+//! on the real fjall store. One test binary, few tests, each meaningful.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use memory_e2e_tests::{Daemon, NatsServer, build_daemon, free_port, http_get};
+use serde_json::{Value, json};
+use tokio::sync::Mutex;
+
+struct Stack {
+    nats: NatsServer,
+    daemon: Daemon,
+    data_dir: tempfile::TempDir,
+    metrics_port: u16,
+}
+
+fn start_daemon(nats_url: &str, data_dir: &Path, metrics_port: u16) -> anyhow::Result<Daemon> {
+    start_daemon_with_env(nats_url, data_dir, metrics_port, &[])
+}
+
+fn start_daemon_with_env(
+    nats_url: &str,
+    data_dir: &Path,
+    metrics_port: u16,
+    env: &[(&str, &str)],
+) -> anyhow::Result<Daemon> {
+    let bin = build_daemon()?;
+    let data = data_dir.to_string_lossy().into_owned();
+    let metrics = format!("127.0.0.1:{metrics_port}");
+    let args = [
+        "--data-dir",
+        &data,
+        "serve",
+        "--nats-url",
+        nats_url,
+        "--metrics-listen",
+        &metrics,
+    ];
+    let mut daemon = Daemon::start_with_env(&bin, &args, env)?;
+    daemon.wait_ready(&format!("http://{metrics}/readyz"), Duration::from_secs(30))?;
+    Ok(daemon)
+}
+
+fn start_stack() -> anyhow::Result<Stack> {
+    start_stack_with_env(&[])
+}
+
+fn start_stack_with_env(env: &[(&str, &str)]) -> anyhow::Result<Stack> {
+    let nats = NatsServer::start()?;
+    let data_dir = tempfile::tempdir()?;
+    let metrics_port = free_port();
+    let daemon = start_daemon_with_env(&nats.url(), data_dir.path(), metrics_port, env)?;
+    Ok(Stack {
+        nats,
+        daemon,
+        data_dir,
+        metrics_port,
+    })
+}
+
+fn event(project: &str, id: &str, n: usize) -> Value {
+    json!({"event_id": id, "session_id": format!("{project}-s{}", n / 100), "project_id": project,
+           "timestamp": 1_767_225_600_000u64 + n as u64 * 1000, "kind": "user_message",
+           "text": format!("turn {n}: we decided the JWT access token lives 15 minutes"), "metadata": {"n": n.to_string()}})
+}
+
+async fn request(
+    client: &async_nats::Client,
+    subject: &str,
+    payload: Vec<u8>,
+) -> anyhow::Result<Value> {
+    let reply = tokio::time::timeout(
+        Duration::from_secs(20),
+        client.request(subject.to_owned(), payload.into()),
+    )
+    .await
+    .context("request timed out")?
+    .context("request failed")?;
+    Ok(serde_json::from_slice(&reply.payload)?)
+}
+
+async fn status(client: &async_nats::Client) -> anyhow::Result<Value> {
+    request(client, "memory.admin.status", b"{}".to_vec()).await
+}
+
+async fn wait_for_events(
+    client: &async_nats::Client,
+    project: &str,
+    expected: u64,
+    timeout: Duration,
+) -> anyhow::Result<()> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        let report = status(client).await?;
+        let count = report["projects"][project]["events"].as_u64().unwrap_or(0);
+        if count == expected {
+            return Ok(());
+        }
+        if count > expected || Instant::now() > deadline {
+            bail!("project {project}: expected {expected} events, status says {count}: {report}");
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Every stored event of a project, by event id, via the CLI's embedded export (the
+/// daemon must be stopped: one process owns a data dir).
+fn exported_ids(data_dir: &Path, project: &str) -> anyhow::Result<BTreeMap<String, usize>> {
+    let bin = build_daemon()?;
+    let output = std::process::Command::new(bin)
+        .args([
+            "--data-dir",
+            &data_dir.to_string_lossy(),
+            "events",
+            "export",
+            "--project",
+            project,
+        ])
+        .output()?;
+    if !output.status.success() {
+        bail!("export failed: {}", String::from_utf8_lossy(&output.stderr));
+    }
+    let mut ids = BTreeMap::new();
+    for line in String::from_utf8(output.stdout)?.lines() {
+        let event: Value = serde_json::from_str(line)?;
+        *ids.entry(event["event_id"].as_str().unwrap_or_default().to_owned())
+            .or_insert(0) += 1;
+    }
+    Ok(ids)
+}
+
+async fn publish_jetstream(
+    client: &async_nats::Client,
+    project: &str,
+    prefix: &str,
+    range: std::ops::Range<usize>,
+) -> anyhow::Result<()> {
+    let context = async_nats::jetstream::new(client.clone());
+    let mut acks = Vec::new();
+    for n in range {
+        let payload = serde_json::to_vec(&event(project, &format!("{prefix}-{n}"), n))?;
+        acks.push(
+            context
+                .publish(format!("memory.events.{project}"), payload.into())
+                .await?,
+        );
+        if acks.len() >= 256 {
+            for ack in acks.drain(..) {
+                ack.await?;
+            }
+        }
+    }
+    for ack in acks {
+        ack.await?;
+    }
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn request_reply_and_jetstream_store_every_event_exactly_once() -> anyhow::Result<()> {
+    let mut stack = start_stack()?;
+    let client = stack.nats.connect().await?;
+    // The daemon creates the stream when it starts consuming; publish after it exists.
+    let stream_ready = Instant::now();
+    while async_nats::jetstream::new(client.clone())
+        .get_stream("MEMORY_EVENTS")
+        .await
+        .is_err()
+    {
+        if stream_ready.elapsed() > Duration::from_secs(20) {
+            bail!("stream MEMORY_EVENTS never appeared");
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+
+    let mut producers = Vec::new();
+    for producer in 0..10 {
+        let client = client.clone();
+        producers.push(tokio::spawn(async move {
+            for batch in 0..10 {
+                let events: Vec<Value> = (0..100)
+                    .map(|i| {
+                        let n = producer * 1000 + batch * 100 + i;
+                        event("rr", &format!("rr-{n}"), n)
+                    })
+                    .collect();
+                let reply =
+                    request(&client, "memory.ingest.rr", serde_json::to_vec(&events)?).await?;
+                if reply["accepted"] != 100 || reply["rejected"] != json!([]) {
+                    bail!("unexpected reply {reply}");
+                }
+            }
+            anyhow::Ok(())
+        }));
+    }
+    for producer in 0..10 {
+        let client = client.clone();
+        producers.push(tokio::spawn(async move {
+            publish_jetstream(&client, "js", "js", producer * 1000..(producer + 1) * 1000).await
+        }));
+    }
+    for producer in producers {
+        producer.await??;
+    }
+    wait_for_events(&client, "rr", 10_000, Duration::from_secs(60)).await?;
+    wait_for_events(&client, "js", 10_000, Duration::from_secs(120)).await?;
+
+    // A retried request is acknowledged as duplicates, not stored again.
+    let retry: Vec<Value> = (0..100)
+        .map(|n| event("rr", &format!("rr-{n}"), n))
+        .collect();
+    let reply = request(&client, "memory.ingest.rr", serde_json::to_vec(&retry)?).await?;
+    assert_eq!(
+        (reply["accepted"].as_u64(), reply["duplicates"].as_u64()),
+        (Some(0), Some(100)),
+        "{reply}"
+    );
+
+    let (code, metrics) = http_get(&format!("http://127.0.0.1:{}/metrics", stack.metrics_port))?;
+    assert_eq!(code, 200);
+    for name in [
+        "memory_ingest_events_total{result=\"accepted\"}",
+        "memory_ingest_commit_latency_seconds_bucket",
+        "memory_ingest_batch_size_bucket",
+        "memory_outbox_head 20000",
+        "memory_consumer_lag",
+        "memory_nats_connected 1",
+    ] {
+        assert!(metrics.contains(name), "/metrics lacks {name}");
+    }
+
+    let exit = stack.daemon.terminate_within(Duration::from_secs(30))?;
+    assert!(exit.success(), "clean shutdown on SIGTERM, got {exit}");
+    for (project, prefix) in [("rr", "rr"), ("js", "js")] {
+        let ids = exported_ids(stack.data_dir.path(), project)?;
+        assert_eq!(ids.len(), 10_000, "{project}: every event stored");
+        assert!(
+            ids.values().all(|count| *count == 1),
+            "{project}: none twice"
+        );
+        assert!((0..10_000).all(|n| ids.contains_key(&format!("{prefix}-{n}"))));
+    }
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn acknowledged_events_survive_kill_9_and_unacked_jetstream_messages_are_redelivered_once()
+-> anyhow::Result<()> {
+    let mut stack = start_stack()?;
+    let client = stack.nats.connect().await?;
+    let acked: Arc<Mutex<BTreeSet<String>>> = Arc::new(Mutex::new(BTreeSet::new()));
+    let total_batches = 120usize;
+    let mut producers = Vec::new();
+    for producer in 0..4 {
+        let (client, acked) = (client.clone(), acked.clone());
+        producers.push(tokio::spawn(async move {
+            for batch in 0..total_batches {
+                let ids: Vec<String> = (0..50)
+                    .map(|i| format!("crash-{producer}-{batch}-{i}"))
+                    .collect();
+                let events: Vec<Value> = ids
+                    .iter()
+                    .enumerate()
+                    .map(|(i, id)| event("crash", id, batch * 50 + i))
+                    .collect();
+                let payload = serde_json::to_vec(&events)?;
+                // Retry until acknowledged: the daemon may be dead for a while.
+                let deadline = Instant::now() + Duration::from_secs(90);
+                loop {
+                    match request(&client, "memory.ingest.crash", payload.clone()).await {
+                        Ok(reply) if reply.get("error").is_none() => {
+                            acked.lock().await.extend(ids.iter().cloned());
+                            break;
+                        }
+                        _ if Instant::now() > deadline => bail!("batch {batch} never acknowledged"),
+                        _ => tokio::time::sleep(Duration::from_millis(50)).await,
+                    }
+                }
+            }
+            anyhow::Ok(())
+        }));
+    }
+    let js_client = client.clone();
+    let js_producer =
+        tokio::spawn(
+            async move { publish_jetstream(&js_client, "crashjs", "cjs", 0..5_000).await },
+        );
+
+    // Kill the daemon mid-stream, once some events are in.
+    let started = Instant::now();
+    while acked.lock().await.len() < 2_000 {
+        if started.elapsed() > Duration::from_secs(60) {
+            bail!("producers made no progress");
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    stack.daemon.kill_9()?;
+    let acked_before_crash = acked.lock().await.clone();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    stack.daemon = start_daemon(&stack.nats.url(), stack.data_dir.path(), stack.metrics_port)?;
+
+    for producer in producers {
+        producer.await??;
+    }
+    js_producer.await??;
+    wait_for_events(
+        &client,
+        "crash",
+        4 * total_batches as u64 * 50,
+        Duration::from_secs(60),
+    )
+    .await?;
+    wait_for_events(&client, "crashjs", 5_000, Duration::from_secs(120)).await?;
+    stack.daemon.terminate_within(Duration::from_secs(30))?;
+
+    let stored = exported_ids(stack.data_dir.path(), "crash")?;
+    assert!(
+        stored.values().all(|count| *count == 1),
+        "no event stored twice"
+    );
+    let missing: Vec<&String> = acked_before_crash
+        .iter()
+        .filter(|id| !stored.contains_key(*id))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "{} events acknowledged before kill -9 are missing, e.g. {:?}",
+        missing.len(),
+        missing.first()
+    );
+    assert_eq!(stored.len(), acked.lock().await.len());
+    let js = exported_ids(stack.data_dir.path(), "crashjs")?;
+    assert_eq!(js.len(), 5_000, "every JetStream message stored");
+    assert!(
+        js.values().all(|count| *count == 1),
+        "redelivered messages stored once"
+    );
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_input_gets_precise_errors_and_disturbs_nothing() -> anyhow::Result<()> {
+    // Limits below NATS's own 1 MiB message cap, so the daemon's checks are what answer.
+    let mut stack = start_stack_with_env(&[
+        ("AGENT_MEMORY_INGEST__MAX_PAYLOAD_BYTES", "65536"),
+        ("AGENT_MEMORY_INGEST__MAX_EVENT_BYTES", "32768"),
+    ])?;
+    let client = stack.nats.connect().await?;
+    let good = |id: &str| json!({"event_id": id, "session_id": "s", "timestamp": "2026-01-30T09:00:00Z", "kind": "note", "text": "ok"});
+
+    // Whole-payload errors.
+    for (payload, needle) in [
+        (b"this is not json".to_vec(), "not valid JSON"),
+        (vec![b'{', 0xff, 0xfe, b'}'], "UTF-8"),
+        (vec![b' '; 65_537], "exceeds the limit of 65536 bytes"),
+        (b"42".to_vec(), "event object or an array"),
+    ] {
+        let reply = request(&client, "memory.ingest.bad", payload).await?;
+        assert_eq!(reply["error"]["code"], "invalid_argument", "{reply}");
+        assert!(
+            reply["error"]["message"]
+                .as_str()
+                .unwrap_or_default()
+                .contains(needle),
+            "{reply}"
+        );
+    }
+
+    // Per-event errors in one batch: good events kept, bad ones reported by index.
+    let mut oversize = good("big");
+    oversize["text"] = json!("x".repeat(40_000));
+    let batch = json!([
+        good("g1"),
+        {"event_id": "e1", "session_id": 7, "timestamp": 1, "kind": "note", "text": "x"},
+        {"event_id": "e2", "timestamp": 1, "kind": "note", "text": "x"},
+        {"event_id": "e3", "session_id": "s", "kind": "note", "text": "x"},
+        {"event_id": "e4", "session_id": "s", "timestamp": 1, "kind": "gossip", "text": "x"},
+        {"event_id": "e5", "session_id": "s", "timestamp": "2999-01-01T00:00:00Z", "kind": "note", "text": "x"},
+        {"event_id": "e6", "project_id": "other", "session_id": "s", "timestamp": 1, "kind": "note", "text": "x"},
+        good("g1"),
+        good("g2"),
+    ]);
+    let reply = request(&client, "memory.ingest.bad", serde_json::to_vec(&batch)?).await?;
+    assert_eq!(reply["accepted"], 2, "{reply}");
+    let rejected: Vec<(u64, String, String)> = reply["rejected"]
+        .as_array()
+        .context("rejected list")?
+        .iter()
+        .map(|r| {
+            (
+                r["index"].as_u64().unwrap_or(99),
+                r["error"]["code"].as_str().unwrap_or_default().to_owned(),
+                r["error"]["field"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect();
+    let expected: Vec<(u64, String, String)> = [
+        (1, "invalid_type", "session_id"),
+        (2, "missing_field", "session_id"),
+        (3, "missing_field", "timestamp"),
+        (4, "unknown_kind", "kind"),
+        (5, "timestamp_in_future", "timestamp"),
+        (6, "project_mismatch", "project_id"),
+        (7, "duplicate_in_batch", "event_id"),
+    ]
+    .iter()
+    .map(|(i, c, f)| (*i, (*c).to_owned(), (*f).to_owned()))
+    .collect();
+    assert_eq!(rejected, expected);
+    let reply = request(
+        &client,
+        "memory.ingest.bad",
+        serde_json::to_vec(&json!([oversize, good("g3")]))?,
+    )
+    .await?;
+    assert_eq!(
+        reply["accepted"], 1,
+        "an oversize event inside a batch is rejected alone: {reply}"
+    );
+    assert_eq!(
+        reply["rejected"][0]["error"]["code"], "too_large",
+        "{reply}"
+    );
+
+    // A bad project token in the subject.
+    let reply = request(
+        &client,
+        "memory.ingest.no$pe",
+        serde_json::to_vec(&good("x"))?,
+    )
+    .await?;
+    assert_eq!(reply["error"]["code"], "invalid_argument", "{reply}");
+
+    // Poison JetStream message: terminated, parked, counted; good ones around it stored.
+    let context = async_nats::jetstream::new(client.clone());
+    let started = Instant::now();
+    while context.get_stream("MEMORY_EVENTS").await.is_err()
+        && started.elapsed() < Duration::from_secs(20)
+    {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    context
+        .publish(
+            "memory.events.bad",
+            serde_json::to_vec(&good("js-ok-1"))?.into(),
+        )
+        .await?
+        .await?;
+    context
+        .publish(
+            "memory.events.bad",
+            b"{\"session_id\": \"s\", \"kind\": \"note\""
+                .to_vec()
+                .into(),
+        )
+        .await?
+        .await?;
+    context
+        .publish(
+            "memory.events.bad",
+            serde_json::to_vec(&good("js-ok-2"))?.into(),
+        )
+        .await?
+        .await?;
+    wait_for_events(&client, "bad", 5, Duration::from_secs(30)).await?;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while status(&client).await?["dead_letters"] != 1 {
+        if Instant::now() > deadline {
+            bail!("poison message not parked: {}", status(&client).await?);
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+
+    // NATS restarts under the daemon: it reconnects and keeps serving, nothing lost.
+    stack.nats.restart()?;
+    let client = stack.nats.connect().await?;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        match request(
+            &client,
+            "memory.ingest.bad",
+            serde_json::to_vec(&good("after-restart"))?,
+        )
+        .await
+        {
+            Ok(reply) if reply["accepted"] == 1 => break,
+            _ if Instant::now() > deadline => {
+                bail!("daemon did not come back after the NATS restart")
+            }
+            _ => tokio::time::sleep(Duration::from_millis(100)).await,
+        }
+    }
+    wait_for_events(&client, "bad", 6, Duration::from_secs(10)).await?;
+    let (code, metrics) = http_get(&format!("http://127.0.0.1:{}/metrics", stack.metrics_port))?;
+    assert_eq!(code, 200);
+    assert!(
+        metrics.contains("memory_ingest_events_total{result=\"rejected\"}"),
+        "rejections counted"
+    );
+    assert!(
+        metrics.contains("memory_dead_letters_total 1"),
+        "dead letter counted"
+    );
+    let exit = stack.daemon.terminate_within(Duration::from_secs(30))?;
+    assert!(exit.success());
+    Ok(())
+}
