@@ -14,16 +14,16 @@ help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
 
 setup: ## Install/verify local tools (nats-server) into .tools/
-	@scripts/setup.sh
+	@bash scripts/setup.sh
 
 build: ## Build the memory-daemon release binary
 	$(CARGO) build --release -p memory-daemon
 
 demo: setup build ## Ingest sample/conversations.jsonl into a temp data dir and show it
-	@scripts/demo.sh
+	@bash scripts/demo.sh
 
 test: setup ## Run the whole test suite (unit, integration, end-to-end, doc)
-	@scripts/test.sh
+	@bash scripts/test.sh
 
 bench: ## Run the criterion benches
 	$(CARGO) bench -p memory-benches

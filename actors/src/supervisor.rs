@@ -333,11 +333,11 @@ mod tests {
         let mut restarted = None;
         for _ in 0..200 {
             tokio::time::sleep(Duration::from_millis(5)).await;
-            if let Some(actor) = ActorRef::<FlakyMsg>::where_is(name.clone()) {
-                if actor.get_id() != first.get_id() {
-                    restarted = Some(actor);
-                    break;
-                }
+            if let Some(actor) = ActorRef::<FlakyMsg>::where_is(name.clone())
+                && actor.get_id() != first.get_id()
+            {
+                restarted = Some(actor);
+                break;
             }
         }
         let actor = restarted.expect("child restarted under the same name");

@@ -256,6 +256,10 @@ impl NatsServer {
     /// Kills the server and starts it again on the same port and store
     /// directory, for reconnect tests: clients see the connection drop and must
     /// reconnect to the same URL, and JetStream data survives.
+    ///
+    /// The restart is quicker than a client's disconnect detection: a client may
+    /// still report `Connected` and lose a request sent right after this
+    /// returns. Tests should retry with short per-attempt timeouts.
     pub fn restart(&mut self) -> anyhow::Result<()> {
         self.stop();
         self.spawn_and_wait()

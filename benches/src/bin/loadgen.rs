@@ -315,10 +315,10 @@ async fn jetstream(url: &str, events: usize, project: &str) -> anyhow::Result<()
                 .await?
                 .into_future(),
         );
-        if acks.len() >= 1024 {
-            if let Some(ack) = acks.next().await {
-                ack?;
-            }
+        if acks.len() >= 1024
+            && let Some(ack) = acks.next().await
+        {
+            ack?;
         }
     }
     while let Some(ack) = acks.next().await {

@@ -13,7 +13,7 @@ use crate::error::{ConfigError, Result};
 pub const ENV_PREFIX: &str = "AGENT_MEMORY_";
 
 /// The whole configuration.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Config {
     /// Where the store lives. Default: the OS data dir (`$XDG_DATA_HOME/agent-memory`,
@@ -29,19 +29,6 @@ pub struct Config {
     pub consumers: ConsumerConfig,
     /// Logs, traces and metrics.
     pub telemetry: TelemetryConfig,
-}
-
-impl Default for Config {
-    fn default() -> Self {
-        Config {
-            data_dir: None,
-            store: StoreConfig::default(),
-            ingest: IngestConfig::default(),
-            nats: NatsConfig::default(),
-            consumers: ConsumerConfig::default(),
-            telemetry: TelemetryConfig::default(),
-        }
-    }
 }
 
 /// When an acknowledged event counts as durable.
@@ -519,6 +506,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::result_large_err)] // figment's Jail API fixes the closure's error type
     fn environment_overrides_the_file() {
         figment::Jail::expect_with(|jail| {
             jail.create_file(

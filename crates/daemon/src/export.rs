@@ -42,10 +42,10 @@ pub fn write_events(
 ) -> anyhow::Result<()> {
     let from = args.from.as_deref().map(parse_time).transpose()?;
     let to = args.to.as_deref().map(parse_time).transpose()?;
-    if let (Some(from), Some(to)) = (from, to) {
-        if from >= to {
-            bail!("--from must be before --to");
-        }
+    if let (Some(from), Some(to)) = (from, to)
+        && from >= to
+    {
+        bail!("--from must be before --to");
     }
     let store = open_store(config, data_dir)?;
     let stdout = std::io::stdout();

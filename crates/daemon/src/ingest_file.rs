@@ -131,10 +131,10 @@ async fn ingest_reader(
             }),
         }
         if batch.len() >= batch_size {
-            if in_flight.len() >= MAX_BATCHES_IN_FLIGHT {
-                if let Some(oldest) = in_flight.pop_front() {
-                    fold(&mut summary, oldest.await)?;
-                }
+            if in_flight.len() >= MAX_BATCHES_IN_FLIGHT
+                && let Some(oldest) = in_flight.pop_front()
+            {
+                fold(&mut summary, oldest.await)?;
             }
             let events = std::mem::replace(&mut batch, Vec::with_capacity(batch_size));
             let handle = ingest.clone();

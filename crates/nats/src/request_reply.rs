@@ -110,16 +110,16 @@ async fn handle_request<S: EventSink>(
                     warn!(error = %err, "cannot send ingest reply");
                 }
             }
-            None => {
-                if let Ok(reply) = &reply {
-                    if !reply.rejected.is_empty() {
-                        warn!(
-                            rejected = reply.rejected.len(),
-                            "events without a reply subject were rejected"
-                        );
-                    }
+            None => match &reply {
+                Ok(reply) if !reply.rejected.is_empty() => {
+                    warn!(
+                        rejected = reply.rejected.len(),
+                        "events without a reply subject were rejected"
+                    );
                 }
-            }
+                Err(err) => warn!(error = %err, "payload without a reply subject was refused"),
+                Ok(_) => {}
+            },
         }
     }
     .instrument(span)

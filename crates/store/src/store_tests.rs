@@ -279,10 +279,13 @@ fn op_strategy() -> impl Strategy<Value = Op> {
     ]
 }
 
+/// A stored item: Ok((project, event id)) or Err(derived key).
+type ModelItem = std::result::Result<(String, String), String>;
+
 #[derive(Default)]
 struct Model {
-    /// Every stored item by position: Ok(event id) or Err(derived key).
-    items: Vec<std::result::Result<(String, String), String>>,
+    /// Every stored item by position.
+    items: Vec<ModelItem>,
     ids: BTreeMap<(String, String), u64>,
 }
 
@@ -344,17 +347,16 @@ proptest! {
         let feed = store.read_feed(OutboxSeq::ZERO, 100_000).expect("feed");
         let mut replayed = Vec::new();
         let mut batch_feed = feed;
-        loop {
-            let Some(last) = batch_feed.last() else { break };
+        while let Some(last) = batch_feed.last() {
             let cursor = last.seq();
             replayed.extend(batch_feed);
             batch_feed = store.read_feed(cursor, 100_000).expect("feed");
         }
-        let expected: Vec<(u64, std::result::Result<(String, String), String>)> = model.items.iter().enumerate()
+        let expected: Vec<(u64, ModelItem)> = model.items.iter().enumerate()
             .map(|(i, item)| (i as u64 + 1, item.clone()))
             .filter(|(seq, item)| item.is_ok() || *seq >= low)
             .collect();
-        let actual: Vec<(u64, std::result::Result<(String, String), String>)> = replayed.into_iter().map(|item| match item {
+        let actual: Vec<(u64, ModelItem)> = replayed.into_iter().map(|item| match item {
             FeedItem::Event { seq, event } => (seq.0, Ok((event.project_id, event.event_id))),
             FeedItem::Derived { seq, entry } => (seq.0, Err(entry.key)),
         }).collect();

@@ -290,10 +290,10 @@ pub fn parse_single(
         }
         .to_event_error()
     })?;
-    if let (Value::Object(object), Some(default_id)) = (&mut value, default_event_id) {
-        if !object.contains_key("event_id") || object.get("event_id").is_some_and(Value::is_null) {
-            object.insert("event_id".to_owned(), Value::String(default_id.to_owned()));
-        }
+    if let (Value::Object(object), Some(default_id)) = (&mut value, default_event_id)
+        && object.get("event_id").is_none_or(Value::is_null)
+    {
+        object.insert("event_id".to_owned(), Value::String(default_id.to_owned()));
     }
     if let Value::Array(_) = value {
         return Err(EventError::new(
@@ -669,7 +669,8 @@ mod tests {
 
     #[test]
     fn each_rule_has_its_code_and_field() {
-        let cases: Vec<(Box<dyn Fn(&mut Value)>, EventErrorCode, &str)> = vec![
+        type Mutation = Box<dyn Fn(&mut Value)>;
+        let cases: Vec<(Mutation, EventErrorCode, &str)> = vec![
             (
                 Box::new(|v| {
                     v.as_object_mut().expect("o").remove("session_id");
