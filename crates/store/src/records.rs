@@ -24,22 +24,44 @@ pub(crate) struct EventRecordV1 {
     pub ingested_at_ms: u64,
 }
 
+/// [`EventRecordV1`] borrowed from an [`Event`], for encoding without copying: postcard
+/// writes it byte for byte as the owned record (the fixture test checks both agree).
+#[derive(Serialize)]
+struct EventRecordV1Ref<'a> {
+    event_id: &'a str,
+    session_id: &'a str,
+    project_id: &'a str,
+    agent_id: &'a Option<String>,
+    timestamp_ms: u64,
+    kind: EventKind,
+    role: Role,
+    text: &'a str,
+    metadata: &'a BTreeMap<String, String>,
+    ingested_at_ms: u64,
+}
+
 const EVENT_VERSION: u8 = 1;
 
 pub(crate) fn encode_event(event: &Event, ingested_at_ms: u64) -> Result<Vec<u8>> {
-    let record = EventRecordV1 {
-        event_id: event.event_id.clone(),
-        session_id: event.session_id.clone(),
-        project_id: event.project_id.clone(),
-        agent_id: event.agent_id.clone(),
+    let record = EventRecordV1Ref {
+        event_id: &event.event_id,
+        session_id: &event.session_id,
+        project_id: &event.project_id,
+        agent_id: &event.agent_id,
         timestamp_ms: event.timestamp_ms,
         kind: event.kind,
         role: event.role,
-        text: event.text.clone(),
-        metadata: event.metadata.clone(),
+        text: &event.text,
+        metadata: &event.metadata,
         ingested_at_ms,
     };
-    codec::encode("event", EVENT_VERSION, &record)
+    let mut bytes = Vec::with_capacity(64 + event.text.len());
+    bytes.push(EVENT_VERSION);
+    postcard::to_extend(&record, bytes).map_err(|err| crate::error::StoreError::Codec {
+        op: "encode",
+        what: "event",
+        detail: err.to_string(),
+    })
 }
 
 pub(crate) fn decode_event(bytes: &[u8]) -> Result<Event> {
@@ -211,6 +233,24 @@ mod tests {
     fn event_v1_fixture_still_decodes() {
         let bytes = encode_event(&sample_event(), 1_769_764_501_000).expect("encode");
         assert_eq!(hex(&bytes), EVENT_V1_FIXTURE, "event v1 encoding changed");
+        let event = sample_event();
+        let owned = EventRecordV1 {
+            event_id: event.event_id.clone(),
+            session_id: event.session_id.clone(),
+            project_id: event.project_id.clone(),
+            agent_id: event.agent_id.clone(),
+            timestamp_ms: event.timestamp_ms,
+            kind: event.kind,
+            role: event.role,
+            text: event.text.clone(),
+            metadata: event.metadata.clone(),
+            ingested_at_ms: 1_769_764_501_000,
+        };
+        assert_eq!(
+            codec::encode("event", EVENT_VERSION, &owned).expect("encode owned"),
+            bytes,
+            "borrowed and owned records agree"
+        );
         assert_eq!(decode_event(&bytes).expect("decode"), sample_event());
     }
 

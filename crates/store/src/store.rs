@@ -267,15 +267,20 @@ impl Store {
     ///
     /// # Errors
     /// Storage failures; then nothing of the call was written.
-    #[instrument(name = "store_append", skip_all, fields(num_events = events.len()))]
-    pub fn append_events(&self, events: &[Event]) -> Result<Vec<AppendOutcome>> {
+    #[instrument(name = "store_append", skip_all)]
+    pub fn append_events<'a>(
+        &self,
+        events: impl IntoIterator<Item = &'a Event>,
+    ) -> Result<Vec<AppendOutcome>> {
+        let events = events.into_iter();
         let started = Instant::now();
         let inner = &self.inner;
         let now = memory_types::now_ms();
         let mut writer = self.writer();
         let mut batch = inner.db.batch();
-        let mut outcomes = Vec::with_capacity(events.len());
-        let mut seen_in_call: HashMap<Vec<u8>, OutboxSeq> = HashMap::new();
+        let mut outcomes = Vec::with_capacity(events.size_hint().0);
+        let mut seen_in_call: HashMap<Vec<u8>, OutboxSeq> =
+            HashMap::with_capacity(events.size_hint().0);
         let mut next_seq = writer.last_seq;
         let mut counts: HashMap<&str, u64> = HashMap::new();
         for event in events {
@@ -294,7 +299,7 @@ impl Store {
             next_seq = next_seq.next();
             let seq = next_seq;
             batch.insert(&inner.events, keys::seq_key(seq), encode_event(event, now)?);
-            batch.insert(&inner.event_ids, id_key.clone(), keys::seq_key(seq));
+            batch.insert(&inner.event_ids, id_key.as_slice(), keys::seq_key(seq));
             batch.insert(
                 &inner.events_by_time,
                 keys::time_key(&event.project_id, event.timestamp_ms, seq),
