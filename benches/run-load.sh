@@ -52,13 +52,16 @@ for _ in $(seq 1 200); do
     sleep 0.05
 done
 
+echo "== ack latency at offered load, fresh daemon (one event per request)"
+"$LOADGEN" latency --url "$URL" --rate 5000 --seconds 10
+
 echo "== request/reply, batch 100, same payloads (raw NATS ceiling vs durable ingest)"
 "$LOADGEN" raw --url "$URL" --requests 2000 --batch 100 --concurrency 32
 "$LOADGEN" ingest --url "$URL" --requests 2000 --batch 100 --concurrency 32
 "$LOADGEN" raw --url "$URL" --requests 2000 --batch 100 --concurrency 32
 "$LOADGEN" ingest --url "$URL" --requests 2000 --batch 100 --concurrency 32 --project loadgen2
 
-echo "== ack latency at offered load (one event per request)"
+echo "== ack latency at offered load, right after 400 000 events (flushes and compaction running)"
 "$LOADGEN" latency --url "$URL" --rate 5000 --seconds 10
 
 echo "== jetstream publish then consume"

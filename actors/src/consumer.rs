@@ -20,6 +20,7 @@ use serde::Serialize;
 use tokio::task::JoinHandle;
 use tracing::{debug, info, warn};
 
+use crate::ask::ask;
 use crate::metrics::ACTOR_METRICS;
 use crate::supervisor::Backoff;
 
@@ -101,6 +102,10 @@ pub struct RunnerConfig {
     pub retry_backoff: Backoff,
     /// Safety-net poll.
     pub poll_interval: Duration,
+    /// After catching up, wait this long before the next step, so that a steady
+    /// trickle of appends is applied in batches instead of one commit per append. It
+    /// bounds the extra ingest-to-visible delay and frees CPU for ingest.
+    pub linger: Duration,
 }
 
 impl Default for RunnerConfig {
@@ -110,6 +115,7 @@ impl Default for RunnerConfig {
             max_attempts: 5,
             retry_backoff: Backoff::new(Duration::from_millis(100), Duration::from_secs(30)),
             poll_interval: Duration::from_secs(1),
+            linger: Duration::from_millis(20),
         }
     }
 }
@@ -123,6 +129,7 @@ impl RunnerConfig {
             max_attempts: 3,
             retry_backoff: Backoff::new(Duration::from_millis(1), Duration::from_millis(10)),
             poll_interval: Duration::from_millis(50),
+            linger: Duration::from_millis(1),
         }
     }
 }
@@ -202,6 +209,8 @@ pub enum StepOutcome {
 pub enum ConsumerMsg<C> {
     /// The head moved, a retry is due, or the poll fired.
     Wake,
+    /// The linger after catching up is over.
+    Linger,
     /// A step finished on the blocking pool; the consumer comes back with it.
     StepDone {
         /// The consumer, or `None` when it panicked.
@@ -236,6 +245,9 @@ pub struct ConsumerState<C> {
     isolate_until: Option<OutboxSeq>,
     retry: Option<Retry>,
     retry_scheduled: bool,
+    /// When the last step found the consumer caught up (nothing or a partial batch).
+    caught_up_at: Option<Instant>,
+    linger_scheduled: bool,
     wake_pending: bool,
     pending_reset: Vec<RpcReplyPort<Result<(), String>>>,
     notifier: Option<JoinHandle<()>>,
@@ -291,6 +303,8 @@ impl<C: OutboxConsumer> Actor for ConsumerActor<C> {
             isolate_until: None,
             retry: None,
             retry_scheduled: false,
+            caught_up_at: None,
+            linger_scheduled: false,
             wake_pending: false,
             pending_reset: Vec::new(),
             notifier: Some(notifier),
@@ -322,6 +336,21 @@ impl<C: OutboxConsumer> Actor for ConsumerActor<C> {
         match message {
             ConsumerMsg::Wake => {
                 state.retry_scheduled = false;
+                if let Some(caught_up_at) = state.caught_up_at {
+                    let since = caught_up_at.elapsed();
+                    if since < state.config.linger {
+                        if !state.linger_scheduled {
+                            state.linger_scheduled = true;
+                            myself.send_after(state.config.linger - since, || ConsumerMsg::Linger);
+                        }
+                        return Ok(());
+                    }
+                }
+                start_step(&myself, state);
+            }
+            ConsumerMsg::Linger => {
+                state.linger_scheduled = false;
+                state.caught_up_at = None;
                 start_step(&myself, state);
             }
             ConsumerMsg::StepDone {
@@ -549,10 +578,14 @@ fn on_step_done<C: OutboxConsumer>(
     let name = state.name.clone();
     match outcome {
         StepOutcome::Idle => {
+            state.caught_up_at = Some(Instant::now());
             publish_cursor(&name, state.cursor, state.store.head());
             false
         }
         StepOutcome::Advanced { up_to, num_items } => {
+            if num_items < state.config.batch_size {
+                state.caught_up_at = Some(Instant::now());
+            }
             state.cursor = up_to;
             state.counters.num_items_applied += num_items as u64;
             state.counters.num_steps += 1;
@@ -659,15 +692,12 @@ impl<C: OutboxConsumer> ConsumerHandle<C> {
     /// # Errors
     /// When the actor does not answer.
     pub async fn counters(&self) -> Result<ConsumerCounters, String> {
-        match self
-            .actor()?
-            .call(ConsumerMsg::Observe, Some(Duration::from_secs(5)))
-            .await
-        {
-            Ok(ractor::rpc::CallResult::Success(counters)) => Ok(counters),
-            Ok(_) => Err("no answer".into()),
-            Err(err) => Err(err.to_string()),
-        }
+        ask(
+            &self.actor()?,
+            ConsumerMsg::Observe,
+            Some(Duration::from_secs(5)),
+        )
+        .await
     }
 
     /// Resets the projection; it then replays from the log.
@@ -675,11 +705,7 @@ impl<C: OutboxConsumer> ConsumerHandle<C> {
     /// # Errors
     /// When the reset fails or the actor does not answer.
     pub async fn reset(&self) -> Result<(), String> {
-        match self.actor()?.call(ConsumerMsg::Reset, None).await {
-            Ok(ractor::rpc::CallResult::Success(result)) => result,
-            Ok(_) => Err("no answer".into()),
-            Err(err) => Err(err.to_string()),
-        }
+        ask(&self.actor()?, ConsumerMsg::Reset, None).await?
     }
 
     /// Waits until the consumer's cursor reaches `seq` or `timeout` passes; true when reached.

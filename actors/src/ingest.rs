@@ -23,6 +23,7 @@ use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 use serde::Serialize;
 use tracing::{Instrument, debug, error, info_span};
 
+use crate::ask::ask;
 use crate::metrics::ACTOR_METRICS;
 
 /// Why an append was not done.
@@ -363,15 +364,13 @@ impl IngestHandle {
     /// # Errors
     /// Backpressure, store failure, or the actor not running.
     pub async fn append(&self, events: Vec<Event>) -> AppendReply {
-        match self
-            .actor()?
-            .call(|reply| IngestMsg::Append { events, reply }, None)
-            .await
-        {
-            Ok(ractor::rpc::CallResult::Success(reply)) => reply,
-            Ok(_) => Err(IngestError::Unavailable("the commit was abandoned".into())),
-            Err(err) => Err(IngestError::Unavailable(err.to_string())),
-        }
+        ask(
+            &self.actor()?,
+            |reply| IngestMsg::Append { events, reply },
+            None,
+        )
+        .await
+        .map_err(IngestError::Unavailable)?
     }
 
     /// Waits until nothing is pending or in flight.
@@ -386,15 +385,13 @@ impl IngestHandle {
     /// # Errors
     /// The actor not running.
     pub async fn counters(&self) -> Result<IngestCounters, IngestError> {
-        match self
-            .actor()?
-            .call(IngestMsg::Observe, Some(Duration::from_secs(5)))
-            .await
-        {
-            Ok(ractor::rpc::CallResult::Success(counters)) => Ok(counters),
-            Ok(_) => Err(IngestError::Unavailable("no answer".into())),
-            Err(err) => Err(IngestError::Unavailable(err.to_string())),
-        }
+        ask(
+            &self.actor()?,
+            IngestMsg::Observe,
+            Some(Duration::from_secs(5)),
+        )
+        .await
+        .map_err(IngestError::Unavailable)
     }
 }
 

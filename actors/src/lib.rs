@@ -20,6 +20,7 @@
 #![forbid(unsafe_code)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used))]
 
+mod ask;
 mod consumer;
 mod ingest;
 mod metrics;

@@ -207,6 +207,9 @@ pub struct ConsumerConfig {
     pub retry_max_ms: u64,
     /// Safety-net poll when no append notification arrives, milliseconds. Default 1000.
     pub poll_interval_ms: u64,
+    /// After catching up, wait this long before applying more, so a trickle of appends
+    /// is applied in batches, milliseconds. Default 20.
+    pub linger_ms: u64,
     /// First restart delay of a crashed actor, milliseconds; doubles per crash. Default 100.
     pub restart_base_ms: u64,
     /// Longest restart delay, milliseconds. Default 30000.
@@ -221,6 +224,7 @@ impl Default for ConsumerConfig {
             retry_base_ms: 100,
             retry_max_ms: 30_000,
             poll_interval_ms: 1_000,
+            linger_ms: 20,
             restart_base_ms: 100,
             restart_max_ms: 30_000,
         }

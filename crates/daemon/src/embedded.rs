@@ -52,6 +52,7 @@ pub fn pipeline_config(config: &Config) -> PipelineConfig {
                 Duration::from_millis(consumers.retry_max_ms),
             ),
             poll_interval: Duration::from_millis(consumers.poll_interval_ms),
+            linger: Duration::from_millis(consumers.linger_ms),
         },
         restart_backoff: Backoff::new(
             Duration::from_millis(consumers.restart_base_ms),

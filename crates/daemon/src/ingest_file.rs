@@ -11,7 +11,7 @@ use anyhow::Context;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use memory_actors::{AppendReply, IngestHandle};
 use memory_config::Config;
-use memory_types::{AppendOutcome, Event, EventError, ProjectScope, parse_single};
+use memory_types::{Event, EventError, IngestReply, ProjectScope, parse_single};
 use serde::Serialize;
 use tokio::task::JoinHandle;
 
@@ -160,15 +160,10 @@ fn fold(
     let outcomes = joined
         .context("ingest task failed")?
         .context("cannot store events")?;
-    for outcome in outcomes {
-        match outcome {
-            AppendOutcome::Appended(seq) => {
-                summary.accepted += 1;
-                summary.last_seq = summary.last_seq.max(seq.0);
-            }
-            AppendOutcome::Duplicate(_) => summary.duplicates += 1,
-        }
-    }
+    let batch = IngestReply::assemble(Vec::new(), &outcomes);
+    summary.accepted += batch.accepted;
+    summary.duplicates += batch.duplicates;
+    summary.last_seq = summary.last_seq.max(batch.last_seq);
     Ok(())
 }
 
