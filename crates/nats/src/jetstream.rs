@@ -6,6 +6,7 @@
 //! back; because an event without an id is given `js-<stream>-<stream sequence>`, a
 //! redelivered message is recognised as a duplicate and stored once.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_nats::Client;
@@ -18,7 +19,7 @@ use memory_types::{
     Event, EventError, EventErrorCode, EventSink, ProjectScope, ValidationLimits,
     is_valid_project_id, parse_single,
 };
-use tokio::task::JoinHandle;
+use tokio::task::{JoinHandle, JoinSet};
 use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, debug, info, info_span, warn};
 
@@ -116,6 +117,10 @@ impl JetStreamIngest {
     }
 }
 
+/// Batches stored at once. While one batch waits for its commit the next is parsed and
+/// queued, so the ingest actor can group several batches into one fsync.
+const MAX_BATCHES_IN_FLIGHT: usize = 4;
+
 async fn consume<S: EventSink>(
     consumer: PullConsumer,
     stream_name: &str,
@@ -124,8 +129,10 @@ async fn consume<S: EventSink>(
     limits: &ValidationLimits,
     shutdown: &CancellationToken,
 ) {
+    let stream_name: Arc<str> = Arc::from(stream_name);
+    let mut in_flight = JoinSet::new();
     let mut backoff = Duration::from_millis(50);
-    while !shutdown.is_cancelled() {
+    'pull: while !shutdown.is_cancelled() {
         let messages = match consumer
             .stream()
             .max_messages_per_batch(fetch_batch)
@@ -137,7 +144,7 @@ async fn consume<S: EventSink>(
             Err(err) => {
                 warn!(error = %err, "cannot pull from jetstream; retrying");
                 tokio::select! {
-                    () = shutdown.cancelled() => return,
+                    () = shutdown.cancelled() => break 'pull,
                     () = tokio::time::sleep(backoff) => {}
                 }
                 backoff = (backoff * 2).min(Duration::from_secs(5));
@@ -147,8 +154,11 @@ async fn consume<S: EventSink>(
         backoff = Duration::from_millis(50);
         let mut chunks = messages.ready_chunks(fetch_batch);
         loop {
+            while in_flight.len() >= MAX_BATCHES_IN_FLIGHT {
+                let _ = in_flight.join_next().await;
+            }
             let chunk = tokio::select! {
-                () = shutdown.cancelled() => return,
+                () = shutdown.cancelled() => break 'pull,
                 chunk = chunks.next() => chunk,
             };
             let Some(chunk) = chunk else { break };
@@ -159,14 +169,20 @@ async fn consume<S: EventSink>(
                     Err(err) => debug!(error = %err, "jetstream pull hiccup"),
                 }
             }
+            while in_flight.try_join_next().is_some() {}
             if !batch.is_empty() {
                 let span = info_span!("jetstream_batch", num_messages = batch.len());
-                process_batch(batch, stream_name, sink, limits)
-                    .instrument(span)
-                    .await;
+                let (stream_name, sink, limits) =
+                    (stream_name.clone(), sink.clone(), limits.clone());
+                in_flight.spawn(
+                    async move { process_batch(batch, &stream_name, &sink, &limits).await }
+                        .instrument(span),
+                );
             }
         }
     }
+    // Finish what is in hand: commit and acknowledge before stopping.
+    while in_flight.join_next().await.is_some() {}
 }
 
 async fn process_batch<S: EventSink>(
