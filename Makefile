@@ -26,7 +26,7 @@ test: setup ## Run the whole test suite (unit, integration, end-to-end, doc)
 	@bash scripts/test.sh
 
 bench: ## Run the criterion benches
-	$(CARGO) bench -p memory-benches
+	$(CARGO) bench -p memory-benches --benches
 
 fmt: ## Format all crates in place
 	$(CARGO) fmt --all

@@ -52,6 +52,10 @@ for _ in $(seq 1 200); do
     sleep 0.05
 done
 
+# Let the kernel write back what the embedded runs left dirty, so their writeback does
+# not land inside the fresh daemon's fsyncs.
+sync
+sleep 2
 echo "== ack latency at offered load, fresh daemon (one event per request)"
 "$LOADGEN" latency --url "$URL" --rate 5000 --seconds 10
 

@@ -416,6 +416,7 @@ impl EventSink for IngestHandle {
     async fn dead_letter(
         &self,
         source: &str,
+        dedupe_key: Option<&str>,
         error: &EventError,
         payload: &[u8],
     ) -> Result<(), ServiceError> {
@@ -423,6 +424,7 @@ impl EventSink for IngestHandle {
             .ingest_events
             .with_label_values(&["rejected"])
             .inc();
+        let dedupe_key = dedupe_key.map(str::to_owned);
         let dead_letter = memory_store::DeadLetter::new(
             source,
             None,
@@ -431,10 +433,12 @@ impl EventSink for IngestHandle {
             1,
         );
         let store = self.store.clone();
-        tokio::task::spawn_blocking(move || store.record_dead_letter(dead_letter))
-            .await
-            .map_err(|err| ServiceError::internal(err.to_string()))?
-            .map_err(|err| ServiceError::internal(err.to_string()))?;
+        tokio::task::spawn_blocking(move || {
+            store.record_dead_letter(dead_letter, dedupe_key.as_deref())
+        })
+        .await
+        .map_err(|err| ServiceError::internal(err.to_string()))?
+        .map_err(|err| ServiceError::internal(err.to_string()))?;
         Ok(())
     }
 }

@@ -1,6 +1,10 @@
 //! Store append throughput: validated events → one atomic batch, made durable.
 //! Batches of 100 (a busy request/reply stream) and 10 000 (`ingest --file`).
 
+/// The daemon's allocator, so the numbers match what it does.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use memory_store::{Durability, Store, StoreOptions};
 use memory_types::{Event, ProjectScope, ValidationLimits, parse_single};

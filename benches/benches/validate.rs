@@ -1,5 +1,9 @@
 //! Validation throughput: bytes of one event → a validated `Event`.
 
+/// The daemon's allocator, so the numbers match what it does.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use memory_types::{ProjectScope, ValidationLimits, parse_single};
 

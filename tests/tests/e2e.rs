@@ -18,10 +18,6 @@ struct Stack {
     metrics_port: u16,
 }
 
-fn start_daemon(nats_url: &str, data_dir: &Path, metrics_port: u16) -> anyhow::Result<Daemon> {
-    start_daemon_with_env(nats_url, data_dir, metrics_port, &[])
-}
-
 fn start_daemon_with_env(
     nats_url: &str,
     data_dir: &Path,
@@ -250,7 +246,9 @@ async fn request_reply_and_jetstream_store_every_event_exactly_once() -> anyhow:
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn acknowledged_events_survive_kill_9_and_unacked_jetstream_messages_are_redelivered_once()
 -> anyhow::Result<()> {
-    let mut stack = start_stack()?;
+    // A short ack wait, so messages the killed daemon held come back within the test.
+    let env = [("AGENT_MEMORY_NATS__JETSTREAM__ACK_WAIT_SECS", "3")];
+    let mut stack = start_stack_with_env(&env)?;
     let client = stack.nats.connect().await?;
     let acked: Arc<Mutex<BTreeSet<String>>> = Arc::new(Mutex::new(BTreeSet::new()));
     let total_batches = 120usize;
@@ -301,7 +299,12 @@ async fn acknowledged_events_survive_kill_9_and_unacked_jetstream_messages_are_r
     stack.daemon.kill_9()?;
     let acked_before_crash = acked.lock().await.clone();
     tokio::time::sleep(Duration::from_millis(300)).await;
-    stack.daemon = start_daemon(&stack.nats.url(), stack.data_dir.path(), stack.metrics_port)?;
+    stack.daemon = start_daemon_with_env(
+        &stack.nats.url(),
+        stack.data_dir.path(),
+        stack.metrics_port,
+        &env,
+    )?;
 
     for producer in producers {
         producer.await??;

@@ -201,15 +201,21 @@ async fn process_batch<S: EventSink>(
             }
             Err(error) => {
                 warn!(subject = %message.subject, code = error.code.as_str(), error = %error.message, "invalid jetstream message terminated");
+                let dedupe_key = message
+                    .info()
+                    .ok()
+                    .map(|info| format!("{}:{}", info.stream, info.stream_sequence));
                 if let Err(err) = sink
-                    .dead_letter("jetstream", &error, &message.payload)
+                    .dead_letter("jetstream", dedupe_key.as_deref(), &error, &message.payload)
                     .await
                 {
                     // Not parked: leave it unacknowledged so it comes back rather than vanish.
                     warn!(error = %err, "cannot park invalid message; it will be redelivered");
                     continue;
                 }
-                if let Err(err) = message.ack_with(AckKind::Term).await {
+                // Confirmed by the server, so a terminated message is not redelivered
+                // (and if it were, the dedupe key keeps it parked once).
+                if let Err(err) = message.double_ack_with(AckKind::Term).await {
                     warn!(error = %err, "cannot terminate invalid message");
                 }
             }

@@ -150,6 +150,7 @@ const META_LAST_SEQ: &[u8] = b"last_seq";
 const META_LAST_DEAD_LETTER: &[u8] = b"last_dead_letter";
 const META_FORMAT: &[u8] = b"format_version";
 const META_PROJECT_COUNT_PREFIX: &[u8] = b"events:";
+const META_DEAD_LETTER_KEY_PREFIX: &[u8] = b"dead_letter_key:";
 const STORE_FORMAT_VERSION: u64 = 1;
 const PROJECTION_PREFIX: &str = "proj_";
 
@@ -443,15 +444,34 @@ impl Store {
         Ok(assigned)
     }
 
-    /// Parks one entry in the dead-letter partition, durably.
+    /// Parks one entry in the dead-letter partition, durably. `dedupe_key` names the
+    /// entry's identity at its source (a JetStream stream sequence): a redelivery of an
+    /// entry already parked returns the first record's id and writes nothing.
     ///
     /// # Errors
     /// Storage failures.
-    pub fn record_dead_letter(&self, dead_letter: DeadLetter) -> Result<u64> {
+    pub fn record_dead_letter(
+        &self,
+        dead_letter: DeadLetter,
+        dedupe_key: Option<&str>,
+    ) -> Result<u64> {
         let inner = &self.inner;
         let mut writer = self.writer();
+        let key_record = dedupe_key.map(|key| {
+            let mut record = META_DEAD_LETTER_KEY_PREFIX.to_vec();
+            record.extend_from_slice(key.as_bytes());
+            record
+        });
+        if let Some(record) = &key_record
+            && let Some(existing) = inner.meta.get(record)?
+        {
+            return decode_u64(&existing);
+        }
         let id = writer.last_dead_letter_id + 1;
         let mut batch = inner.db.batch();
+        if let Some(record) = key_record {
+            batch.insert(&inner.meta, record, encode_u64(id)?);
+        }
         batch.insert(
             &inner.dead_letters,
             id.to_be_bytes(),

@@ -141,6 +141,45 @@ fn projection_batches_commit_cursor_derived_entries_and_dead_letters_together() 
 }
 
 #[test]
+fn a_redelivered_dead_letter_is_parked_once() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = open(dir.path());
+    let first = store
+        .record_dead_letter(
+            DeadLetter::new("jetstream", None, "bad", b"x", 1),
+            Some("S:7"),
+        )
+        .expect("park");
+    let again = store
+        .record_dead_letter(
+            DeadLetter::new("jetstream", None, "bad", b"x", 1),
+            Some("S:7"),
+        )
+        .expect("park");
+    let other = store
+        .record_dead_letter(
+            DeadLetter::new("jetstream", None, "bad", b"y", 1),
+            Some("S:8"),
+        )
+        .expect("park");
+    assert_eq!(first, again);
+    assert_ne!(first, other);
+    assert_eq!(store.dead_letters(10).expect("list").len(), 2);
+    drop(store);
+    let store = open(dir.path());
+    assert_eq!(
+        store
+            .record_dead_letter(
+                DeadLetter::new("jetstream", None, "bad", b"x", 1),
+                Some("S:7")
+            )
+            .expect("park"),
+        first
+    );
+    assert_eq!(store.status().expect("status").dead_letters, 2);
+}
+
+#[test]
 fn truncated_outbox_is_replayed_from_the_log() {
     let dir = tempfile::tempdir().expect("tempdir");
     let store = open(dir.path());

@@ -76,10 +76,12 @@ pub trait EventSink: Clone + Send + Sync + 'static {
     ) -> impl std::future::Future<Output = Result<IngestReply, crate::ServiceError>> + Send;
 
     /// Parks a payload that could not be ingested (a JetStream message that will never
-    /// parse) in the dead-letter partition, with its error, and counts it.
+    /// parse) in the dead-letter partition, with its error, and counts it. `dedupe_key`
+    /// is the payload's identity at its source, so a redelivery is parked once.
     fn dead_letter(
         &self,
         source: &str,
+        dedupe_key: Option<&str>,
         error: &EventError,
         payload: &[u8],
     ) -> impl std::future::Future<Output = Result<(), crate::ServiceError>> + Send;
