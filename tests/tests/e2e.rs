@@ -229,8 +229,54 @@ async fn request_reply_and_jetstream_store_every_event_exactly_once() -> anyhow:
         assert!(metrics.contains(name), "/metrics lacks {name}");
     }
 
-    let exit = stack.daemon.terminate_within(Duration::from_secs(30))?;
+    // SIGTERM while producers are sending: the daemon drains, so every request that got
+    // an answer is stored, and it exits cleanly.
+    let answered: Arc<Mutex<BTreeSet<String>>> = Arc::new(Mutex::new(BTreeSet::new()));
+    let mut producers = Vec::new();
+    for producer in 0..4 {
+        let (client, answered) = (client.clone(), answered.clone());
+        producers.push(tokio::spawn(async move {
+            for batch in 0.. {
+                let ids: Vec<String> = (0..20)
+                    .map(|i| format!("drain-{producer}-{batch}-{i}"))
+                    .collect();
+                let events: Vec<Value> = ids
+                    .iter()
+                    .enumerate()
+                    .map(|(i, id)| event("drain", id, i))
+                    .collect();
+                let Ok(payload) = serde_json::to_vec(&events) else {
+                    break;
+                };
+                match request(&client, "memory.ingest.drain", payload).await {
+                    Ok(reply) if reply["accepted"] == 20 => answered.lock().await.extend(ids),
+                    _ => break,
+                }
+            }
+        }));
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let exit =
+        tokio::task::block_in_place(|| stack.daemon.terminate_within(Duration::from_secs(30)))?;
     assert!(exit.success(), "clean shutdown on SIGTERM, got {exit}");
+    for producer in producers {
+        producer.await?;
+    }
+    let answered = answered.lock().await.clone();
+    assert!(
+        !answered.is_empty(),
+        "producers were answered before the shutdown"
+    );
+    let drained = exported_ids(stack.data_dir.path(), "drain")?;
+    let lost: Vec<&String> = answered
+        .iter()
+        .filter(|id| !drained.contains_key(*id))
+        .collect();
+    assert!(
+        lost.is_empty(),
+        "{} answered events missing after SIGTERM",
+        lost.len()
+    );
     for (project, prefix) in [("rr", "rr"), ("js", "js")] {
         let ids = exported_ids(stack.data_dir.path(), project)?;
         assert_eq!(ids.len(), 10_000, "{project}: every event stored");
