@@ -17,7 +17,7 @@ use crate::error::{Result, StoreError};
 use crate::keys;
 use crate::metrics::STORE_METRICS;
 use crate::records::{
-    self, DeadLetter, DerivedEntry, FeedItem, OutboxRecordV1, decode_dead_letter, decode_event,
+    DeadLetter, DerivedEntry, FeedItem, OutboxRecordV1, decode_dead_letter, decode_event,
     decode_outbox, decode_u64, encode_dead_letter, encode_event, encode_outbox, encode_u64,
 };
 
@@ -743,13 +743,15 @@ impl Store {
     /// # Errors
     /// Storage failures.
     pub fn status(&self) -> Result<StoreStatus> {
-        let events_by_project = self
-            .writer()
-            .events_by_project
-            .iter()
-            .map(|(k, v)| (k.clone(), *v))
-            .collect();
-        let dead_letters = self.writer().last_dead_letter_id;
+        let (events_by_project, dead_letters) = {
+            let writer = self.writer();
+            let counts = writer
+                .events_by_project
+                .iter()
+                .map(|(k, v)| (k.clone(), *v))
+                .collect();
+            (counts, writer.last_dead_letter_id)
+        };
         Ok(StoreStatus {
             events_by_project,
             outbox_head: self.head().0,
@@ -783,13 +785,6 @@ fn project_count_key(project: &str) -> Vec<u8> {
     let mut key = META_PROJECT_COUNT_PREFIX.to_vec();
     key.extend_from_slice(project.as_bytes());
     key
-}
-
-#[allow(dead_code)]
-fn _assert_send_sync() {
-    fn check<T: Send + Sync>() {}
-    check::<Store>();
-    let _ = records::DeadLetter::MAX_PAYLOAD_BYTES;
 }
 
 #[cfg(test)]

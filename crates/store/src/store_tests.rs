@@ -24,6 +24,12 @@ fn open(dir: &Path) -> Store {
 }
 
 #[test]
+fn store_is_shared_across_threads() {
+    fn check<T: Send + Sync + Clone>() {}
+    check::<Store>();
+}
+
+#[test]
 fn append_dedupes_against_log_and_within_call() {
     let dir = tempfile::tempdir().expect("tempdir");
     let store = open(dir.path());
