@@ -16,6 +16,14 @@ if [[ ! -t 1 ]]; then
     export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 fi
 
+# One cargo invocation builds every target, the daemon binary included, with the same
+# feature resolution as the test run below (so nothing is compiled twice); the e2e
+# harness then runs exactly this binary.
+echo "== cargo build --workspace --all-targets"
+cargo build --workspace --all-targets
+MEMORY_DAEMON_BIN="$(cd "${CARGO_TARGET_DIR:-target}" && pwd)/debug/memory-daemon"
+export MEMORY_DAEMON_BIN
+
 echo "== cargo test --workspace --all-targets"
 cargo test --workspace --all-targets "$@"
 

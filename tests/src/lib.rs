@@ -125,8 +125,20 @@ fn pick_daemon_binary(explicit: Option<OsString>, target_dir: &Path) -> PathBuf 
 /// Builds the daemon with `cargo build -p memory-daemon` (debug profile) once per
 /// test process and returns its path, so e2e tests never run a stale binary.
 ///
+/// When `MEMORY_DAEMON_BIN` is set (as `scripts/test.sh` does, after building the
+/// whole workspace in one cargo invocation) that binary is used as is: a separate
+/// `cargo build -p memory-daemon` resolves features differently from the test build
+/// and would compile the TLS stack a second time on a fresh machine.
+///
 /// Cargo's own locking makes concurrent calls from several test binaries safe.
 pub fn build_daemon() -> anyhow::Result<PathBuf> {
+    if let Some(explicit) = std::env::var_os("MEMORY_DAEMON_BIN").filter(|p| !p.is_empty()) {
+        let path = PathBuf::from(explicit);
+        if !path.is_file() {
+            anyhow::bail!("MEMORY_DAEMON_BIN={} does not exist", path.display());
+        }
+        return Ok(path);
+    }
     static BUILT: std::sync::OnceLock<Result<PathBuf, String>> = std::sync::OnceLock::new();
     BUILT
         .get_or_init(|| {
