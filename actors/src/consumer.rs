@@ -211,6 +211,8 @@ pub enum ConsumerMsg<C> {
     Wake,
     /// The linger after catching up is over.
     Linger,
+    /// A failed entry's backoff is over.
+    RetryDue,
     /// A step finished on the blocking pool; the consumer comes back with it.
     StepDone {
         /// The consumer, or `None` when it panicked.
@@ -335,7 +337,10 @@ impl<C: OutboxConsumer> Actor for ConsumerActor<C> {
     ) -> Result<(), ActorProcessingErr> {
         match message {
             ConsumerMsg::Wake => {
-                state.retry_scheduled = false;
+                // While a retry waits out its backoff, appends and polls must not cut it short.
+                if state.retry_scheduled {
+                    return Ok(());
+                }
                 if let Some(caught_up_at) = state.caught_up_at {
                     let since = caught_up_at.elapsed();
                     if since < state.config.linger {
@@ -346,6 +351,10 @@ impl<C: OutboxConsumer> Actor for ConsumerActor<C> {
                         return Ok(());
                     }
                 }
+                start_step(&myself, state);
+            }
+            ConsumerMsg::RetryDue => {
+                state.retry_scheduled = false;
                 start_step(&myself, state);
             }
             ConsumerMsg::Linger => {
@@ -650,7 +659,7 @@ fn on_step_done<C: OutboxConsumer>(
             }
             let delay = state.config.retry_backoff.delay(attempts - 1);
             state.retry_scheduled = true;
-            myself.send_after(delay, || ConsumerMsg::Wake);
+            myself.send_after(delay, || ConsumerMsg::RetryDue);
             false
         }
     }

@@ -194,3 +194,47 @@ async fn reset_replays_from_the_log_even_after_outbox_truncation() {
     );
     pipeline.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn appends_do_not_cut_a_retry_backoff_short() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = Store::open(dir.path(), &StoreOptions::default()).expect("store");
+    let factory: ConsumerFactory<SessionCatalog> = Arc::new(|store: &Store| {
+        SessionCatalog::with_reject(
+            store,
+            Arc::new(|event: &Event| {
+                (event.event_id == "poison").then(|| "cannot digest".to_owned())
+            }),
+        )
+    });
+    let mut runner = RunnerConfig::for_tests();
+    runner.retry_backoff =
+        crate::supervisor::Backoff::new(Duration::from_secs(60), Duration::from_secs(60));
+    let config = PipelineConfig {
+        runner,
+        session_catalog: factory,
+        ..PipelineConfig::default()
+    };
+    let pipeline = Pipeline::start(store.clone(), config).await.expect("start");
+    append(&pipeline, vec![event("poison", "s", 1)]).await;
+    // Every append wakes the consumer; none of these wakes may retry before the backoff.
+    for i in 0..20 {
+        append(&pipeline, vec![event(&format!("after{i}"), "s", 2 + i)]).await;
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let counters = pipeline.session_catalog.counters().await.expect("counters");
+    assert_eq!(
+        counters.num_dead_lettered, 0,
+        "parked before its backoff elapsed"
+    );
+    assert!(
+        counters.num_failures <= 2,
+        "retried {} times within the backoff",
+        counters.num_failures
+    );
+    assert_eq!(
+        counters.cursor, 0,
+        "stuck before the poison entry while it waits"
+    );
+    pipeline.shutdown().await;
+}
