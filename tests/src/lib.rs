@@ -180,6 +180,8 @@ pub struct NatsServer {
     port: u16,
     dir: TempDir,
     bin: PathBuf,
+    /// Token every client must present (`--auth`), when set.
+    token: Option<String>,
 }
 
 impl NatsServer {
@@ -187,6 +189,15 @@ impl NatsServer {
     /// its client port accepts TCP connections (JetStream is started before the
     /// client listener, so it is usable by then).
     pub fn start() -> anyhow::Result<Self> {
+        Self::start_inner(None)
+    }
+
+    /// Like [`start`](Self::start), but clients must authenticate with `token`.
+    pub fn start_with_token(token: &str) -> anyhow::Result<Self> {
+        Self::start_inner(Some(token.to_owned()))
+    }
+
+    fn start_inner(token: Option<String>) -> anyhow::Result<Self> {
         let bin = nats_server_binary()?;
         let dir = tempfile::Builder::new()
             .prefix("memory-e2e-nats-")
@@ -197,6 +208,7 @@ impl NatsServer {
             port: 0,
             dir,
             bin,
+            token,
         };
         // Another process may grab the free port between `free_port()` and the
         // server's bind; only that failure is worth a retry with a new port.
@@ -239,9 +251,14 @@ impl NatsServer {
         std::fs::read_to_string(self.log_path()).unwrap_or_default()
     }
 
-    /// Connects a client with default options.
+    /// Connects a client with default options (and the server's token, if any).
     pub async fn connect(&self) -> anyhow::Result<async_nats::Client> {
-        async_nats::connect(self.url())
+        let options = match &self.token {
+            Some(token) => async_nats::ConnectOptions::with_token(token.clone()),
+            None => async_nats::ConnectOptions::new(),
+        };
+        options
+            .connect(self.url())
             .await
             .with_context(|| format!("connecting to {}", self.url()))
     }
@@ -283,14 +300,19 @@ impl NatsServer {
             .append(true)
             .open(self.log_path())
             .context("opening nats-server log")?;
-        let child = Command::new(&self.bin)
+        let mut command = Command::new(&self.bin);
+        command
             .arg("-a")
             .arg("127.0.0.1")
             .arg("-p")
             .arg(self.port.to_string())
             .arg("-js")
             .arg("-sd")
-            .arg(self.store_dir())
+            .arg(self.store_dir());
+        if let Some(token) = &self.token {
+            command.arg("--auth").arg(token);
+        }
+        let child = command
             .stdin(Stdio::null())
             .stdout(log.try_clone()?)
             .stderr(log)

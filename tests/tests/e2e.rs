@@ -46,7 +46,14 @@ fn start_stack() -> anyhow::Result<Stack> {
 }
 
 fn start_stack_with_env(env: &[(&str, &str)]) -> anyhow::Result<Stack> {
-    let nats = NatsServer::start()?;
+    let token = env
+        .iter()
+        .find(|(key, _)| *key == "AGENT_MEMORY_NATS__TOKEN")
+        .map(|(_, value)| *value);
+    let nats = match token {
+        Some(token) => NatsServer::start_with_token(token)?,
+        None => NatsServer::start()?,
+    };
     let data_dir = tempfile::tempdir()?;
     let metrics_port = free_port();
     let daemon = start_daemon_with_env(&nats.url(), data_dir.path(), metrics_port, env)?;
@@ -393,8 +400,10 @@ async fn acknowledged_events_survive_kill_9_and_unacked_jetstream_messages_are_r
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_input_gets_precise_errors_and_disturbs_nothing() -> anyhow::Result<()> {
-    // Limits below NATS's own 1 MiB message cap, so the daemon's checks are what answer.
+    // Limits below NATS's own 1 MiB message cap, so the daemon's checks are what answer;
+    // and a server that requires a token, so the daemon's credentials come from config.
     let mut stack = start_stack_with_env(&[
+        ("AGENT_MEMORY_NATS__TOKEN", "e2e-s3cret"),
         ("AGENT_MEMORY_INGEST__MAX_PAYLOAD_BYTES", "65536"),
         ("AGENT_MEMORY_INGEST__MAX_EVENT_BYTES", "32768"),
     ])?;

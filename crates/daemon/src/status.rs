@@ -98,9 +98,10 @@ pub async fn run(
     let _guard = init_tool_tracing(config, log_level);
     match &args.nats_url {
         Some(url) => {
-            let client = async_nats::connect(url.as_str())
-                .await
-                .with_context(|| format!("cannot connect to NATS at {url}"))?;
+            // The configured credentials and TLS apply; only the URL comes from the flag.
+            let mut nats = config.nats.clone();
+            nats.url.clone_from(url);
+            let client = memory_nats::connect(&nats, |_| {}).await?;
             let timeout = Duration::from_secs(config.nats.request_timeout_secs);
             let reply =
                 tokio::time::timeout(timeout, client.request("memory.admin.status", "{}".into()))

@@ -66,8 +66,13 @@ pub async fn connect(
                     TELEMETRY_METRICS.nats_connected.set(1);
                     on_state(true);
                 }
-                Event::Disconnected | Event::Closed => {
-                    warn!(event = %event, "nats connection lost; reconnecting");
+                Event::Disconnected => {
+                    warn!("nats connection lost; reconnecting");
+                    TELEMETRY_METRICS.nats_connected.set(0);
+                    on_state(false);
+                }
+                Event::Closed => {
+                    info!("nats connection closed");
                     TELEMETRY_METRICS.nats_connected.set(0);
                     on_state(false);
                 }
