@@ -36,7 +36,7 @@
 //! It is not:
 //! - a metrics backend or log store: it exposes metrics for scraping and ships spans to
 //!   an OTLP collector, and keeps nothing;
-//! - the query or admin API: `/readyz` reports readiness, `status` lives in the query crate;
+//! - the query or admin API: `/readyz` reports readiness; `status` lives in the daemon;
 //! - a place for other crates' metrics: each crate keeps its own `metrics.rs` and only
 //!   uses the helpers here;
 //! - an OpenTelemetry metrics or logs pipeline: metrics are Prometheus, logs go to stderr,
