@@ -1,0 +1,1197 @@
+//! Ids of TOC nodes (`toc:day:2026-01-30`) and grips (`grip:<ts_ms>:<ULID>`).
+//!
+//! Ids are the keys of the TOC and grip projections and appear in every query reply,
+//! so their text form is a contract: `Display` and `FromStr` round-trip exactly, and
+//! parsing accepts only the canonical form (four-digit years, two-digit months, weeks
+//! and days, uppercase ULIDs) so one period never has two keys.
+//!
+//! Segment and grip ULIDs are *derived*, not random: the timestamp part is the first
+//! event's time and the random part is a stable hash of what identifies the thing. A
+//! rebuild of the TOC from the event log therefore writes the very same ids, and
+//! bullets, citations and caches that point at them stay valid.
+
+use std::fmt;
+use std::str::FromStr;
+
+use chrono::{DateTime, Datelike, NaiveDate, Utc};
+use chrono_tz::Tz;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use ulid::Ulid;
+
+use crate::calendar;
+use crate::error::{TocError, echo_input};
+use crate::level::TocLevel;
+
+/// The id of a node of the time table of contents.
+///
+/// Ordering (derived): by level from coarse to fine, then chronologically within a
+/// level (segments of one day by ULID, i.e. by first-event time). This is *not* the
+/// lexicographic order of the text form, which sorts `day` before `month`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum TocNodeId {
+    /// `toc:year:2026`.
+    Year(i32),
+    /// `toc:month:2026-01`.
+    Month {
+        /// Calendar year.
+        year: i32,
+        /// 1..=12.
+        month: u32,
+    },
+    /// `toc:week:2026-W05`.
+    Week {
+        /// ISO week-numbering year (can differ from the calendar year near New Year).
+        iso_year: i32,
+        /// 1..=52 or 1..=53.
+        week: u32,
+    },
+    /// `toc:day:2026-01-30`, a local date in the configured time zone.
+    Day(NaiveDate),
+    /// `toc:segment:2026-01-30:<ULID>`, filed under the day of its first event.
+    Segment {
+        /// The local day of the segment's first event.
+        day: NaiveDate,
+        /// Derived by [`TocNodeId::segment_for`]; its timestamp is the first event's.
+        ulid: Ulid,
+    },
+}
+
+impl TocNodeId {
+    /// A month id, checked.
+    pub fn month(year: i32, month: u32) -> crate::Result<TocNodeId> {
+        let node_id = TocNodeId::Month { year, month };
+        node_id.validate()?;
+        Ok(node_id)
+    }
+
+    /// An ISO week id, checked (week 53 exists only in some ISO years).
+    pub fn week(iso_year: i32, week: u32) -> crate::Result<TocNodeId> {
+        let node_id = TocNodeId::Week { iso_year, week };
+        node_id.validate()?;
+        Ok(node_id)
+    }
+
+    /// The id of the segment whose first event is `first_event_id` at
+    /// `first_event_ts_ms`, filed under `day` (normally
+    /// [`calendar::day_of`]`(first_event_ts_ms, tz)`).
+    ///
+    /// Deterministic: the ULID's timestamp is `first_event_ts_ms` (its low 48 bits, which
+    /// covers every time until the year 10889) and its 80 random bits are a stable hash
+    /// of the timestamp and the event id, so rebuilding the TOC from the log yields
+    /// identical segment ids. Event ids are unique within a project, and so are these.
+    #[must_use]
+    pub fn segment_for(day: NaiveDate, first_event_ts_ms: u64, first_event_id: &str) -> TocNodeId {
+        let random_bits = stable_random_80_bits(&[
+            SEGMENT_HASH_DOMAIN,
+            &first_event_ts_ms.to_le_bytes(),
+            first_event_id.as_bytes(),
+        ]);
+        TocNodeId::Segment {
+            day,
+            ulid: Ulid::from_parts(first_event_ts_ms, random_bits),
+        }
+    }
+
+    /// The level of the node.
+    #[must_use]
+    pub fn level(&self) -> TocLevel {
+        match self {
+            TocNodeId::Year(_) => TocLevel::Year,
+            TocNodeId::Month { .. } => TocLevel::Month,
+            TocNodeId::Week { .. } => TocLevel::Week,
+            TocNodeId::Day(_) => TocLevel::Day,
+            TocNodeId::Segment { .. } => TocLevel::Segment,
+        }
+    }
+
+    /// Checks that the id names a real, supported period: year in 1..=9999, month in
+    /// 1..=12, a week its ISO year has. Parsed ids and ids from the constructors and
+    /// [`calendar`] always pass; the variants are public, so hand-built ones may not.
+    pub fn validate(&self) -> crate::Result<()> {
+        match *self {
+            TocNodeId::Year(year) => calendar::check_year(year),
+            TocNodeId::Month { year, month } => {
+                calendar::check_year(year)?;
+                calendar::check_month(month)
+            }
+            TocNodeId::Week { iso_year, week } => calendar::check_week(iso_year, week),
+            TocNodeId::Day(day) | TocNodeId::Segment { day, .. } => {
+                calendar::check_year(day.year())
+            }
+        }
+    }
+
+    /// The node this one is filed under: segment → its day, day → its ISO week, week →
+    /// the month holding its Thursday, month → its year; `None` for a year (years hang
+    /// off the root) and for a week that fails [`TocNodeId::validate`].
+    #[must_use]
+    pub fn parent(&self) -> Option<TocNodeId> {
+        match *self {
+            TocNodeId::Year(_) => None,
+            TocNodeId::Month { year, .. } => Some(TocNodeId::Year(year)),
+            TocNodeId::Week { iso_year, week } => calendar::month_of_week(iso_year, week)
+                .ok()
+                .map(|(year, month)| TocNodeId::Month { year, month }),
+            TocNodeId::Day(day) => {
+                let (iso_year, week) = calendar::week_of(day);
+                Some(TocNodeId::Week { iso_year, week })
+            }
+            TocNodeId::Segment { day, .. } => Some(TocNodeId::Day(day)),
+        }
+    }
+
+    /// The node's ancestors, nearest first, ending with its year (empty for a year).
+    #[must_use]
+    pub fn ancestors(&self) -> Vec<TocNodeId> {
+        let mut chain = Vec::with_capacity(4);
+        let mut current_opt = self.parent();
+        while let Some(current) = current_opt {
+            current_opt = current.parent();
+            chain.push(current);
+        }
+        chain
+    }
+
+    /// The children the calendar alone determines, in order: a year's twelve months, a
+    /// month's four or five ISO weeks, a week's seven days. Empty for days (their
+    /// children are segments, which only the data knows), segments, and invalid ids.
+    ///
+    /// Navigation uses it to walk periods that have no stored node yet.
+    #[must_use]
+    pub fn calendar_children(&self) -> Vec<TocNodeId> {
+        if self.validate().is_err() {
+            return Vec::new();
+        }
+        match *self {
+            TocNodeId::Year(year) => (1..=12)
+                .map(|month| TocNodeId::Month { year, month })
+                .collect(),
+            TocNodeId::Month { year, month } => calendar::weeks_of_month(year, month)
+                .unwrap_or_default()
+                .into_iter()
+                .map(|(iso_year, week)| TocNodeId::Week { iso_year, week })
+                .collect(),
+            TocNodeId::Week { iso_year, week } => calendar::days_of_week(iso_year, week)
+                .map(|days| days.into_iter().map(TocNodeId::Day).collect())
+                .unwrap_or_default(),
+            TocNodeId::Day(_) | TocNodeId::Segment { .. } => Vec::new(),
+        }
+    }
+
+    /// The previous period at the same level (`None` for segments, whose neighbours only
+    /// the data knows, and at the edge of the supported years). Used to try siblings
+    /// when a navigation finds nothing.
+    #[must_use]
+    pub fn previous(&self) -> Option<TocNodeId> {
+        self.step(-1)
+    }
+
+    /// The next period at the same level; see [`TocNodeId::previous`].
+    #[must_use]
+    pub fn next(&self) -> Option<TocNodeId> {
+        self.step(1)
+    }
+
+    /// The first and last local day of the node's own calendar period (a segment: its
+    /// day). For months and years this is the calendar month or year, not the span of
+    /// the weeks filed under it; see [`TocNodeId::covering_range`].
+    pub fn first_and_last_day(&self) -> crate::Result<(NaiveDate, NaiveDate)> {
+        self.validate()?;
+        let unrepresentable = TocError::Unrepresentable {
+            what: "the first or last day of the period",
+        };
+        match *self {
+            TocNodeId::Year(year) => {
+                let first = NaiveDate::from_ymd_opt(year, 1, 1).ok_or(unrepresentable.clone())?;
+                let last = NaiveDate::from_ymd_opt(year, 12, 31).ok_or(unrepresentable)?;
+                Ok((first, last))
+            }
+            TocNodeId::Month { year, month } => {
+                let first =
+                    NaiveDate::from_ymd_opt(year, month, 1).ok_or(unrepresentable.clone())?;
+                let first_of_next = if month == 12 {
+                    NaiveDate::from_ymd_opt(year + 1, 1, 1)
+                } else {
+                    NaiveDate::from_ymd_opt(year, month + 1, 1)
+                }
+                .ok_or(unrepresentable)?;
+                Ok((first, calendar::subtract_days(first_of_next, 1)?))
+            }
+            TocNodeId::Week { iso_year, week } => {
+                let monday = calendar::monday_of_week(iso_year, week)?;
+                Ok((monday, calendar::add_days(monday, 6)?))
+            }
+            TocNodeId::Day(day) | TocNodeId::Segment { day, .. } => Ok((day, day)),
+        }
+    }
+
+    /// The node's own period as a half-open UTC range `[start, end)`, with day
+    /// boundaries in `tz`: a local day; Monday 00:00 to the next Monday 00:00 for a
+    /// week; the local calendar month or year for months and years; the day it is filed
+    /// under for a segment (its exact span lives in its stored node).
+    ///
+    /// Never fails: for an id that fails [`TocNodeId::validate`] it returns the empty
+    /// range at the Unix epoch, which contains nothing. Use
+    /// [`TocNodeId::try_start_end`] to see the error instead.
+    #[must_use]
+    pub fn start_end(&self, tz: Tz) -> (DateTime<Utc>, DateTime<Utc>) {
+        self.try_start_end(tz).unwrap_or(EMPTY_RANGE)
+    }
+
+    /// [`TocNodeId::start_end`], with the reason when the id is invalid.
+    pub fn try_start_end(&self, tz: Tz) -> crate::Result<(DateTime<Utc>, DateTime<Utc>)> {
+        let (first_day, last_day) = self.first_and_last_day()?;
+        let day_after_last = calendar::add_days(last_day, 1)?;
+        Ok((
+            calendar::day_start(first_day, tz)?,
+            calendar::day_start(day_after_last, tz)?,
+        ))
+    }
+
+    /// The half-open UTC range holding everything filed under the node.
+    ///
+    /// Equal to [`TocNodeId::start_end`] for weeks, days and segments. A month or year
+    /// holds whole ISO weeks (those whose Thursday falls in it), so its range runs from
+    /// the Monday of its first week to the end of its last week: month `2025-01` covers
+    /// 2024-12-30 up to 2025-02-03, and year `2026` covers 2025-12-29 up to 2027-01-04.
+    /// Empty at the Unix epoch for invalid ids, like `start_end`.
+    #[must_use]
+    pub fn covering_range(&self, tz: Tz) -> (DateTime<Utc>, DateTime<Utc>) {
+        self.try_covering_range(tz).unwrap_or(EMPTY_RANGE)
+    }
+
+    /// [`TocNodeId::covering_range`], with the reason when the id is invalid.
+    pub fn try_covering_range(&self, tz: Tz) -> crate::Result<(DateTime<Utc>, DateTime<Utc>)> {
+        let first_and_last_week = match *self {
+            TocNodeId::Year(year) => {
+                calendar::check_year(year)?;
+                ((year, 1), (year, calendar::num_weeks_in_iso_year(year)))
+            }
+            TocNodeId::Month { year, month } => {
+                let weeks = calendar::weeks_of_month(year, month)?;
+                match (weeks.first(), weeks.last()) {
+                    (Some(&first), Some(&last)) => (first, last),
+                    _ => {
+                        return Err(TocError::Unrepresentable {
+                            what: "the weeks of the month",
+                        });
+                    }
+                }
+            }
+            TocNodeId::Week { .. } | TocNodeId::Day(_) | TocNodeId::Segment { .. } => {
+                return self.try_start_end(tz);
+            }
+        };
+        let ((first_iso_year, first_week), (last_iso_year, last_week)) = first_and_last_week;
+        let first_monday = calendar::monday_of_week(first_iso_year, first_week)?;
+        let monday_after_last =
+            calendar::add_days(calendar::monday_of_week(last_iso_year, last_week)?, 7)?;
+        Ok((
+            calendar::day_start(first_monday, tz)?,
+            calendar::day_start(monday_after_last, tz)?,
+        ))
+    }
+
+    /// The same-level neighbour `direction` (−1 or +1) periods away, if valid.
+    fn step(&self, direction: i32) -> Option<TocNodeId> {
+        self.validate().ok()?;
+        let neighbour = match *self {
+            TocNodeId::Year(year) => TocNodeId::Year(year.checked_add(direction)?),
+            TocNodeId::Month { year, month } => {
+                let month_index =
+                    i64::from(year) * 12 + i64::from(month) - 1 + i64::from(direction);
+                TocNodeId::Month {
+                    year: i32::try_from(month_index.div_euclid(12)).ok()?,
+                    month: u32::try_from(month_index.rem_euclid(12) + 1).ok()?,
+                }
+            }
+            TocNodeId::Week { iso_year, week } => {
+                let monday = calendar::monday_of_week(iso_year, week).ok()?;
+                let neighbour_monday = if direction < 0 {
+                    calendar::subtract_days(monday, 7).ok()?
+                } else {
+                    calendar::add_days(monday, 7).ok()?
+                };
+                let (neighbour_iso_year, neighbour_week) = calendar::week_of(neighbour_monday);
+                TocNodeId::Week {
+                    iso_year: neighbour_iso_year,
+                    week: neighbour_week,
+                }
+            }
+            TocNodeId::Day(day) => TocNodeId::Day(if direction < 0 {
+                calendar::subtract_days(day, 1).ok()?
+            } else {
+                calendar::add_days(day, 1).ok()?
+            }),
+            TocNodeId::Segment { .. } => return None,
+        };
+        neighbour.validate().ok()?;
+        Some(neighbour)
+    }
+}
+
+/// What the infallible range functions return for an invalid id: empty, so it contains
+/// no instant and no filter built from it matches anything.
+const EMPTY_RANGE: (DateTime<Utc>, DateTime<Utc>) = (DateTime::UNIX_EPOCH, DateTime::UNIX_EPOCH);
+
+impl fmt::Display for TocNodeId {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TocNodeId::Year(year) => write!(formatter, "toc:year:{year:04}"),
+            TocNodeId::Month { year, month } => write!(formatter, "toc:month:{year:04}-{month:02}"),
+            TocNodeId::Week { iso_year, week } => {
+                write!(formatter, "toc:week:{iso_year:04}-W{week:02}")
+            }
+            TocNodeId::Day(day) => {
+                formatter.write_str("toc:day:")?;
+                write_date(formatter, *day)
+            }
+            TocNodeId::Segment { day, ulid } => {
+                formatter.write_str("toc:segment:")?;
+                write_date(formatter, *day)?;
+                write!(formatter, ":{ulid}")
+            }
+        }
+    }
+}
+
+/// `YYYY-MM-DD` with the fields written out, independent of chrono's `Display` (which
+/// switches to a signed form outside years 0..=9999).
+fn write_date(formatter: &mut fmt::Formatter<'_>, day: NaiveDate) -> fmt::Result {
+    write!(
+        formatter,
+        "{:04}-{:02}-{:02}",
+        day.year(),
+        day.month(),
+        day.day()
+    )
+}
+
+impl FromStr for TocNodeId {
+    type Err = TocError;
+
+    /// Parses the canonical text form; the error names the part that is wrong.
+    fn from_str(input: &str) -> crate::Result<TocNodeId> {
+        let invalid = |reason: String| TocError::InvalidNodeId {
+            input: echo_input(input),
+            reason,
+        };
+        let after_prefix = input
+            .strip_prefix("toc:")
+            .ok_or_else(|| invalid("expected the prefix `toc:`".to_string()))?;
+        let (level_name, key) = after_prefix
+            .split_once(':')
+            .ok_or_else(|| invalid("expected `toc:<level>:<key>`".to_string()))?;
+        let level = TocLevel::ALL
+            .into_iter()
+            .find(|level| level.as_str() == level_name)
+            .ok_or_else(|| {
+                invalid(format!(
+                    "unknown level `{}` (expected year, month, week, day or segment)",
+                    echo_input(level_name)
+                ))
+            })?;
+        let node_id = match level {
+            TocLevel::Year => TocNodeId::Year(parse_year(key).map_err(invalid)?),
+            TocLevel::Month => {
+                let (year_text, month_text) = key
+                    .split_once('-')
+                    .ok_or_else(|| invalid("a month key is `YYYY-MM`".to_string()))?;
+                let year = parse_year(year_text).map_err(invalid)?;
+                let month = parse_two_digits(month_text, "month").map_err(invalid)?;
+                TocNodeId::Month { year, month }
+            }
+            TocLevel::Week => {
+                let (year_text, week_text) = key.split_once("-W").ok_or_else(|| {
+                    invalid("a week key is `YYYY-Www`, e.g. `2026-W05`".to_string())
+                })?;
+                let iso_year = parse_year(year_text).map_err(invalid)?;
+                let week = parse_two_digits(week_text, "week").map_err(invalid)?;
+                TocNodeId::Week { iso_year, week }
+            }
+            TocLevel::Day => TocNodeId::Day(parse_date(key).map_err(invalid)?),
+            TocLevel::Segment => {
+                let (date_text, ulid_text) = key
+                    .split_once(':')
+                    .ok_or_else(|| invalid("a segment key is `YYYY-MM-DD:<ULID>`".to_string()))?;
+                TocNodeId::Segment {
+                    day: parse_date(date_text).map_err(invalid)?,
+                    ulid: parse_canonical_ulid(ulid_text).map_err(invalid)?,
+                }
+            }
+        };
+        node_id
+            .validate()
+            .map_err(|error| invalid(error.to_string()))?;
+        Ok(node_id)
+    }
+}
+
+impl Serialize for TocNodeId {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for TocNodeId {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<TocNodeId, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// The id of a grip: `grip:<ts_ms>:<ULID>`, where `ts_ms` is the time of the grip's
+/// first event.
+///
+/// Ordering: by `ts_ms`, then ULID, i.e. chronological.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct GripId {
+    ts_ms: u64,
+    ulid: Ulid,
+}
+
+impl GripId {
+    /// A grip id from its parts, as read back from storage.
+    #[must_use]
+    pub fn new(ts_ms: u64, ulid: Ulid) -> GripId {
+        GripId { ts_ms, ulid }
+    }
+
+    /// The id of the grip whose excerpt starts at byte `excerpt_start_offset` of event
+    /// `event_id_start`, which happened at `ts_ms`.
+    ///
+    /// Deterministic like [`TocNodeId::segment_for`]: a rebuild extracts the same grips
+    /// and so writes the same ids, and the bullets citing them stay valid. Two grips of
+    /// one event differ by their offset.
+    #[must_use]
+    pub fn derive(ts_ms: u64, event_id_start: &str, excerpt_start_offset: usize) -> GripId {
+        let offset_u64 = u64::try_from(excerpt_start_offset).unwrap_or(u64::MAX);
+        let random_bits = stable_random_80_bits(&[
+            GRIP_HASH_DOMAIN,
+            &ts_ms.to_le_bytes(),
+            &offset_u64.to_le_bytes(),
+            event_id_start.as_bytes(),
+        ]);
+        GripId {
+            ts_ms,
+            ulid: Ulid::from_parts(ts_ms, random_bits),
+        }
+    }
+
+    /// Epoch milliseconds of the grip's first event.
+    #[must_use]
+    pub fn ts_ms(&self) -> u64 {
+        self.ts_ms
+    }
+
+    /// The ULID part.
+    #[must_use]
+    pub fn ulid(&self) -> Ulid {
+        self.ulid
+    }
+}
+
+impl fmt::Display for GripId {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(formatter, "grip:{}:{}", self.ts_ms, self.ulid)
+    }
+}
+
+impl FromStr for GripId {
+    type Err = TocError;
+
+    /// Parses `grip:<ts_ms>:<ULID>`: `ts_ms` in plain decimal without sign or leading
+    /// zeros, the ULID in canonical uppercase.
+    fn from_str(input: &str) -> crate::Result<GripId> {
+        let invalid = |reason: String| TocError::InvalidGripId {
+            input: echo_input(input),
+            reason,
+        };
+        let after_prefix = input
+            .strip_prefix("grip:")
+            .ok_or_else(|| invalid("expected the prefix `grip:`".to_string()))?;
+        let (ts_text, ulid_text) = after_prefix
+            .split_once(':')
+            .ok_or_else(|| invalid("expected `grip:<ts_ms>:<ULID>`".to_string()))?;
+        let is_canonical_decimal = !ts_text.is_empty()
+            && ts_text.bytes().all(|byte| byte.is_ascii_digit())
+            && (ts_text == "0" || !ts_text.starts_with('0'));
+        if !is_canonical_decimal {
+            return Err(invalid(format!(
+                "the timestamp `{}` is not plain decimal milliseconds",
+                echo_input(ts_text)
+            )));
+        }
+        let ts_ms = ts_text
+            .parse::<u64>()
+            .map_err(|_| invalid("the timestamp does not fit in 64 bits".to_string()))?;
+        let ulid = parse_canonical_ulid(ulid_text).map_err(invalid)?;
+        Ok(GripId { ts_ms, ulid })
+    }
+}
+
+impl Serialize for GripId {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for GripId {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<GripId, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// Domain separators, so a segment and a grip built from the same bytes differ, and a
+/// future change of the derivation can bump the version instead of colliding.
+const SEGMENT_HASH_DOMAIN: &[u8] = b"agent-memory/toc-segment/v1";
+const GRIP_HASH_DOMAIN: &[u8] = b"agent-memory/grip/v1";
+
+const FNV1A_128_OFFSET_BASIS: u128 = 0x6c62_272e_07bb_0142_62b8_2175_6295_c58d;
+const FNV1A_128_PRIME: u128 = 0x0000_0000_0100_0000_0000_0000_0000_013b;
+
+/// 80 bits derived from `parts` by a hash whose output is fixed forever: FNV-1a 128
+/// over the length-prefixed parts (so `["ab", "c"]` and `["a", "bc"]` differ), then the
+/// SplitMix64 finaliser on each half so every input bit moves the top bits.
+///
+/// Written out rather than `std::hash::DefaultHasher`, whose output may change between
+/// Rust releases and would silently rename every segment and grip on upgrade. The
+/// `derived_ids_are_pinned` test guards the output.
+fn stable_random_80_bits(parts: &[&[u8]]) -> u128 {
+    let mut hash = FNV1A_128_OFFSET_BASIS;
+    for part in parts {
+        let length_prefix = (part.len() as u64).to_le_bytes();
+        for &byte in length_prefix.iter().chain(part.iter()) {
+            hash ^= u128::from(byte);
+            hash = hash.wrapping_mul(FNV1A_128_PRIME);
+        }
+    }
+    let high_half = (hash >> 64) as u64;
+    let low_half = hash as u64;
+    let mixed_high = splitmix64_finalize(high_half);
+    let mixed_low = splitmix64_finalize(low_half ^ mixed_high);
+    (u128::from(mixed_high) << 16) | u128::from(mixed_low >> 48)
+}
+
+/// The SplitMix64 output function (Steele, Lea, Flood 2014).
+fn splitmix64_finalize(value: u64) -> u64 {
+    let mut mixed = value;
+    mixed = (mixed ^ (mixed >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    mixed = (mixed ^ (mixed >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    mixed ^ (mixed >> 31)
+}
+
+/// Exactly four ASCII digits, as a supported year.
+fn parse_year(text: &str) -> Result<i32, String> {
+    if text.len() != 4 || !text.bytes().all(|byte| byte.is_ascii_digit()) {
+        return Err(format!(
+            "the year `{}` is not four digits",
+            echo_input(text)
+        ));
+    }
+    let year: i32 = text
+        .parse()
+        .map_err(|_| format!("the year `{text}` is not a number"))?;
+    calendar::check_year(year).map_err(|error| error.to_string())?;
+    Ok(year)
+}
+
+/// Exactly two ASCII digits (`what` names the field for the message).
+fn parse_two_digits(text: &str, what: &str) -> Result<u32, String> {
+    if text.len() != 2 || !text.bytes().all(|byte| byte.is_ascii_digit()) {
+        return Err(format!(
+            "the {what} `{}` is not two digits",
+            echo_input(text)
+        ));
+    }
+    text.parse()
+        .map_err(|_| format!("the {what} `{text}` is not a number"))
+}
+
+/// `YYYY-MM-DD`, naming the wrong part.
+fn parse_date(text: &str) -> Result<NaiveDate, String> {
+    let mut fields = text.split('-');
+    let (Some(year_text), Some(month_text), Some(day_text), None) =
+        (fields.next(), fields.next(), fields.next(), fields.next())
+    else {
+        return Err(format!(
+            "the date `{}` is not `YYYY-MM-DD`",
+            echo_input(text)
+        ));
+    };
+    let year = parse_year(year_text)?;
+    let month = parse_two_digits(month_text, "month")?;
+    let day = parse_two_digits(day_text, "day")?;
+    calendar::check_month(month).map_err(|error| error.to_string())?;
+    NaiveDate::from_ymd_opt(year, month, day)
+        .ok_or_else(|| format!("day {day} does not exist in {year:04}-{month:02}"))
+}
+
+/// A ULID in its canonical 26-character uppercase Crockford form only, so a key has one
+/// spelling (the `ulid` crate also accepts lowercase and `I`/`L`/`O` aliases, and
+/// silently drops the overflow of a first character above `7`).
+fn parse_canonical_ulid(text: &str) -> Result<Ulid, String> {
+    let ulid = Ulid::from_string(text)
+        .map_err(|error| format!("`{}` is not a ULID: {error}", echo_input(text)))?;
+    if ulid.to_string() != text {
+        return Err(format!(
+            "the ULID `{}` is not in canonical form (26 uppercase Crockford base32 characters, first at most 7)",
+            echo_input(text)
+        ));
+    }
+    Ok(ulid)
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono_tz::{America, Europe};
+    use proptest::prelude::*;
+
+    use super::*;
+
+    fn date(year: i32, month: u32, day: u32) -> NaiveDate {
+        NaiveDate::from_ymd_opt(year, month, day).expect("valid test date")
+    }
+
+    fn utc(text: &str) -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339(text)
+            .expect("valid test instant")
+            .with_timezone(&Utc)
+    }
+
+    fn parse(text: &str) -> TocNodeId {
+        text.parse().expect("valid node id")
+    }
+
+    fn parse_error(text: &str) -> String {
+        match text.parse::<TocNodeId>() {
+            Ok(node_id) => panic!("{text} parsed as {node_id:?}"),
+            Err(TocError::InvalidNodeId { reason, .. }) => reason,
+            Err(other) => panic!("{text}: unexpected error {other:?}"),
+        }
+    }
+
+    const SAMPLE_ULID: &str = "01KGA6Z5V8J8Q6V8T4R2M1N0PZ";
+
+    #[test]
+    fn display_matches_the_architecture_formats() {
+        let ulid = Ulid::from_string(SAMPLE_ULID).expect("valid ulid");
+        assert_eq!(TocNodeId::Year(2026).to_string(), "toc:year:2026");
+        assert_eq!(
+            TocNodeId::Month {
+                year: 2026,
+                month: 1
+            }
+            .to_string(),
+            "toc:month:2026-01"
+        );
+        assert_eq!(
+            TocNodeId::Week {
+                iso_year: 2026,
+                week: 5
+            }
+            .to_string(),
+            "toc:week:2026-W05"
+        );
+        assert_eq!(
+            TocNodeId::Day(date(2026, 1, 30)).to_string(),
+            "toc:day:2026-01-30"
+        );
+        assert_eq!(
+            TocNodeId::Segment {
+                day: date(2026, 1, 30),
+                ulid
+            }
+            .to_string(),
+            format!("toc:segment:2026-01-30:{SAMPLE_ULID}")
+        );
+        assert_eq!(
+            TocNodeId::Day(date(33, 2, 3)).to_string(),
+            "toc:day:0033-02-03"
+        );
+    }
+
+    #[test]
+    fn canonical_forms_round_trip() {
+        for text in [
+            "toc:year:2026",
+            "toc:year:0001",
+            "toc:year:9999",
+            "toc:month:2026-01",
+            "toc:month:2025-12",
+            "toc:week:2026-W05",
+            "toc:week:2020-W53",
+            "toc:day:2026-01-30",
+            "toc:day:2024-02-29",
+            &format!("toc:segment:2026-01-30:{SAMPLE_ULID}"),
+        ] {
+            assert_eq!(parse(text).to_string(), text);
+        }
+    }
+
+    #[test]
+    fn parse_errors_name_the_wrong_part() {
+        assert_eq!(parse_error("year:2026"), "expected the prefix `toc:`");
+        assert_eq!(parse_error("toc:2026"), "expected `toc:<level>:<key>`");
+        assert_eq!(
+            parse_error("toc:decade:2020"),
+            "unknown level `decade` (expected year, month, week, day or segment)"
+        );
+        assert_eq!(
+            parse_error("toc:Year:2026"),
+            "unknown level `Year` (expected year, month, week, day or segment)"
+        );
+        assert_eq!(
+            parse_error("toc:year:26"),
+            "the year `26` is not four digits"
+        );
+        assert_eq!(
+            parse_error("toc:year:+202"),
+            "the year `+202` is not four digits"
+        );
+        assert_eq!(
+            parse_error("toc:year:0000"),
+            "year 0 is outside the supported range 1..=9999"
+        );
+        assert_eq!(
+            parse_error("toc:month:2026-1"),
+            "the month `1` is not two digits"
+        );
+        assert_eq!(
+            parse_error("toc:month:2026-13"),
+            "month 13 does not exist (expected 1..=12)"
+        );
+        assert_eq!(parse_error("toc:month:202601"), "a month key is `YYYY-MM`");
+        assert_eq!(
+            parse_error("toc:week:2026-05"),
+            "a week key is `YYYY-Www`, e.g. `2026-W05`"
+        );
+        assert_eq!(
+            parse_error("toc:week:2026-W5"),
+            "the week `5` is not two digits"
+        );
+        assert_eq!(
+            parse_error("toc:week:2025-W53"),
+            "ISO year 2025 has no week 53 (it has 52)"
+        );
+        assert_eq!(
+            parse_error("toc:week:2026-W00"),
+            "ISO year 2026 has no week 0 (it has 53)"
+        );
+        assert_eq!(
+            parse_error("toc:day:2026-02-30"),
+            "day 30 does not exist in 2026-02"
+        );
+        assert_eq!(
+            parse_error("toc:day:2026-00-10"),
+            "month 0 does not exist (expected 1..=12)"
+        );
+        assert_eq!(
+            parse_error("toc:day:2026-01-30x"),
+            "the day `30x` is not two digits"
+        );
+        assert_eq!(
+            parse_error("toc:day:2026-01"),
+            "the date `2026-01` is not `YYYY-MM-DD`"
+        );
+        assert_eq!(
+            parse_error("toc:segment:2026-01-30"),
+            "a segment key is `YYYY-MM-DD:<ULID>`"
+        );
+        assert!(parse_error("toc:segment:2026-01-30:nope").starts_with("`nope` is not a ULID"));
+        assert!(
+            parse_error(&format!(
+                "toc:segment:2026-01-30:{}",
+                SAMPLE_ULID.to_lowercase()
+            ))
+            .contains("not in canonical form")
+        );
+        assert!(
+            parse_error("toc:segment:2026-01-30:81KGA6Z5V8J8Q6V8T4R2M1N0PZ")
+                .contains("not in canonical form")
+        );
+    }
+
+    #[test]
+    fn parse_errors_do_not_echo_huge_inputs() {
+        let huge_input = format!("toc:day:{}", "9".repeat(100_000));
+        let message = huge_input
+            .parse::<TocNodeId>()
+            .expect_err("invalid")
+            .to_string();
+        assert!(message.len() < 400, "{message}");
+    }
+
+    #[test]
+    fn levels_and_parents() {
+        let segment = TocNodeId::segment_for(date(2026, 1, 30), 1_769_767_200_000, "evt-1");
+        assert_eq!(segment.level(), TocLevel::Segment);
+        assert_eq!(segment.parent(), Some(parse("toc:day:2026-01-30")));
+        assert_eq!(
+            parse("toc:day:2026-01-30").parent(),
+            Some(parse("toc:week:2026-W05"))
+        );
+        assert_eq!(
+            parse("toc:week:2026-W05").parent(),
+            Some(parse("toc:month:2026-01"))
+        );
+        assert_eq!(
+            parse("toc:week:2025-W01").parent(),
+            Some(parse("toc:month:2025-01"))
+        );
+        assert_eq!(
+            parse("toc:month:2026-01").parent(),
+            Some(parse("toc:year:2026"))
+        );
+        assert_eq!(parse("toc:year:2026").parent(), None);
+        assert_eq!(
+            TocNodeId::Week {
+                iso_year: 2026,
+                week: 60
+            }
+            .parent(),
+            None
+        );
+        assert_eq!(
+            segment.ancestors(),
+            vec![
+                parse("toc:day:2026-01-30"),
+                parse("toc:week:2026-W05"),
+                parse("toc:month:2026-01"),
+                parse("toc:year:2026"),
+            ]
+        );
+        assert_eq!(parse("toc:day:2026-01-30").level(), TocLevel::Day);
+        assert_eq!(parse("toc:week:2026-W05").level(), TocLevel::Week);
+        assert_eq!(parse("toc:month:2026-01").level(), TocLevel::Month);
+        assert_eq!(parse("toc:year:2026").level(), TocLevel::Year);
+    }
+
+    #[test]
+    fn start_end_uses_local_calendar_boundaries() {
+        let berlin = Europe::Berlin;
+        assert_eq!(
+            parse("toc:day:2026-01-30").start_end(berlin),
+            (utc("2026-01-29T23:00:00Z"), utc("2026-01-30T23:00:00Z"))
+        );
+        // Week 2026-W05: Monday 2026-01-26 00:00 to Monday 2026-02-02 00:00, Berlin time.
+        assert_eq!(
+            parse("toc:week:2026-W05").start_end(berlin),
+            (utc("2026-01-25T23:00:00Z"), utc("2026-02-01T23:00:00Z"))
+        );
+        // March 2026 in Berlin: starts in winter time, ends in summer time.
+        assert_eq!(
+            parse("toc:month:2026-03").start_end(berlin),
+            (utc("2026-02-28T23:00:00Z"), utc("2026-03-31T22:00:00Z"))
+        );
+        assert_eq!(
+            parse("toc:year:2026").start_end(America::New_York),
+            (utc("2026-01-01T05:00:00Z"), utc("2027-01-01T05:00:00Z"))
+        );
+        assert_eq!(
+            parse("toc:month:2025-12").start_end(Tz::UTC),
+            (utc("2025-12-01T00:00:00Z"), utc("2026-01-01T00:00:00Z"))
+        );
+        let segment = TocNodeId::segment_for(date(2026, 1, 30), 1_769_767_200_000, "evt-1");
+        assert_eq!(
+            segment.start_end(berlin),
+            parse("toc:day:2026-01-30").start_end(berlin)
+        );
+    }
+
+    #[test]
+    fn covering_range_extends_months_and_years_to_whole_weeks() {
+        assert_eq!(
+            parse("toc:month:2025-01").covering_range(Tz::UTC),
+            (utc("2024-12-30T00:00:00Z"), utc("2025-02-03T00:00:00Z"))
+        );
+        assert_eq!(
+            parse("toc:year:2026").covering_range(Tz::UTC),
+            (utc("2025-12-29T00:00:00Z"), utc("2027-01-04T00:00:00Z"))
+        );
+        assert_eq!(
+            parse("toc:year:2020").covering_range(Tz::UTC),
+            (utc("2019-12-30T00:00:00Z"), utc("2021-01-04T00:00:00Z"))
+        );
+        let week = parse("toc:week:2026-W05");
+        assert_eq!(week.covering_range(Tz::UTC), week.start_end(Tz::UTC));
+    }
+
+    #[test]
+    fn invalid_hand_built_ids_give_errors_or_empty_ranges() {
+        let bad_month = TocNodeId::Month {
+            year: 2026,
+            month: 13,
+        };
+        assert_eq!(
+            bad_month.validate(),
+            Err(TocError::MonthOutOfRange { month: 13 })
+        );
+        assert!(bad_month.try_start_end(Tz::UTC).is_err());
+        let (start, end) = bad_month.start_end(Tz::UTC);
+        assert_eq!(start, end);
+        assert_eq!(
+            TocNodeId::Year(i32::MAX).covering_range(Tz::UTC),
+            EMPTY_RANGE
+        );
+        assert!(TocNodeId::Year(i32::MIN).calendar_children().is_empty());
+        assert!(
+            TocNodeId::Day(NaiveDate::MAX)
+                .try_start_end(Tz::UTC)
+                .is_err()
+        );
+        assert_eq!(TocNodeId::Year(9999).next(), None);
+        assert_eq!(TocNodeId::Year(1).previous(), None);
+        assert_eq!(
+            TocNodeId::month(2026, 0),
+            Err(TocError::MonthOutOfRange { month: 0 })
+        );
+        assert!(TocNodeId::week(2021, 53).is_err());
+        assert_eq!(TocNodeId::week(2020, 53), Ok(parse("toc:week:2020-W53")));
+    }
+
+    #[test]
+    fn calendar_children_and_siblings() {
+        let months = parse("toc:year:2026").calendar_children();
+        assert_eq!(months.len(), 12);
+        assert_eq!(months[0], parse("toc:month:2026-01"));
+        let weeks = parse("toc:month:2026-01").calendar_children();
+        assert_eq!(weeks.first(), Some(&parse("toc:week:2026-W01")));
+        assert_eq!(weeks.last(), Some(&parse("toc:week:2026-W05")));
+        let days = parse("toc:week:2026-W01").calendar_children();
+        assert_eq!(days.first(), Some(&parse("toc:day:2025-12-29")));
+        assert_eq!(days.last(), Some(&parse("toc:day:2026-01-04")));
+        assert!(parse("toc:day:2026-01-04").calendar_children().is_empty());
+
+        assert_eq!(
+            parse("toc:month:2026-01").previous(),
+            Some(parse("toc:month:2025-12"))
+        );
+        assert_eq!(
+            parse("toc:month:2025-12").next(),
+            Some(parse("toc:month:2026-01"))
+        );
+        assert_eq!(
+            parse("toc:week:2021-W01").previous(),
+            Some(parse("toc:week:2020-W53"))
+        );
+        assert_eq!(
+            parse("toc:week:2020-W53").next(),
+            Some(parse("toc:week:2021-W01"))
+        );
+        assert_eq!(
+            parse("toc:day:2026-03-01").previous(),
+            Some(parse("toc:day:2026-02-28"))
+        );
+        assert_eq!(parse("toc:year:2026").next(), Some(parse("toc:year:2027")));
+        let segment = TocNodeId::segment_for(date(2026, 1, 30), 1, "e");
+        assert_eq!(segment.next(), None);
+    }
+
+    #[test]
+    fn ordering_is_coarse_to_fine_then_chronological() {
+        let mut node_ids = [
+            parse("toc:day:2026-01-30"),
+            parse("toc:year:2026"),
+            parse("toc:week:2026-W05"),
+            parse("toc:day:2026-01-29"),
+            parse("toc:month:2025-12"),
+            parse("toc:year:2025"),
+        ];
+        node_ids.sort();
+        let texts: Vec<String> = node_ids.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            texts,
+            [
+                "toc:year:2025",
+                "toc:year:2026",
+                "toc:month:2025-12",
+                "toc:week:2026-W05",
+                "toc:day:2026-01-29",
+                "toc:day:2026-01-30"
+            ]
+        );
+    }
+
+    #[test]
+    fn serde_uses_the_text_form() {
+        let node_id = parse("toc:week:2026-W05");
+        let json = serde_json::to_string(&node_id).expect("serializes");
+        assert_eq!(json, "\"toc:week:2026-W05\"");
+        assert_eq!(
+            serde_json::from_str::<TocNodeId>(&json).expect("deserializes"),
+            node_id
+        );
+        assert!(serde_json::from_str::<TocNodeId>("\"toc:week:2026-W99\"").is_err());
+        let grip_id = GripId::derive(1_769_767_200_000, "evt-1", 0);
+        let json = serde_json::to_string(&grip_id).expect("serializes");
+        assert_eq!(
+            serde_json::from_str::<GripId>(&json).expect("deserializes"),
+            grip_id
+        );
+    }
+
+    #[test]
+    fn segment_ids_are_deterministic_and_distinct() {
+        let day = date(2026, 1, 30);
+        let first = TocNodeId::segment_for(day, 1_769_767_200_000, "evt-1");
+        let again = TocNodeId::segment_for(day, 1_769_767_200_000, "evt-1");
+        assert_eq!(first, again);
+        assert_eq!(first.to_string(), again.to_string());
+        let TocNodeId::Segment { ulid, .. } = first else {
+            panic!("segment_for builds a segment");
+        };
+        assert_eq!(ulid.timestamp_ms(), 1_769_767_200_000);
+        assert_ne!(
+            first,
+            TocNodeId::segment_for(day, 1_769_767_200_000, "evt-2")
+        );
+        assert_ne!(
+            first,
+            TocNodeId::segment_for(day, 1_769_767_200_001, "evt-1")
+        );
+        assert_ne!(
+            TocNodeId::segment_for(day, 5, "ab"),
+            TocNodeId::segment_for(day, 5, "ba")
+        );
+    }
+
+    #[test]
+    fn grip_ids_are_deterministic_and_distinct() {
+        let grip_id = GripId::derive(1_769_767_200_000, "evt-1", 42);
+        assert_eq!(grip_id, GripId::derive(1_769_767_200_000, "evt-1", 42));
+        assert_eq!(grip_id.ts_ms(), 1_769_767_200_000);
+        assert_eq!(grip_id.ulid().timestamp_ms(), 1_769_767_200_000);
+        assert_ne!(grip_id, GripId::derive(1_769_767_200_000, "evt-1", 43));
+        assert_ne!(grip_id, GripId::derive(1_769_767_200_000, "evt-2", 42));
+        assert_ne!(grip_id, GripId::derive(1_769_767_200_001, "evt-1", 42));
+        // A grip and a segment built from the same bytes do not share a ULID.
+        let TocNodeId::Segment {
+            ulid: segment_ulid, ..
+        } = TocNodeId::segment_for(date(2026, 1, 30), 1_769_767_200_000, "evt-1")
+        else {
+            panic!("segment_for builds a segment");
+        };
+        assert_ne!(
+            GripId::derive(1_769_767_200_000, "evt-1", 0).ulid(),
+            segment_ulid
+        );
+    }
+
+    /// The derivation is a storage format: changing it renames every segment and grip
+    /// on rebuild. If this test fails, the change was not meant to happen.
+    #[test]
+    fn derived_ids_are_pinned() {
+        assert_eq!(
+            TocNodeId::segment_for(date(2026, 1, 30), 1_769_767_200_000, "evt-1").to_string(),
+            PINNED_SEGMENT_ID
+        );
+        assert_eq!(
+            GripId::derive(1_769_767_200_000, "evt-1", 42).to_string(),
+            PINNED_GRIP_ID
+        );
+    }
+
+    const PINNED_SEGMENT_ID: &str = "toc:segment:2026-01-30:01KG75GS80TNRFP1SNRFQZ3CTM";
+    const PINNED_GRIP_ID: &str = "grip:1769767200000:01KG75GS80XK3VEHCQ4WS299A0";
+
+    #[test]
+    fn grip_id_text_form_and_errors() {
+        let grip_id = GripId::new(
+            1_769_767_200_000,
+            Ulid::from_string(SAMPLE_ULID).expect("ulid"),
+        );
+        let text = format!("grip:1769767200000:{SAMPLE_ULID}");
+        assert_eq!(grip_id.to_string(), text);
+        assert_eq!(text.parse::<GripId>(), Ok(grip_id));
+        let reason = |text: &str| match text.parse::<GripId>() {
+            Err(TocError::InvalidGripId { reason, .. }) => reason,
+            other => panic!("{text}: {other:?}"),
+        };
+        assert_eq!(reason("toc:1:X"), "expected the prefix `grip:`");
+        assert_eq!(reason("grip:17"), "expected `grip:<ts_ms>:<ULID>`");
+        assert_eq!(
+            reason(&format!("grip:+17:{SAMPLE_ULID}")),
+            "the timestamp `+17` is not plain decimal milliseconds"
+        );
+        assert_eq!(
+            reason(&format!("grip:017:{SAMPLE_ULID}")),
+            "the timestamp `017` is not plain decimal milliseconds"
+        );
+        assert_eq!(
+            reason(&format!("grip:99999999999999999999:{SAMPLE_ULID}")),
+            "the timestamp does not fit in 64 bits"
+        );
+        assert!(reason("grip:17:short").contains("is not a ULID"));
+        assert_eq!(
+            format!("grip:0:{SAMPLE_ULID}")
+                .parse::<GripId>()
+                .map(|id| id.ts_ms()),
+            Ok(0)
+        );
+    }
+
+    proptest! {
+        #[test]
+        fn valid_days_and_weeks_round_trip(days_since_epoch in -700_000_i64..2_900_000) {
+            let Some(day) = NaiveDate::from_ymd_opt(1970, 1, 1)
+                .and_then(|epoch| epoch.checked_add_signed(chrono::TimeDelta::days(days_since_epoch)))
+            else {
+                return Ok(());
+            };
+            for node_id in calendar::ancestors(day) {
+                if node_id.validate().is_ok() {
+                    prop_assert_eq!(node_id.to_string().parse::<TocNodeId>(), Ok(node_id));
+                }
+            }
+        }
+
+        #[test]
+        fn arbitrary_hand_built_ids_never_panic(
+            year in any::<i32>(),
+            month_or_week in any::<u32>(),
+            days_from_ce in any::<i32>(),
+            ulid_bits in any::<u128>(),
+        ) {
+            let day = NaiveDate::from_num_days_from_ce_opt(days_from_ce).unwrap_or(NaiveDate::MAX);
+            let node_ids = [
+                TocNodeId::Year(year),
+                TocNodeId::Month { year, month: month_or_week },
+                TocNodeId::Week { iso_year: year, week: month_or_week },
+                TocNodeId::Day(day),
+                TocNodeId::Segment { day, ulid: Ulid(ulid_bits) },
+            ];
+            for node_id in node_ids {
+                let is_valid = node_id.validate().is_ok();
+                let _ = node_id.start_end(Tz::UTC);
+                let _ = node_id.covering_range(chrono_tz::Pacific::Kiritimati);
+                let _ = node_id.parent();
+                let _ = node_id.ancestors();
+                let _ = node_id.calendar_children();
+                let _ = (node_id.previous(), node_id.next());
+                let text = node_id.to_string();
+                if is_valid {
+                    prop_assert_eq!(text.parse::<TocNodeId>(), Ok(node_id));
+                    prop_assert!(node_id.try_start_end(America::New_York).is_ok());
+                }
+            }
+        }
+
+        #[test]
+        fn parsing_arbitrary_text_never_panics(text in "\\PC{0,40}") {
+            let _ = text.parse::<TocNodeId>();
+            let _ = text.parse::<GripId>();
+            let _ = format!("toc:{text}").parse::<TocNodeId>();
+            let _ = format!("grip:{text}").parse::<GripId>();
+        }
+
+        #[test]
+        fn derived_ids_round_trip(ts_ms in 0_u64..(1 << 48), event_id in "\\PC{1,32}", offset in 0_usize..10_000) {
+            let grip_id = GripId::derive(ts_ms, &event_id, offset);
+            prop_assert_eq!(grip_id.to_string().parse::<GripId>(), Ok(grip_id));
+            let segment = TocNodeId::segment_for(calendar::day_of(ts_ms, Tz::UTC), ts_ms, &event_id);
+            prop_assert_eq!(segment.to_string().parse::<TocNodeId>(), Ok(segment));
+        }
+    }
+}
