@@ -45,6 +45,18 @@ fn sessions(store: &Store) -> BTreeMap<String, (u64, u64, u64)> {
         .collect()
 }
 
+/// A session catalog that refuses the event with id `poison`.
+fn poison_factory() -> ConsumerFactory<SessionCatalog> {
+    Arc::new(|store: &Store| {
+        SessionCatalog::with_reject(
+            store,
+            Arc::new(|event: &Event| {
+                (event.event_id == "poison").then(|| "cannot digest".to_owned())
+            }),
+        )
+    })
+}
+
 async fn append(pipeline: &Pipeline, events: Vec<Event>) {
     pipeline.ingest.append(events).await.expect("append");
 }
@@ -100,14 +112,7 @@ async fn consumer_catches_up_wakes_on_append_and_resumes_after_restart() {
 async fn a_poison_entry_is_retried_then_parked_and_the_rest_applied() {
     let dir = tempfile::tempdir().expect("tempdir");
     let store = Store::open(dir.path(), &StoreOptions::default()).expect("store");
-    let factory: ConsumerFactory<SessionCatalog> = Arc::new(|store: &Store| {
-        SessionCatalog::with_reject(
-            store,
-            Arc::new(|event: &Event| {
-                (event.event_id == "poison").then(|| "cannot digest".to_owned())
-            }),
-        )
-    });
+    let factory = poison_factory();
     let pipeline = Pipeline::start(store.clone(), config(factory))
         .await
         .expect("start");
@@ -199,14 +204,7 @@ async fn reset_replays_from_the_log_even_after_outbox_truncation() {
 async fn appends_do_not_cut_a_retry_backoff_short() {
     let dir = tempfile::tempdir().expect("tempdir");
     let store = Store::open(dir.path(), &StoreOptions::default()).expect("store");
-    let factory: ConsumerFactory<SessionCatalog> = Arc::new(|store: &Store| {
-        SessionCatalog::with_reject(
-            store,
-            Arc::new(|event: &Event| {
-                (event.event_id == "poison").then(|| "cannot digest".to_owned())
-            }),
-        )
-    });
+    let factory = poison_factory();
     let mut runner = RunnerConfig::for_tests();
     runner.retry_backoff =
         crate::supervisor::Backoff::new(Duration::from_secs(60), Duration::from_secs(60));
