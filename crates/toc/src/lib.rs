@@ -14,7 +14,12 @@
 //!   anywhere in a question, as a range and the narrowest node that covers it;
 //! - [`terms`]: tokenizing (identifiers split: `getUserToken` → get, user, token), light
 //!   stemming, and whole-term overlap scores, so "jwt" never matches inside another word
-//!   and "tokens" matches "token".
+//!   and "tokens" matches "token";
+//! - [`TocNode`], [`TocBullet`] and [`Grip`]: the records of the tree as stored and as
+//!   sent in `toc.node` replies, with token estimates for reply budgets;
+//! - [`search`]: `toc.search_node` and `toc.search_children`, the index-free search that
+//!   finds where a query matches in a node and ranks a node's children within a limit
+//!   and a token budget.
 //!
 //! ```
 //! use chrono::{NaiveDate, TimeZone, Utc};
@@ -43,12 +48,12 @@
 //! ```
 //!
 //! It is not:
-//! - storage: no node contents (titles, bullets, summaries), no keys on disk; the
-//!   store and the rollup builder own those;
+//! - storage: the node and grip records are plain data here; keys on disk, reading and
+//!   writing them belong to the store and the rollup builder;
 //! - an actor or anything that does I/O or reads the clock: `now` and the time zone
 //!   are always arguments, so every answer is reproducible in a test;
-//! - the search over node contents: [`terms`] scores text, but walking and ranking TOC
-//!   nodes is the query side's job.
+//! - the navigator: [`search`] scores the nodes it is given, but loading them, choosing
+//!   where to drill in and walking the tree is the query side's job.
 
 #![forbid(unsafe_code)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used))]
@@ -56,12 +61,19 @@
 pub mod calendar;
 mod error;
 mod level;
+mod node;
 mod node_id;
+pub mod search;
 pub mod terms;
 mod time_hint;
 
 pub use chrono_tz::Tz;
 pub use error::{MAX_ECHOED_INPUT_CHARS, Result, TocError};
 pub use level::TocLevel;
+pub use node::{CHARS_PER_TOKEN, Grip, TocBullet, TocNode, estimate_tokens};
 pub use node_id::{GripId, TocNodeId};
+pub use search::{
+    ChildResult, DEFAULT_SEARCH_LIMIT, NodeMatch, SearchChildrenPage, SearchField, search_children,
+    search_node,
+};
 pub use time_hint::{TimeHint, parse_time_hint};
