@@ -81,6 +81,17 @@ pub trait OutboxConsumer: Send + 'static {
         Ok(())
     }
 
+    /// Called when a step finds nothing new (about once per poll interval while idle):
+    /// time-driven work such as closing a live session's segment after wall-clock
+    /// silence. Default: nothing.
+    ///
+    /// # Errors
+    /// When the work fails; it is logged and retried at the next idle step.
+    fn on_idle(&mut self, store: &Store) -> Result<(), ConsumerError> {
+        let _ = store;
+        Ok(())
+    }
+
     /// Deletes the projection and its cursor, so the next step replays from the start.
     ///
     /// # Errors
@@ -533,6 +544,9 @@ fn run_step<C: OutboxConsumer>(
         items.first().map(FeedItem::seq),
         items.last().map(FeedItem::seq),
     ) else {
+        if let Err(err) = consumer.on_idle(store) {
+            tracing::warn!(consumer = %name, error = %err, "idle work failed; retrying at the next idle step");
+        }
         return StepOutcome::Idle;
     };
     if let Some((attempts, error)) = park {

@@ -25,6 +25,7 @@ mod consumer;
 mod ingest;
 mod metrics;
 mod pipeline;
+mod segmenter;
 mod session_catalog;
 mod supervisor;
 
@@ -37,5 +38,9 @@ pub use ingest::{
 };
 pub use metrics::{ACTOR_METRICS, ActorMetrics};
 pub use pipeline::{Pipeline, PipelineConfig};
+pub use segmenter::{
+    CloseReason, SEGMENT_CLOSED, SEGMENTER, Segment, SegmentEvent, Segmenter, SegmenterConfig,
+    estimate_tokens,
+};
 pub use session_catalog::{RejectEvent, SESSION_CATALOG, SessionCatalog, SessionSummary};
 pub use supervisor::{Backoff, ChildSpec, Supervisor, SupervisorArgs, SupervisorMsg};

@@ -12,6 +12,7 @@ use crate::consumer::{
     ConsumerActor, ConsumerArgs, ConsumerCounters, ConsumerFactory, ConsumerHandle, RunnerConfig,
 };
 use crate::ingest::{IngestActor, IngestArgs, IngestHandle};
+use crate::segmenter::{SEGMENTER, Segmenter, SegmenterConfig};
 use crate::session_catalog::{SESSION_CATALOG, SessionCatalog};
 use crate::supervisor::{Backoff, ChildSpec, Supervisor, SupervisorArgs, SupervisorMsg};
 
@@ -28,6 +29,8 @@ pub struct PipelineConfig {
     pub restart_backoff: Backoff,
     /// Builds the session catalog (tests plant poison through it).
     pub session_catalog: ConsumerFactory<SessionCatalog>,
+    /// When segments close.
+    pub segmenter: SegmenterConfig,
 }
 
 impl Default for PipelineConfig {
@@ -38,6 +41,7 @@ impl Default for PipelineConfig {
             runner: RunnerConfig::default(),
             restart_backoff: Backoff::new(Duration::from_millis(100), Duration::from_secs(30)),
             session_catalog: Arc::new(SessionCatalog::open),
+            segmenter: SegmenterConfig::default(),
         }
     }
 }
@@ -49,6 +53,8 @@ pub struct Pipeline {
     pub ingest: IngestHandle,
     /// The reference consumer.
     pub session_catalog: ConsumerHandle<SessionCatalog>,
+    /// Cuts sessions into segments.
+    pub segmenter: ConsumerHandle<Segmenter>,
     store: Store,
 }
 
@@ -88,6 +94,30 @@ impl Pipeline {
                 }
             })
         };
+        let segmenter_spec = {
+            let store = store.clone();
+            let segmenter_config = config.segmenter.clone();
+            let factory: ConsumerFactory<Segmenter> =
+                Arc::new(move |store: &Store| Segmenter::open(store, segmenter_config.clone()));
+            let runner = config.runner.clone();
+            ChildSpec::new(SEGMENTER, move |name, supervisor| {
+                let args = ConsumerArgs {
+                    store: store.clone(),
+                    factory: factory.clone(),
+                    config: runner.clone(),
+                };
+                async move {
+                    Actor::spawn_linked(
+                        Some(name),
+                        ConsumerActor::<Segmenter>::default(),
+                        args,
+                        supervisor,
+                    )
+                    .await
+                    .map(|(actor, _)| actor.get_cell())
+                }
+            })
+        };
         let ingest_spec = {
             let store = store.clone();
             let (max_batch_events, max_pending_events) =
@@ -107,7 +137,7 @@ impl Pipeline {
         };
         let args = SupervisorArgs {
             prefix: prefix.clone(),
-            children: vec![catalog_spec, ingest_spec],
+            children: vec![catalog_spec, segmenter_spec, ingest_spec],
             backoff: config.restart_backoff,
             healthy_after: Duration::from_secs(60),
         };
@@ -118,21 +148,36 @@ impl Pipeline {
             supervisor,
             ingest: IngestHandle::new(Supervisor::child_name(&prefix, "ingest"), store.clone()),
             session_catalog: ConsumerHandle::new(Supervisor::child_name(&prefix, SESSION_CATALOG)),
+            segmenter: ConsumerHandle::new(Supervisor::child_name(&prefix, SEGMENTER)),
             store,
         })
     }
 
     /// Every consumer's counters.
     pub async fn consumer_counters(&self) -> Vec<ConsumerCounters> {
-        self.session_catalog.counters().await.into_iter().collect()
+        let mut counters: Vec<ConsumerCounters> =
+            self.session_catalog.counters().await.into_iter().collect();
+        counters.extend(self.segmenter.counters().await);
+        counters
     }
 
     /// Waits until every consumer has applied everything up to the current head, or
     /// `timeout` passes; true when caught up.
     pub async fn wait_caught_up(&self, timeout: Duration) -> bool {
-        self.session_catalog
-            .wait_for(self.store.head(), timeout)
-            .await
+        let deadline = std::time::Instant::now() + timeout;
+        loop {
+            // Consumers append derived entries, so the head can move while we wait.
+            let head = self.store.head();
+            let remaining = || deadline.saturating_duration_since(std::time::Instant::now());
+            let caught_up = self.session_catalog.wait_for(head, remaining()).await
+                && self.segmenter.wait_for(head, remaining()).await;
+            if !caught_up {
+                return false;
+            }
+            if self.store.head() == head {
+                return true;
+            }
+        }
     }
 
     /// Drains in-flight commits, then stops every actor (sources first).

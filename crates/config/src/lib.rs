@@ -21,5 +21,5 @@ mod model;
 pub use error::{ConfigError, Result};
 pub use model::{
     Config, ConsumerConfig, DurabilityConfig, IngestConfig, JetStreamConfig, LogFormatConfig,
-    NatsConfig, StoreConfig, TelemetryConfig,
+    NatsConfig, StoreConfig, TelemetryConfig, TocConfig,
 };

@@ -27,6 +27,8 @@ pub struct Config {
     pub nats: NatsConfig,
     /// Outbox consumers (every projection actor).
     pub consumers: ConsumerConfig,
+    /// The time table of contents.
+    pub toc: TocConfig,
     /// Logs, traces and metrics.
     pub telemetry: TelemetryConfig,
 }
@@ -231,6 +233,51 @@ impl Default for ConsumerConfig {
     }
 }
 
+/// `[toc]`: the time table of contents.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TocConfig {
+    /// IANA time zone whose local dates bound days, weeks, months and years, e.g.
+    /// `Europe/Berlin`. Default `UTC`.
+    pub timezone: String,
+    /// A session's segment closes when the next event comes this much later, or after
+    /// this much wall-clock silence, seconds. Default 1800.
+    pub segment_gap_secs: u64,
+    /// A segment closes at this token estimate (characters / 4). Default 4000.
+    pub segment_max_tokens: u64,
+    /// Tokens of a closed segment's tail carried into the next as context. Default 400.
+    pub segment_overlap_tokens: u64,
+}
+
+impl Default for TocConfig {
+    fn default() -> Self {
+        TocConfig {
+            timezone: "UTC".into(),
+            segment_gap_secs: 1_800,
+            segment_max_tokens: 4_000,
+            segment_overlap_tokens: 400,
+        }
+    }
+}
+
+impl TocConfig {
+    /// The configured zone.
+    ///
+    /// # Errors
+    /// When `timezone` is not an IANA zone name.
+    pub fn tz(&self) -> Result<chrono_tz::Tz> {
+        self.timezone
+            .parse::<chrono_tz::Tz>()
+            .map_err(|_| ConfigError::Invalid {
+                key: "toc.timezone",
+                message: format!(
+                    "{:?} is not an IANA time zone such as \"UTC\" or \"Europe/Berlin\"",
+                    self.timezone
+                ),
+            })
+    }
+}
+
 /// Log line format.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -372,6 +419,19 @@ impl Config {
                 "must not exceed consumers.restart_max_ms",
             );
         }
+        self.toc.tz()?;
+        if self.toc.segment_gap_secs == 0 {
+            return invalid("toc.segment_gap_secs", "must be greater than 0");
+        }
+        if self.toc.segment_max_tokens == 0 {
+            return invalid("toc.segment_max_tokens", "must be greater than 0");
+        }
+        if self.toc.segment_overlap_tokens >= self.toc.segment_max_tokens {
+            return invalid(
+                "toc.segment_overlap_tokens",
+                "must be less than toc.segment_max_tokens",
+            );
+        }
         if self.nats.url.trim().is_empty() {
             return invalid("nats.url", "must not be empty");
         }
@@ -500,6 +560,16 @@ mod tests {
         assert!(err.to_string().contains("sometimes"), "{err}");
         let err = Config::from_toml_str("[nats]\nuser = \"u\"\n").expect_err("pair");
         assert!(err.to_string().contains("nats.user"), "{err}");
+    }
+
+    #[test]
+    fn time_zone_is_checked() {
+        let config =
+            Config::from_toml_str("[toc]\ntimezone = \"Europe/Berlin\"\n").expect("valid zone");
+        assert_eq!(config.toc.tz().expect("zone"), chrono_tz::Europe::Berlin);
+        let err =
+            Config::from_toml_str("[toc]\ntimezone = \"Mars/Olympus\"\n").expect_err("bad zone");
+        assert!(err.to_string().contains("toc.timezone"), "{err}");
     }
 
     #[test]

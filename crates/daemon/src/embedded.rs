@@ -6,7 +6,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use memory_actors::{Backoff, Pipeline, PipelineConfig, RunnerConfig, SessionCatalog};
+use memory_actors::{
+    Backoff, Pipeline, PipelineConfig, RunnerConfig, SegmenterConfig, SessionCatalog,
+};
 use memory_config::{Config, DurabilityConfig};
 use memory_store::{Durability, Store, StoreOptions};
 use memory_telemetry::{LogFormat, TracingConfig, TracingGuard};
@@ -59,6 +61,13 @@ pub fn pipeline_config(config: &Config) -> PipelineConfig {
             Duration::from_millis(consumers.restart_max_ms),
         ),
         session_catalog: Arc::new(SessionCatalog::open),
+        segmenter: SegmenterConfig {
+            gap: Duration::from_secs(config.toc.segment_gap_secs),
+            max_tokens: config.toc.segment_max_tokens,
+            overlap_tokens: config.toc.segment_overlap_tokens,
+            // Validated when the configuration was loaded.
+            timezone: config.toc.tz().unwrap_or(chrono_tz::Tz::UTC),
+        },
     }
 }
 

@@ -1,0 +1,608 @@
+//! `Segmenter`: cuts each (project, session) stream of events into segments, the leaves
+//! of the time table of contents. Upstream: outbox events. Downstream: the grip
+//! extractor and the rollup builder, through `segment_closed` outbox entries.
+//!
+//! A segment closes when the next event of its session comes more than `gap` after the
+//! last one (event time), when it reaches `max_tokens` (text length / 4), on
+//! `session_end`, or — for a live stream that simply stops — when no event of the session
+//! has arrived for `gap` of wall-clock time. The tail of a closed segment (up to
+//! `overlap_tokens`) is carried into the next one as context, not as its own events.
+//!
+//! Open segments are kept in `proj_segmenter_open` and closed ones in `proj_segments`,
+//! written with the cursor in one batch, so a crash resumes exactly. Segment ids are
+//! derived from the first event (`memory_toc::TocNodeId::segment_for`), so a rebuild from
+//! the log produces the same ids.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use memory_store::{
+    DerivedEntry, FeedItem, Keyspace, OutboxSeq, ProjectionBatch, Store, StoreError, codec,
+};
+use memory_toc::{TocNodeId, Tz, calendar};
+use memory_types::{Event, EventKind};
+use serde::{Deserialize, Serialize};
+
+use crate::consumer::{ConsumerError, OutboxConsumer};
+
+/// The consumer's name: cursor key and metrics label.
+pub const SEGMENTER: &str = "segmenter";
+/// Outbox entry kind announcing a closed segment; its key is the segment id.
+pub const SEGMENT_CLOSED: &str = "segment_closed";
+const OPEN_KEYSPACE: &str = "segmenter_open";
+const SEGMENTS_KEYSPACE: &str = "segments";
+const RECORD_VERSION: u8 = 1;
+
+/// When segments close.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SegmenterConfig {
+    /// Gap between two events of a session that closes the segment; also the wall-clock
+    /// idle time after which a live session's open segment closes. Default 30 minutes.
+    pub gap: Duration,
+    /// Token estimate (characters / 4) at which a segment closes. Default 4 000.
+    pub max_tokens: u64,
+    /// Tokens of a closed segment's tail carried into the next as context. Default 400.
+    pub overlap_tokens: u64,
+    /// Zone whose local date names the segment's day. Default UTC.
+    pub timezone: Tz,
+}
+
+impl Default for SegmenterConfig {
+    fn default() -> Self {
+        SegmenterConfig {
+            gap: Duration::from_secs(30 * 60),
+            max_tokens: 4_000,
+            overlap_tokens: 400,
+            timezone: Tz::UTC,
+        }
+    }
+}
+
+/// Why a segment closed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CloseReason {
+    /// The next event came more than `gap` later.
+    Gap,
+    /// The token estimate reached `max_tokens`.
+    Tokens,
+    /// The session ended.
+    SessionEnd,
+    /// No event arrived for `gap` of wall-clock time.
+    Idle,
+}
+
+/// One event of a segment: its position and what the segmenter needs to know about it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SegmentEvent {
+    /// Outbox position of the event (its key in the log).
+    pub seq: u64,
+    /// Event time, epoch ms.
+    pub timestamp_ms: u64,
+    /// The event's token estimate.
+    pub tokens: u64,
+}
+
+/// A closed segment (record format v1), keyed by its id in `proj_segments`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Segment {
+    /// `toc:segment:<day>:<ULID>`.
+    pub segment_id: String,
+    /// The project.
+    pub project_id: String,
+    /// The session.
+    pub session_id: String,
+    /// First and last event time, epoch ms.
+    pub start_ms: u64,
+    /// Last event time, epoch ms.
+    pub end_ms: u64,
+    /// The segment's own events, in arrival order.
+    pub events: Vec<SegmentEvent>,
+    /// The previous segment's tail, for context only.
+    pub overlap: Vec<SegmentEvent>,
+    /// Sum of the own events' token estimates.
+    pub token_estimate: u64,
+    /// Why it closed.
+    pub close_reason: CloseReason,
+}
+
+/// A session's open segment (record format v1), keyed by project and session.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+struct OpenSegment {
+    project_id: String,
+    session_id: String,
+    first_event_id: String,
+    events: Vec<SegmentEvent>,
+    overlap: Vec<SegmentEvent>,
+    token_estimate: u64,
+    /// Wall-clock time the last event was applied, for idle closing of live streams.
+    last_applied_wall_ms: u64,
+}
+
+impl OpenSegment {
+    fn last_timestamp_ms(&self) -> u64 {
+        self.events
+            .iter()
+            .map(|e| e.timestamp_ms)
+            .max()
+            .unwrap_or(0)
+    }
+}
+
+/// Token estimate of a text: characters / 4, at least 1.
+#[must_use]
+pub fn estimate_tokens(text: &str) -> u64 {
+    (text.chars().count() as u64).div_ceil(4).max(1)
+}
+
+fn open_key(project_id: &str, session_id: &str) -> Vec<u8> {
+    let mut key = Vec::with_capacity(project_id.len() + session_id.len() + 1);
+    key.extend_from_slice(project_id.as_bytes());
+    key.push(0);
+    key.extend_from_slice(session_id.as_bytes());
+    key
+}
+
+/// The consumer.
+pub struct Segmenter {
+    config: SegmenterConfig,
+    open: Keyspace,
+    segments: Keyspace,
+}
+
+impl Segmenter {
+    /// Opens the segmenter's keyspaces.
+    ///
+    /// # Errors
+    /// Store failures.
+    pub fn open(store: &Store, config: SegmenterConfig) -> Result<Self, ConsumerError> {
+        Ok(Segmenter {
+            config,
+            open: store.projection_keyspace(OPEN_KEYSPACE)?,
+            segments: store.projection_keyspace(SEGMENTS_KEYSPACE)?,
+        })
+    }
+
+    /// A closed segment by id.
+    ///
+    /// # Errors
+    /// Store or decoding failures.
+    pub fn segment(store: &Store, segment_id: &str) -> Result<Option<Segment>, ConsumerError> {
+        let keyspace = store.projection_keyspace(SEGMENTS_KEYSPACE)?;
+        match keyspace
+            .get(segment_id.as_bytes())
+            .map_err(StoreError::from)?
+        {
+            Some(bytes) => Ok(Some(codec::decode("segment", RECORD_VERSION, &bytes)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// Every closed segment, by id (for tests and rebuild checks).
+    ///
+    /// # Errors
+    /// Store or decoding failures.
+    pub fn all_segments(store: &Store) -> Result<Vec<Segment>, ConsumerError> {
+        let keyspace = store.projection_keyspace(SEGMENTS_KEYSPACE)?;
+        let mut out = Vec::new();
+        for guard in keyspace.iter() {
+            let (_, value) = guard.into_inner().map_err(StoreError::from)?;
+            out.push(codec::decode("segment", RECORD_VERSION, &value)?);
+        }
+        Ok(out)
+    }
+
+    fn load_open(&self, key: &[u8]) -> Result<Option<OpenSegment>, ConsumerError> {
+        match self.open.get(key).map_err(StoreError::from)? {
+            Some(bytes) => Ok(Some(codec::decode("open segment", RECORD_VERSION, &bytes)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// Writes the closed segment and announces it; returns the overlap for the next one.
+    fn close(
+        &self,
+        batch: &mut ProjectionBatch,
+        open: OpenSegment,
+        reason: CloseReason,
+    ) -> Result<Vec<SegmentEvent>, ConsumerError> {
+        let start_ms = open
+            .events
+            .iter()
+            .map(|e| e.timestamp_ms)
+            .min()
+            .unwrap_or(0);
+        let end_ms = open.last_timestamp_ms();
+        let day = calendar::day_of(
+            open.events.first().map_or(start_ms, |e| e.timestamp_ms),
+            self.config.timezone,
+        );
+        let first_ts = open.events.first().map_or(start_ms, |e| e.timestamp_ms);
+        let segment_id = TocNodeId::segment_for(day, first_ts, &open.first_event_id).to_string();
+        let mut overlap = Vec::new();
+        let mut overlap_tokens = 0u64;
+        for event in open.events.iter().rev() {
+            if overlap_tokens + event.tokens > self.config.overlap_tokens {
+                break;
+            }
+            overlap_tokens += event.tokens;
+            overlap.push(event.clone());
+        }
+        overlap.reverse();
+        let segment = Segment {
+            segment_id: segment_id.clone(),
+            project_id: open.project_id.clone(),
+            session_id: open.session_id.clone(),
+            start_ms,
+            end_ms,
+            events: open.events,
+            overlap: open.overlap,
+            token_estimate: open.token_estimate,
+            close_reason: reason,
+        };
+        batch.insert(
+            &self.segments,
+            segment_id.as_bytes(),
+            codec::encode("segment", RECORD_VERSION, &segment)?,
+        );
+        batch.append_derived(DerivedEntry {
+            kind: SEGMENT_CLOSED.into(),
+            project_id: open.project_id,
+            key: segment_id,
+        });
+        Ok(overlap)
+    }
+
+    fn apply_event(
+        &self,
+        batch: &mut ProjectionBatch,
+        touched: &mut BTreeMap<Vec<u8>, Option<OpenSegment>>,
+        seq: OutboxSeq,
+        event: &Event,
+        now_ms: u64,
+    ) -> Result<(), ConsumerError> {
+        let key = open_key(&event.project_id, &event.session_id);
+        let current = match touched.remove(&key) {
+            Some(current) => current,
+            None => self.load_open(&key)?,
+        };
+        // Replaying an event the open segment already holds changes nothing.
+        if current
+            .as_ref()
+            .is_some_and(|open| open.events.iter().any(|e| e.seq == seq.0))
+        {
+            touched.insert(key, current);
+            return Ok(());
+        }
+        let gap_ms = u64::try_from(self.config.gap.as_millis()).unwrap_or(u64::MAX);
+        let (mut open, carried_overlap) = match current {
+            Some(open)
+                if !open.events.is_empty()
+                    && event.timestamp_ms > open.last_timestamp_ms().saturating_add(gap_ms) =>
+            {
+                let overlap = self.close(batch, open, CloseReason::Gap)?;
+                (None, overlap)
+            }
+            other => (other, Vec::new()),
+        };
+        let tokens = estimate_tokens(&event.text);
+        let segment = open.get_or_insert_with(|| OpenSegment {
+            project_id: event.project_id.clone(),
+            session_id: event.session_id.clone(),
+            first_event_id: event.event_id.clone(),
+            events: Vec::new(),
+            overlap: carried_overlap,
+            token_estimate: 0,
+            last_applied_wall_ms: now_ms,
+        });
+        if segment.events.is_empty() {
+            // The id derives from the first own event, so a rebuild names it the same.
+            segment.first_event_id.clone_from(&event.event_id);
+        }
+        segment.events.push(SegmentEvent {
+            seq: seq.0,
+            timestamp_ms: event.timestamp_ms,
+            tokens,
+        });
+        segment.token_estimate += tokens;
+        segment.last_applied_wall_ms = now_ms;
+        let reason = if event.kind == EventKind::SessionEnd {
+            Some(CloseReason::SessionEnd)
+        } else if segment.token_estimate >= self.config.max_tokens {
+            Some(CloseReason::Tokens)
+        } else {
+            None
+        };
+        let next = match (reason, open) {
+            (Some(reason), Some(full)) => {
+                let overlap = self.close(batch, full, reason)?;
+                // A session that ended starts afresh; a full segment hands its tail on.
+                (reason == CloseReason::Tokens && !overlap.is_empty()).then(|| OpenSegment {
+                    project_id: event.project_id.clone(),
+                    session_id: event.session_id.clone(),
+                    first_event_id: String::new(),
+                    events: Vec::new(),
+                    overlap,
+                    token_estimate: 0,
+                    last_applied_wall_ms: now_ms,
+                })
+            }
+            (_, open) => open,
+        };
+        touched.insert(key, next);
+        Ok(())
+    }
+}
+
+impl OutboxConsumer for Segmenter {
+    fn name(&self) -> &str {
+        SEGMENTER
+    }
+
+    fn apply(
+        &mut self,
+        store: &Store,
+        items: &[FeedItem],
+        up_to: OutboxSeq,
+    ) -> Result<(), ConsumerError> {
+        let now_ms = memory_types::now_ms();
+        let mut batch = store.projection_batch();
+        let mut touched: BTreeMap<Vec<u8>, Option<OpenSegment>> = BTreeMap::new();
+        for item in items {
+            if let FeedItem::Event { seq, event } = item {
+                self.apply_event(&mut batch, &mut touched, *seq, event, now_ms)?;
+            }
+        }
+        for (key, open) in touched {
+            match open {
+                // A segment that holds only carried context has no first event yet.
+                Some(open) if !open.events.is_empty() || !open.overlap.is_empty() => {
+                    batch.insert(
+                        &self.open,
+                        &key,
+                        codec::encode("open segment", RECORD_VERSION, &open)?,
+                    );
+                }
+                _ => batch.remove(&self.open, &key),
+            }
+        }
+        batch.set_cursor(SEGMENTER, up_to);
+        store.commit_projection(batch)?;
+        Ok(())
+    }
+
+    fn on_idle(&mut self, store: &Store) -> Result<(), ConsumerError> {
+        let now_ms = memory_types::now_ms();
+        let gap_ms = u64::try_from(self.config.gap.as_millis()).unwrap_or(u64::MAX);
+        let mut batch = store.projection_batch();
+        let mut num_closed = 0usize;
+        for guard in self.open.iter() {
+            let (key, value) = guard.into_inner().map_err(StoreError::from)?;
+            let open: OpenSegment = codec::decode("open segment", RECORD_VERSION, &value)?;
+            if open.events.is_empty() || now_ms.saturating_sub(open.last_applied_wall_ms) < gap_ms {
+                continue;
+            }
+            let overlap = self.close(&mut batch, open.clone(), CloseReason::Idle)?;
+            let next = OpenSegment {
+                first_event_id: String::new(),
+                events: Vec::new(),
+                overlap,
+                token_estimate: 0,
+                ..open
+            };
+            batch.insert(
+                &self.open,
+                key.as_ref(),
+                codec::encode("open segment", RECORD_VERSION, &next)?,
+            );
+            num_closed += 1;
+        }
+        if num_closed > 0 {
+            store.commit_projection(batch)?;
+        }
+        Ok(())
+    }
+
+    fn reset(&mut self, store: &Store) -> Result<(), ConsumerError> {
+        self.open.clear().map_err(StoreError::from)?;
+        self.segments.clear().map_err(StoreError::from)?;
+        store.set_cursor(SEGMENTER, OutboxSeq::ZERO)?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+    use std::time::Instant;
+
+    use memory_store::StoreOptions;
+    use memory_types::Role;
+
+    use super::*;
+    use crate::consumer::RunnerConfig;
+    use crate::pipeline::{Pipeline, PipelineConfig};
+
+    const T0: u64 = 1_769_764_500_000; // 2026-01-30T09:15:00Z
+    const MINUTE: u64 = 60_000;
+
+    fn event(id: &str, session: &str, ts: u64, kind: EventKind, text: &str) -> Event {
+        Event {
+            event_id: id.into(),
+            session_id: session.into(),
+            project_id: "p".into(),
+            agent_id: None,
+            timestamp_ms: ts,
+            kind,
+            role: Role::User,
+            text: text.into(),
+            metadata: BTreeMap::new(),
+        }
+    }
+
+    fn note(id: &str, session: &str, ts: u64) -> Event {
+        event(id, session, ts, EventKind::UserMessage, "short turn")
+    }
+
+    async fn start(store: &Store, segmenter: SegmenterConfig) -> Pipeline {
+        let config = PipelineConfig {
+            runner: RunnerConfig::for_tests(),
+            segmenter,
+            ..PipelineConfig::default()
+        };
+        Pipeline::start(store.clone(), config)
+            .await
+            .expect("start pipeline")
+    }
+
+    fn by_start(store: &Store) -> Vec<Segment> {
+        let mut segments = Segmenter::all_segments(store).expect("segments");
+        segments.sort_by_key(|s| (s.session_id.clone(), s.start_ms));
+        segments
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn gaps_and_session_end_close_segments_with_overlap_and_announce_them() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::open(dir.path(), &StoreOptions::default()).expect("store");
+        let pipeline = start(&store, SegmenterConfig::default()).await;
+        pipeline
+            .ingest
+            .append(vec![
+                note("a1", "s1", T0),
+                note("a2", "s1", T0 + MINUTE),
+                note("b1", "s2", T0 + 2 * MINUTE),
+                note("a3", "s1", T0 + 2 * MINUTE),
+                note("a4", "s1", T0 + 45 * MINUTE),
+                event("a5", "s1", T0 + 46 * MINUTE, EventKind::SessionEnd, ""),
+            ])
+            .await
+            .expect("append");
+        assert!(pipeline.wait_caught_up(Duration::from_secs(10)).await);
+        let segments = by_start(&store);
+        assert_eq!(segments.len(), 2, "{segments:?}");
+        let (first, second) = (&segments[0], &segments[1]);
+        assert_eq!(first.close_reason, CloseReason::Gap);
+        assert_eq!(
+            first.events.iter().map(|e| e.seq).collect::<Vec<_>>(),
+            [1, 2, 4]
+        );
+        assert_eq!((first.start_ms, first.end_ms), (T0, T0 + 2 * MINUTE));
+        assert!(first.segment_id.starts_with("toc:segment:2026-01-30:"));
+        assert_eq!(second.close_reason, CloseReason::SessionEnd);
+        assert_eq!(
+            second.events.iter().map(|e| e.seq).collect::<Vec<_>>(),
+            [5, 6]
+        );
+        assert!(
+            !second.overlap.is_empty(),
+            "the first segment's tail is carried as context"
+        );
+        assert_eq!(second.overlap.last().map(|e| e.seq), Some(4));
+        // Session s2 is still open: nothing closed for it.
+        assert!(segments.iter().all(|s| s.session_id == "s1"));
+        // Each closed segment was announced on the outbox for downstream actors.
+        let announced: Vec<String> = store
+            .read_feed(OutboxSeq::ZERO, 100)
+            .expect("feed")
+            .into_iter()
+            .filter_map(|item| match item {
+                FeedItem::Derived { entry, .. } if entry.kind == SEGMENT_CLOSED => Some(entry.key),
+                _ => None,
+            })
+            .collect();
+        let mut expected: Vec<String> = segments.iter().map(|s| s.segment_id.clone()).collect();
+        expected.sort();
+        let mut announced_sorted = announced.clone();
+        announced_sorted.sort();
+        assert_eq!(announced_sorted, expected);
+        pipeline.shutdown().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn token_budget_closes_segments_and_a_rebuild_yields_identical_segments() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::open(dir.path(), &StoreOptions::default()).expect("store");
+        let config = SegmenterConfig {
+            max_tokens: 100,
+            overlap_tokens: 30,
+            ..SegmenterConfig::default()
+        };
+        let pipeline = start(&store, config).await;
+        let long_text = "x".repeat(120); // 30 tokens
+        let events: Vec<Event> = (0..12)
+            .map(|i| {
+                event(
+                    &format!("e{i}"),
+                    "s",
+                    T0 + i * 1000,
+                    EventKind::AssistantMessage,
+                    &long_text,
+                )
+            })
+            .collect();
+        pipeline.ingest.append(events).await.expect("append");
+        assert!(pipeline.wait_caught_up(Duration::from_secs(10)).await);
+        let before = by_start(&store);
+        assert_eq!(
+            before.len(),
+            3,
+            "12 events of 30 tokens with a 100-token budget: {before:?}"
+        );
+        assert!(
+            before
+                .iter()
+                .all(|s| s.close_reason == CloseReason::Tokens && s.token_estimate >= 100)
+        );
+        assert!(
+            before[1..].iter().all(|s| s.overlap.len() == 1),
+            "30 overlap tokens carry one event"
+        );
+
+        pipeline.segmenter.reset().await.expect("reset");
+        assert!(pipeline.wait_caught_up(Duration::from_secs(10)).await);
+        assert_eq!(
+            by_start(&store),
+            before,
+            "replaying the log rebuilds the same segments, ids included"
+        );
+        pipeline.shutdown().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_live_session_that_falls_silent_is_closed_by_wall_clock() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::open(dir.path(), &StoreOptions::default()).expect("store");
+        let config = SegmenterConfig {
+            gap: Duration::from_millis(200),
+            ..SegmenterConfig::default()
+        };
+        let pipeline = start(&store, config).await;
+        let now = memory_types::now_ms();
+        pipeline
+            .ingest
+            .append(vec![note("l1", "live", now), note("l2", "live", now + 10)])
+            .await
+            .expect("append");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let closed = loop {
+            let segments = Segmenter::all_segments(&store).expect("segments");
+            if let Some(segment) = segments.into_iter().next() {
+                break segment;
+            }
+            assert!(Instant::now() < deadline, "silent session never closed");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        };
+        assert_eq!(closed.close_reason, CloseReason::Idle);
+        assert_eq!(closed.events.len(), 2);
+        pipeline.shutdown().await;
+    }
+
+    #[test]
+    fn token_estimate_is_chars_over_four_at_least_one() {
+        assert_eq!(estimate_tokens(""), 1);
+        assert_eq!(estimate_tokens("abcd"), 1);
+        assert_eq!(estimate_tokens("abcde"), 2);
+        assert_eq!(estimate_tokens("ééééé"), 2, "characters, not bytes");
+    }
+}
