@@ -17,6 +17,9 @@
 //!   and "tokens" matches "token";
 //! - [`TocNode`], [`TocBullet`] and [`Grip`]: the records of the tree as stored and as
 //!   sent in `toc.node` replies, with token estimates for reply budgets;
+//! - [`grips`]: the grip extractor's rules, picking a segment's salient verbatim
+//!   excerpts (decisions, problems, fixes, questions, identifiers, paths, numbers, dates,
+//!   rare terms) deterministically, each a substring of its event's text;
 //! - [`search`]: `toc.search_node` and `toc.search_children`, the index-free search that
 //!   finds where a query matches in a node and ranks a node's children within a limit
 //!   and a token budget.
@@ -60,6 +63,7 @@
 
 pub mod calendar;
 mod error;
+pub mod grips;
 mod level;
 mod node;
 mod node_id;
