@@ -22,6 +22,7 @@
 
 mod ask;
 mod consumer;
+mod grip_extractor;
 mod ingest;
 mod metrics;
 mod pipeline;
@@ -33,6 +34,7 @@ pub use consumer::{
     ConsumerActor, ConsumerArgs, ConsumerCounters, ConsumerError, ConsumerFactory, ConsumerHandle,
     ConsumerMsg, OutboxConsumer, RunnerConfig, StepOutcome,
 };
+pub use grip_extractor::{GRIP_EXTRACTOR, GRIPS_EXTRACTED, GripExtractor};
 pub use ingest::{
     AppendReply, IngestActor, IngestArgs, IngestCounters, IngestError, IngestHandle, IngestMsg,
 };
@@ -40,7 +42,6 @@ pub use metrics::{ACTOR_METRICS, ActorMetrics};
 pub use pipeline::{Pipeline, PipelineConfig};
 pub use segmenter::{
     CloseReason, SEGMENT_CLOSED, SEGMENTER, Segment, SegmentEvent, Segmenter, SegmenterConfig,
-    estimate_tokens,
 };
 pub use session_catalog::{RejectEvent, SESSION_CATALOG, SessionCatalog, SessionSummary};
 pub use supervisor::{Backoff, ChildSpec, Supervisor, SupervisorArgs, SupervisorMsg};

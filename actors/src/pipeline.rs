@@ -5,12 +5,15 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use memory_store::Store;
+use memory_toc::grips::GripConfig;
 use ractor::{Actor, ActorRef, SpawnErr};
 use tracing::info;
 
 use crate::consumer::{
-    ConsumerActor, ConsumerArgs, ConsumerCounters, ConsumerFactory, ConsumerHandle, RunnerConfig,
+    ConsumerActor, ConsumerArgs, ConsumerCounters, ConsumerFactory, ConsumerHandle, OutboxConsumer,
+    RunnerConfig,
 };
+use crate::grip_extractor::{GRIP_EXTRACTOR, GripExtractor};
 use crate::ingest::{IngestActor, IngestArgs, IngestHandle};
 use crate::segmenter::{SEGMENTER, Segmenter, SegmenterConfig};
 use crate::session_catalog::{SESSION_CATALOG, SessionCatalog};
@@ -31,6 +34,8 @@ pub struct PipelineConfig {
     pub session_catalog: ConsumerFactory<SessionCatalog>,
     /// When segments close.
     pub segmenter: SegmenterConfig,
+    /// How many grips, how long.
+    pub grips: GripConfig,
 }
 
 impl Default for PipelineConfig {
@@ -42,6 +47,7 @@ impl Default for PipelineConfig {
             restart_backoff: Backoff::new(Duration::from_millis(100), Duration::from_secs(30)),
             session_catalog: Arc::new(SessionCatalog::open),
             segmenter: SegmenterConfig::default(),
+            grips: GripConfig::default(),
         }
     }
 }
@@ -55,6 +61,8 @@ pub struct Pipeline {
     pub session_catalog: ConsumerHandle<SessionCatalog>,
     /// Cuts sessions into segments.
     pub segmenter: ConsumerHandle<Segmenter>,
+    /// Picks each segment's grips.
+    pub grip_extractor: ConsumerHandle<GripExtractor>,
     store: Store,
 }
 
@@ -72,52 +80,20 @@ impl Pipeline {
             std::process::id(),
             NEXT_PIPELINE.fetch_add(1, Ordering::Relaxed)
         );
-        let catalog_spec = {
-            let store = store.clone();
-            let factory = config.session_catalog.clone();
-            let runner = config.runner.clone();
-            ChildSpec::new(SESSION_CATALOG, move |name, supervisor| {
-                let args = ConsumerArgs {
-                    store: store.clone(),
-                    factory: factory.clone(),
-                    config: runner.clone(),
-                };
-                async move {
-                    Actor::spawn_linked(
-                        Some(name),
-                        ConsumerActor::<SessionCatalog>::default(),
-                        args,
-                        supervisor,
-                    )
-                    .await
-                    .map(|(actor, _)| actor.get_cell())
-                }
-            })
-        };
-        let segmenter_spec = {
-            let store = store.clone();
-            let segmenter_config = config.segmenter.clone();
-            let factory: ConsumerFactory<Segmenter> =
-                Arc::new(move |store: &Store| Segmenter::open(store, segmenter_config.clone()));
-            let runner = config.runner.clone();
-            ChildSpec::new(SEGMENTER, move |name, supervisor| {
-                let args = ConsumerArgs {
-                    store: store.clone(),
-                    factory: factory.clone(),
-                    config: runner.clone(),
-                };
-                async move {
-                    Actor::spawn_linked(
-                        Some(name),
-                        ConsumerActor::<Segmenter>::default(),
-                        args,
-                        supervisor,
-                    )
-                    .await
-                    .map(|(actor, _)| actor.get_cell())
-                }
-            })
-        };
+        let catalog_spec = consumer_spec(
+            SESSION_CATALOG,
+            &store,
+            config.session_catalog.clone(),
+            &config.runner,
+        );
+        let segmenter_config = config.segmenter.clone();
+        let segmenter_factory: ConsumerFactory<Segmenter> =
+            Arc::new(move |store: &Store| Segmenter::open(store, segmenter_config.clone()));
+        let segmenter_spec = consumer_spec(SEGMENTER, &store, segmenter_factory, &config.runner);
+        let grip_config = config.grips.clone();
+        let grip_factory: ConsumerFactory<GripExtractor> =
+            Arc::new(move |store: &Store| GripExtractor::open(store, grip_config.clone()));
+        let grip_spec = consumer_spec(GRIP_EXTRACTOR, &store, grip_factory, &config.runner);
         let ingest_spec = {
             let store = store.clone();
             let (max_batch_events, max_pending_events) =
@@ -137,7 +113,7 @@ impl Pipeline {
         };
         let args = SupervisorArgs {
             prefix: prefix.clone(),
-            children: vec![catalog_spec, segmenter_spec, ingest_spec],
+            children: vec![catalog_spec, grip_spec, segmenter_spec, ingest_spec],
             backoff: config.restart_backoff,
             healthy_after: Duration::from_secs(60),
         };
@@ -149,6 +125,7 @@ impl Pipeline {
             ingest: IngestHandle::new(Supervisor::child_name(&prefix, "ingest"), store.clone()),
             session_catalog: ConsumerHandle::new(Supervisor::child_name(&prefix, SESSION_CATALOG)),
             segmenter: ConsumerHandle::new(Supervisor::child_name(&prefix, SEGMENTER)),
+            grip_extractor: ConsumerHandle::new(Supervisor::child_name(&prefix, GRIP_EXTRACTOR)),
             store,
         })
     }
@@ -158,6 +135,7 @@ impl Pipeline {
         let mut counters: Vec<ConsumerCounters> =
             self.session_catalog.counters().await.into_iter().collect();
         counters.extend(self.segmenter.counters().await);
+        counters.extend(self.grip_extractor.counters().await);
         counters
     }
 
@@ -170,7 +148,8 @@ impl Pipeline {
             let head = self.store.head();
             let remaining = || deadline.saturating_duration_since(std::time::Instant::now());
             let caught_up = self.session_catalog.wait_for(head, remaining()).await
-                && self.segmenter.wait_for(head, remaining()).await;
+                && self.segmenter.wait_for(head, remaining()).await
+                && self.grip_extractor.wait_for(head, remaining()).await;
             if !caught_up {
                 return false;
             }
@@ -190,4 +169,31 @@ impl Pipeline {
         let _ = self.store.sync();
         info!("pipeline stopped");
     }
+}
+
+/// A supervised child running `C` on the consumer runner.
+fn consumer_spec<C: OutboxConsumer>(
+    name: &str,
+    store: &Store,
+    factory: ConsumerFactory<C>,
+    runner: &RunnerConfig,
+) -> ChildSpec {
+    let (store, runner) = (store.clone(), runner.clone());
+    ChildSpec::new(name, move |registered_name, supervisor| {
+        let args = ConsumerArgs {
+            store: store.clone(),
+            factory: factory.clone(),
+            config: runner.clone(),
+        };
+        async move {
+            Actor::spawn_linked(
+                Some(registered_name),
+                ConsumerActor::<C>::default(),
+                args,
+                supervisor,
+            )
+            .await
+            .map(|(actor, _)| actor.get_cell())
+        }
+    })
 }

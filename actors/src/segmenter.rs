@@ -129,10 +129,9 @@ impl OpenSegment {
     }
 }
 
-/// Token estimate of a text: characters / 4, at least 1.
-#[must_use]
-pub fn estimate_tokens(text: &str) -> u64 {
-    (text.chars().count() as u64).div_ceil(4).max(1)
+/// Token estimate of an event's text, the TOC's one rule (characters / 4, at least 1).
+fn event_tokens(text: &str) -> u64 {
+    memory_toc::estimate_tokens(text.chars().count()) as u64
 }
 
 fn open_key(project_id: &str, session_id: &str) -> Vec<u8> {
@@ -285,7 +284,7 @@ impl Segmenter {
             }
             other => (other, Vec::new()),
         };
-        let tokens = estimate_tokens(&event.text);
+        let tokens = event_tokens(&event.text);
         let segment = open.get_or_insert_with(|| OpenSegment {
             project_id: event.project_id.clone(),
             session_id: event.session_id.clone(),
@@ -599,10 +598,9 @@ mod tests {
     }
 
     #[test]
-    fn token_estimate_is_chars_over_four_at_least_one() {
-        assert_eq!(estimate_tokens(""), 1);
-        assert_eq!(estimate_tokens("abcd"), 1);
-        assert_eq!(estimate_tokens("abcde"), 2);
-        assert_eq!(estimate_tokens("ééééé"), 2, "characters, not bytes");
+    fn event_tokens_count_characters_not_bytes() {
+        assert_eq!(event_tokens(""), 1);
+        assert_eq!(event_tokens("abcde"), 2);
+        assert_eq!(event_tokens("ééééé"), 2);
     }
 }

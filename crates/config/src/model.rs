@@ -247,6 +247,10 @@ pub struct TocConfig {
     pub segment_max_tokens: u64,
     /// Tokens of a closed segment's tail carried into the next as context. Default 400.
     pub segment_overlap_tokens: u64,
+    /// Most grips (verbatim excerpts) kept per segment. Default 8.
+    pub grips_per_segment: usize,
+    /// Longest grip excerpt, characters. Default 280.
+    pub grip_max_chars: usize,
 }
 
 impl Default for TocConfig {
@@ -256,6 +260,8 @@ impl Default for TocConfig {
             segment_gap_secs: 1_800,
             segment_max_tokens: 4_000,
             segment_overlap_tokens: 400,
+            grips_per_segment: 8,
+            grip_max_chars: 280,
         }
     }
 }
@@ -425,6 +431,9 @@ impl Config {
         }
         if self.toc.segment_max_tokens == 0 {
             return invalid("toc.segment_max_tokens", "must be greater than 0");
+        }
+        if self.toc.grip_max_chars < 40 {
+            return invalid("toc.grip_max_chars", "must be at least 40");
         }
         if self.toc.segment_overlap_tokens >= self.toc.segment_max_tokens {
             return invalid(

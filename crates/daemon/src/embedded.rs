@@ -12,6 +12,7 @@ use memory_actors::{
 use memory_config::{Config, DurabilityConfig};
 use memory_store::{Durability, Store, StoreOptions};
 use memory_telemetry::{LogFormat, TracingConfig, TracingGuard};
+use memory_toc::grips::GripConfig;
 use memory_types::ValidationLimits;
 
 use crate::cli::{DemoArgs, ExportArgs, IngestArgs};
@@ -67,6 +68,11 @@ pub fn pipeline_config(config: &Config) -> PipelineConfig {
             overlap_tokens: config.toc.segment_overlap_tokens,
             // Validated when the configuration was loaded.
             timezone: config.toc.tz().unwrap_or(chrono_tz::Tz::UTC),
+        },
+        grips: GripConfig {
+            max_grips: config.toc.grips_per_segment,
+            max_excerpt_chars: config.toc.grip_max_chars,
+            ..GripConfig::default()
         },
     }
 }
