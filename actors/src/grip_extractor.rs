@@ -19,6 +19,7 @@ use memory_toc::{Grip, GripId, TocNodeId};
 use memory_types::Event;
 
 use crate::consumer::{ConsumerError, OutboxConsumer};
+use crate::keys::project_scoped_key;
 use crate::segmenter::{SEGMENT_CLOSED, Segment, Segmenter};
 
 /// The consumer's name: cursor key and metrics label.
@@ -36,14 +37,6 @@ pub struct GripExtractor {
     grips: Keyspace,
     segment_grips: Keyspace,
     term_df: Keyspace,
-}
-
-fn df_key(project_id: &str, stem: &str) -> Vec<u8> {
-    let mut key = Vec::with_capacity(project_id.len() + stem.len() + 1);
-    key.extend_from_slice(project_id.as_bytes());
-    key.push(0);
-    key.extend_from_slice(stem.as_bytes());
-    key
 }
 
 /// Document-frequency counts read from the store, with this batch's increments on top.
@@ -143,7 +136,7 @@ impl GripExtractor {
                 text: &event.text,
             })
             .collect();
-        let num_documents_key = df_key(&segment.project_id, "");
+        let num_documents_key = project_scoped_key(&segment.project_id, "");
         let num_documents = df.get(&num_documents_key)?;
         // Read every stem's count before extraction: the callback cannot fail.
         let segment_stems: BTreeSet<String> = events
@@ -157,7 +150,7 @@ impl GripExtractor {
         for segment_stem in &segment_stems {
             counts.insert(
                 segment_stem.clone(),
-                df.get(&df_key(&segment.project_id, segment_stem))?,
+                df.get(&project_scoped_key(&segment.project_id, segment_stem))?,
             );
         }
         let frequency = |term: &str| counts.get(term).copied().unwrap_or(0);
@@ -198,7 +191,7 @@ impl GripExtractor {
         );
         // This segment now counts towards the corpus for the segments after it.
         for (segment_stem, count) in counts {
-            let key = df_key(&segment.project_id, &segment_stem);
+            let key = project_scoped_key(&segment.project_id, &segment_stem);
             df.pending.insert(key.clone(), count + 1);
             batch.insert(
                 &self.term_df,

@@ -24,6 +24,7 @@ mod ask;
 mod consumer;
 mod grip_extractor;
 mod ingest;
+mod keys;
 mod metrics;
 mod pipeline;
 mod segmenter;

@@ -24,6 +24,7 @@ use memory_types::{Event, EventKind};
 use serde::{Deserialize, Serialize};
 
 use crate::consumer::{ConsumerError, OutboxConsumer};
+use crate::keys::project_scoped_key;
 
 /// The consumer's name: cursor key and metrics label.
 pub const SEGMENTER: &str = "segmenter";
@@ -132,14 +133,6 @@ impl OpenSegment {
 /// Token estimate of an event's text, the TOC's one rule (characters / 4, at least 1).
 fn event_tokens(text: &str) -> u64 {
     memory_toc::estimate_tokens(text.chars().count()) as u64
-}
-
-fn open_key(project_id: &str, session_id: &str) -> Vec<u8> {
-    let mut key = Vec::with_capacity(project_id.len() + session_id.len() + 1);
-    key.extend_from_slice(project_id.as_bytes());
-    key.push(0);
-    key.extend_from_slice(session_id.as_bytes());
-    key
 }
 
 /// The consumer.
@@ -260,7 +253,7 @@ impl Segmenter {
         event: &Event,
         now_ms: u64,
     ) -> Result<(), ConsumerError> {
-        let key = open_key(&event.project_id, &event.session_id);
+        let key = project_scoped_key(&event.project_id, &event.session_id);
         let current = match touched.remove(&key) {
             Some(current) => current,
             None => self.load_open(&key)?,

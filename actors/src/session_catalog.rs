@@ -10,6 +10,7 @@ use memory_types::Event;
 use serde::{Deserialize, Serialize};
 
 use crate::consumer::{ConsumerError, OutboxConsumer};
+use crate::keys::project_scoped_key;
 
 /// The consumer's name: cursor key and metrics label.
 pub const SESSION_CATALOG: &str = "session_catalog";
@@ -41,14 +42,6 @@ pub struct SessionCatalog {
     reject: Option<RejectEvent>,
 }
 
-fn key(project_id: &str, session_id: &str) -> Vec<u8> {
-    let mut key = Vec::with_capacity(project_id.len() + session_id.len() + 1);
-    key.extend_from_slice(project_id.as_bytes());
-    key.push(0);
-    key.extend_from_slice(session_id.as_bytes());
-    key
-}
-
 impl SessionCatalog {
     /// Opens the catalog's keyspace.
     ///
@@ -78,8 +71,7 @@ impl SessionCatalog {
     /// Store or decoding failures.
     pub fn sessions(store: &Store, project_id: &str) -> Result<Vec<SessionSummary>, ConsumerError> {
         let keyspace = store.projection_keyspace(SESSION_CATALOG)?;
-        let mut prefix = project_id.as_bytes().to_vec();
-        prefix.push(0);
+        let prefix = project_scoped_key(project_id, "");
         let mut out = Vec::new();
         for guard in keyspace.prefix(prefix) {
             let (_, value) = guard.into_inner().map_err(memory_store::StoreError::from)?;
@@ -95,7 +87,7 @@ impl SessionCatalog {
     ) -> Result<Option<SessionSummary>, ConsumerError> {
         match self
             .keyspace
-            .get(key(project_id, session_id))
+            .get(project_scoped_key(project_id, session_id))
             .map_err(memory_store::StoreError::from)?
         {
             Some(bytes) => Ok(Some(codec::decode(
@@ -127,7 +119,7 @@ impl OutboxConsumer for SessionCatalog {
             if let Some(reason) = self.reject.as_ref().and_then(|reject| reject(event)) {
                 return Err(ConsumerError::Rejected(reason));
             }
-            let id = key(&event.project_id, &event.session_id);
+            let id = project_scoped_key(&event.project_id, &event.session_id);
             let summary = match touched.remove(&id) {
                 Some(summary) => Some(summary),
                 None => self.load(&event.project_id, &event.session_id)?,
