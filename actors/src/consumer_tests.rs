@@ -3,7 +3,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use memory_store::{Store, StoreOptions};
-use memory_types::{Event, EventKind, OutboxSeq, Role};
+use memory_types::{Event, EventKind, OutboxSeq};
 
 use crate::pipeline::{Pipeline, PipelineConfig};
 use crate::session_catalog::{SessionCatalog, SessionSummary};
@@ -11,17 +11,7 @@ use crate::session_catalog::{SessionCatalog, SessionSummary};
 use super::*;
 
 fn event(id: &str, session: &str, ts: u64) -> Event {
-    Event {
-        event_id: id.into(),
-        session_id: session.into(),
-        project_id: "p".into(),
-        agent_id: None,
-        timestamp_ms: ts,
-        kind: EventKind::UserMessage,
-        role: Role::User,
-        text: "t".into(),
-        metadata: BTreeMap::new(),
-    }
+    crate::test_support::event(id, session, ts, EventKind::UserMessage, "t")
 }
 
 fn config(session_catalog: ConsumerFactory<SessionCatalog>) -> PipelineConfig {

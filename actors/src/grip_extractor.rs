@@ -50,10 +50,8 @@ impl DocumentFrequency<'_> {
         if let Some(count) = self.pending.get(key) {
             return Ok(*count);
         }
-        let count = match self.keyspace.get(key).map_err(StoreError::from)? {
-            Some(bytes) => codec::decode::<u32>("term df", RECORD_VERSION, &bytes)?,
-            None => 0,
-        };
+        let count =
+            codec::get_record::<u32>(self.keyspace, key, "term df", RECORD_VERSION)?.unwrap_or(0);
         self.pending.insert(key.to_vec(), count);
         Ok(count)
     }
@@ -79,13 +77,12 @@ impl GripExtractor {
     /// Store or decoding failures.
     pub fn grip(store: &Store, grip_id: &GripId) -> Result<Option<Grip>, ConsumerError> {
         let keyspace = store.projection_keyspace(GRIPS_KEYSPACE)?;
-        match keyspace
-            .get(grip_id.to_string().as_bytes())
-            .map_err(StoreError::from)?
-        {
-            Some(bytes) => Ok(Some(codec::decode("grip", RECORD_VERSION, &bytes)?)),
-            None => Ok(None),
-        }
+        Ok(codec::get_record(
+            &keyspace,
+            grip_id.to_string(),
+            "grip",
+            RECORD_VERSION,
+        )?)
     }
 
     /// The grips of one segment, in event order.
@@ -94,13 +91,9 @@ impl GripExtractor {
     /// Store or decoding failures.
     pub fn segment_grips(store: &Store, segment_id: &str) -> Result<Vec<Grip>, ConsumerError> {
         let keyspace = store.projection_keyspace(SEGMENT_GRIPS_KEYSPACE)?;
-        let Some(bytes) = keyspace
-            .get(segment_id.as_bytes())
-            .map_err(StoreError::from)?
-        else {
-            return Ok(Vec::new());
-        };
-        let ids: Vec<String> = codec::decode("segment grips", RECORD_VERSION, &bytes)?;
+        let ids: Vec<String> =
+            codec::get_record(&keyspace, segment_id, "segment grips", RECORD_VERSION)?
+                .unwrap_or_default();
         let mut grips = Vec::with_capacity(ids.len());
         for id in ids {
             let grip_id: GripId = id

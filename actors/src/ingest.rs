@@ -445,25 +445,14 @@ impl EventSink for IngestHandle {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeMap;
 
     use memory_store::StoreOptions;
-    use memory_types::{EventKind, OutboxSeq, Role};
+    use memory_types::{EventKind, OutboxSeq};
 
     use super::*;
 
     fn event(id: &str) -> Event {
-        Event {
-            event_id: id.into(),
-            session_id: "s".into(),
-            project_id: "p".into(),
-            agent_id: None,
-            timestamp_ms: 1,
-            kind: EventKind::Note,
-            role: Role::System,
-            text: "t".into(),
-            metadata: BTreeMap::new(),
-        }
+        crate::test_support::event(id, "s", 1, EventKind::Note, "t")
     }
 
     async fn start(

@@ -30,6 +30,8 @@ mod pipeline;
 mod segmenter;
 mod session_catalog;
 mod supervisor;
+#[cfg(test)]
+mod test_support;
 
 pub use consumer::{
     ConsumerActor, ConsumerArgs, ConsumerCounters, ConsumerError, ConsumerFactory, ConsumerHandle,

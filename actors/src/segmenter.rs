@@ -161,13 +161,12 @@ impl Segmenter {
     /// Store or decoding failures.
     pub fn segment(store: &Store, segment_id: &str) -> Result<Option<Segment>, ConsumerError> {
         let keyspace = store.projection_keyspace(SEGMENTS_KEYSPACE)?;
-        match keyspace
-            .get(segment_id.as_bytes())
-            .map_err(StoreError::from)?
-        {
-            Some(bytes) => Ok(Some(codec::decode("segment", RECORD_VERSION, &bytes)?)),
-            None => Ok(None),
-        }
+        Ok(codec::get_record(
+            &keyspace,
+            segment_id,
+            "segment",
+            RECORD_VERSION,
+        )?)
     }
 
     /// Every closed segment, by id (for tests and rebuild checks).
@@ -185,10 +184,12 @@ impl Segmenter {
     }
 
     fn load_open(&self, key: &[u8]) -> Result<Option<OpenSegment>, ConsumerError> {
-        match self.open.get(key).map_err(StoreError::from)? {
-            Some(bytes) => Ok(Some(codec::decode("open segment", RECORD_VERSION, &bytes)?)),
-            None => Ok(None),
-        }
+        Ok(codec::get_record(
+            &self.open,
+            key,
+            "open segment",
+            RECORD_VERSION,
+        )?)
     }
 
     /// Writes the closed segment and announces it; returns the overlap for the next one.
@@ -205,11 +206,9 @@ impl Segmenter {
             .min()
             .unwrap_or(0);
         let end_ms = open.last_timestamp_ms();
-        let day = calendar::day_of(
-            open.events.first().map_or(start_ms, |e| e.timestamp_ms),
-            self.config.timezone,
-        );
+        // The id and the day come from the first event, which also names the segment.
         let first_ts = open.events.first().map_or(start_ms, |e| e.timestamp_ms);
+        let day = calendar::day_of(first_ts, self.config.timezone);
         let segment_id = TocNodeId::segment_for(day, first_ts, &open.first_event_id).to_string();
         let mut overlap = Vec::new();
         let mut overlap_tokens = 0u64;
@@ -405,11 +404,9 @@ impl OutboxConsumer for Segmenter {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeMap;
     use std::time::Instant;
 
     use memory_store::StoreOptions;
-    use memory_types::Role;
 
     use super::*;
     use crate::consumer::RunnerConfig;
@@ -418,19 +415,7 @@ mod tests {
     const T0: u64 = 1_769_764_500_000; // 2026-01-30T09:15:00Z
     const MINUTE: u64 = 60_000;
 
-    fn event(id: &str, session: &str, ts: u64, kind: EventKind, text: &str) -> Event {
-        Event {
-            event_id: id.into(),
-            session_id: session.into(),
-            project_id: "p".into(),
-            agent_id: None,
-            timestamp_ms: ts,
-            kind,
-            role: Role::User,
-            text: text.into(),
-            metadata: BTreeMap::new(),
-        }
-    }
+    use crate::test_support::event;
 
     fn note(id: &str, session: &str, ts: u64) -> Event {
         event(id, session, ts, EventKind::UserMessage, "short turn")

@@ -85,18 +85,12 @@ impl SessionCatalog {
         project_id: &str,
         session_id: &str,
     ) -> Result<Option<SessionSummary>, ConsumerError> {
-        match self
-            .keyspace
-            .get(project_scoped_key(project_id, session_id))
-            .map_err(memory_store::StoreError::from)?
-        {
-            Some(bytes) => Ok(Some(codec::decode(
-                "session summary",
-                RECORD_VERSION,
-                &bytes,
-            )?)),
-            None => Ok(None),
-        }
+        Ok(codec::get_record(
+            &self.keyspace,
+            project_scoped_key(project_id, session_id),
+            "session summary",
+            RECORD_VERSION,
+        )?)
     }
 }
 

@@ -54,6 +54,23 @@ pub fn decode<T: DeserializeOwned>(what: &'static str, version: u8, bytes: &[u8]
     decode_body(what, body)
 }
 
+/// Reads and decodes the record stored under `key`, `None` when there is none: the one
+/// way projections read their own records.
+///
+/// # Errors
+/// Storage failures, or a record of another version.
+pub fn get_record<T: DeserializeOwned>(
+    keyspace: &fjall::Keyspace,
+    key: impl AsRef<[u8]>,
+    what: &'static str,
+    version: u8,
+) -> Result<Option<T>> {
+    match keyspace.get(key)? {
+        Some(bytes) => Ok(Some(decode(what, version, &bytes)?)),
+        None => Ok(None),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
