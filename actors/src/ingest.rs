@@ -549,8 +549,11 @@ mod tests {
         );
     }
 
+    /// Under a queue limit of one batch, requests are either stored or refused with
+    /// `Overloaded` — never lost, never half-stored. (Whether a refusal happens depends on
+    /// scheduling, so this checks the accounting, not that one occurs.)
     #[tokio::test]
-    async fn overload_is_refused_not_queued() {
+    async fn under_a_tight_queue_limit_every_request_is_stored_or_refused_whole() {
         let dir = tempfile::tempdir().expect("tempdir");
         let store = Store::open(dir.path(), &StoreOptions::default()).expect("store");
         let handle = start(&store, 10, 10).await;
