@@ -33,6 +33,10 @@ pub enum ConsumerError {
     /// The item is not acceptable to this consumer.
     #[error("{0}")]
     Rejected(String),
+    /// Something this consumer depends on failed (a summarizer backend); the item is
+    /// retried with backoff like any other failure.
+    #[error("{0}")]
+    Transient(String),
 }
 
 /// A projection fed by the outbox. Implementations own their durable state; the runner
@@ -92,11 +96,14 @@ pub trait OutboxConsumer: Send + 'static {
         Ok(())
     }
 
-    /// Deletes the projection and its cursor, so the next step replays from the start.
+    /// Deletes the projection and sets the cursor to `start`, so the next step replays
+    /// everything after it: [`OutboxSeq::ZERO`] replays the whole log; a later position
+    /// is for consumers that only react to derived entries of an upstream consumer that
+    /// is being reset at the same time (see `Pipeline::rebuild_toc`).
     ///
     /// # Errors
     /// When the store fails.
-    fn reset(&mut self, store: &Store) -> Result<(), ConsumerError>;
+    fn reset(&mut self, store: &Store, start: OutboxSeq) -> Result<(), ConsumerError>;
 }
 
 /// Builds a consumer; called at start, after a panic and after a supervisor restart.
@@ -233,8 +240,8 @@ pub enum ConsumerMsg<C> {
         /// How long it took.
         elapsed: Duration,
     },
-    /// Reset the projection and replay from the log.
-    Reset(RpcReplyPort<Result<(), String>>),
+    /// Reset the projection and replay everything after the position.
+    Reset(OutboxSeq, RpcReplyPort<Result<(), String>>),
     /// Answers with the counters.
     Observe(RpcReplyPort<ConsumerCounters>),
 }
@@ -263,6 +270,8 @@ pub struct ConsumerState<C> {
     linger_scheduled: bool,
     wake_pending: bool,
     pending_reset: Vec<RpcReplyPort<Result<(), String>>>,
+    /// Where the pending reset restarts from.
+    reset_start: OutboxSeq,
     notifier: Option<JoinHandle<()>>,
     poller: Option<JoinHandle<()>>,
     counters: ConsumerCounters,
@@ -320,6 +329,7 @@ impl<C: OutboxConsumer> Actor for ConsumerActor<C> {
             linger_scheduled: false,
             wake_pending: false,
             pending_reset: Vec::new(),
+            reset_start: OutboxSeq::ZERO,
             notifier: Some(notifier),
             poller: Some(poller),
             counters,
@@ -400,7 +410,8 @@ impl<C: OutboxConsumer> Actor for ConsumerActor<C> {
                     start_step(&myself, state);
                 }
             }
-            ConsumerMsg::Reset(reply) => {
+            ConsumerMsg::Reset(start, reply) => {
+                state.reset_start = start;
                 state.pending_reset.push(reply);
                 if state.consumer.is_some() {
                     do_reset(state).await;
@@ -433,8 +444,9 @@ async fn do_reset<C: OutboxConsumer>(state: &mut ConsumerState<C>) {
         return;
     };
     let store = state.store.clone();
+    let start = state.reset_start;
     let joined = tokio::task::spawn_blocking(move || {
-        let result = consumer.reset(&store).map(|()| OutboxSeq::ZERO);
+        let result = consumer.reset(&store, start).map(|()| start);
         (consumer, result)
     })
     .await;
@@ -728,7 +740,20 @@ impl<C: OutboxConsumer> ConsumerHandle<C> {
     /// # Errors
     /// When the reset fails or the actor does not answer.
     pub async fn reset(&self) -> Result<(), String> {
-        ask(&self.actor()?, ConsumerMsg::Reset, None).await?
+        self.reset_from(OutboxSeq::ZERO).await
+    }
+
+    /// Resets the projection with its cursor at `start`; it then applies what follows.
+    ///
+    /// # Errors
+    /// When the reset fails or the actor does not answer.
+    pub async fn reset_from(&self, start: OutboxSeq) -> Result<(), String> {
+        ask(
+            &self.actor()?,
+            |reply| ConsumerMsg::Reset(start, reply),
+            None,
+        )
+        .await?
     }
 
     /// Waits until the consumer's cursor reaches `seq` or `timeout` passes; true when reached.

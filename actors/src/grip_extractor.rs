@@ -8,19 +8,16 @@
 //! segments of the project contain each stem, updated in segment order in the same
 //! batch as the grips, so a replay computes exactly the same grips.
 
-use std::collections::{BTreeSet, HashMap};
-
 use memory_store::{
     DerivedEntry, FeedItem, Keyspace, OutboxSeq, ProjectionBatch, Store, StoreError, codec,
 };
 use memory_toc::grips::{GripConfig, GripSourceEvent, extract_grips};
-use memory_toc::terms::{is_stopword, stem, tokenize};
 use memory_toc::{Grip, GripId, TocNodeId};
 use memory_types::Event;
 
 use crate::consumer::{ConsumerError, OutboxConsumer};
-use crate::keys::project_scoped_key;
 use crate::segmenter::{SEGMENT_CLOSED, Segment, Segmenter};
+use crate::term_df::{DocumentFrequency, segment_stems};
 
 /// The consumer's name: cursor key and metrics label.
 pub const GRIP_EXTRACTOR: &str = "grip_extractor";
@@ -37,24 +34,6 @@ pub struct GripExtractor {
     grips: Keyspace,
     segment_grips: Keyspace,
     term_df: Keyspace,
-}
-
-/// Document-frequency counts read from the store, with this batch's increments on top.
-struct DocumentFrequency<'a> {
-    keyspace: &'a Keyspace,
-    pending: HashMap<Vec<u8>, u32>,
-}
-
-impl DocumentFrequency<'_> {
-    fn get(&mut self, key: &[u8]) -> Result<u32, ConsumerError> {
-        if let Some(count) = self.pending.get(key) {
-            return Ok(*count);
-        }
-        let count =
-            codec::get_record::<u32>(self.keyspace, key, "term df", RECORD_VERSION)?.unwrap_or(0);
-        self.pending.insert(key.to_vec(), count);
-        Ok(count)
-    }
 }
 
 impl GripExtractor {
@@ -129,25 +108,13 @@ impl GripExtractor {
                 text: &event.text,
             })
             .collect();
-        let num_documents_key = project_scoped_key(&segment.project_id, "");
-        let num_documents = df.get(&num_documents_key)?;
         // Read every stem's count before extraction: the callback cannot fail.
-        let segment_stems: BTreeSet<String> = events
-            .iter()
-            .flat_map(|event| tokenize(&event.text))
-            .filter(|token| !is_stopword(token))
-            .map(|token| stem(&token))
-            .filter(|stem| !stem.is_empty())
-            .collect();
-        let mut counts: HashMap<String, u32> = HashMap::with_capacity(segment_stems.len());
-        for segment_stem in &segment_stems {
-            counts.insert(
-                segment_stem.clone(),
-                df.get(&project_scoped_key(&segment.project_id, segment_stem))?,
-            );
-        }
-        let frequency = |term: &str| counts.get(term).copied().unwrap_or(0);
-        let candidates = extract_grips(&sources, &frequency, num_documents, &self.config);
+        let corpus = df.counts(
+            &segment.project_id,
+            &segment_stems(events.iter().map(|event| event.text.as_str())),
+        )?;
+        let frequency = |term: &str| corpus.frequency(term);
+        let candidates = extract_grips(&sources, &frequency, corpus.num_documents, &self.config);
 
         let segment_id: TocNodeId = segment.segment_id.parse().map_err(|err| {
             ConsumerError::Rejected(format!("segment id {:?}: {err}", segment.segment_id))
@@ -183,22 +150,7 @@ impl GripExtractor {
             codec::encode("segment grips", RECORD_VERSION, &grip_ids)?,
         );
         // This segment now counts towards the corpus for the segments after it.
-        for (segment_stem, count) in counts {
-            let key = project_scoped_key(&segment.project_id, &segment_stem);
-            df.pending.insert(key.clone(), count + 1);
-            batch.insert(
-                &self.term_df,
-                key,
-                codec::encode("term df", RECORD_VERSION, &(count + 1))?,
-            );
-        }
-        df.pending
-            .insert(num_documents_key.clone(), num_documents + 1);
-        batch.insert(
-            &self.term_df,
-            num_documents_key,
-            codec::encode("term df", RECORD_VERSION, &(num_documents + 1))?,
-        );
+        df.add_document(batch, corpus)?;
         batch.append_derived(DerivedEntry {
             kind: GRIPS_EXTRACTED.into(),
             project_id: segment.project_id.clone(),
@@ -220,10 +172,7 @@ impl OutboxConsumer for GripExtractor {
         up_to: OutboxSeq,
     ) -> Result<(), ConsumerError> {
         let mut batch = store.projection_batch();
-        let mut df = DocumentFrequency {
-            keyspace: &self.term_df,
-            pending: HashMap::new(),
-        };
+        let mut df = DocumentFrequency::new(&self.term_df);
         for item in items {
             let FeedItem::Derived { entry, .. } = item else {
                 continue;
@@ -241,11 +190,11 @@ impl OutboxConsumer for GripExtractor {
         Ok(())
     }
 
-    fn reset(&mut self, store: &Store) -> Result<(), ConsumerError> {
+    fn reset(&mut self, store: &Store, start: OutboxSeq) -> Result<(), ConsumerError> {
         self.grips.clear().map_err(StoreError::from)?;
         self.segment_grips.clear().map_err(StoreError::from)?;
         self.term_df.clear().map_err(StoreError::from)?;
-        store.set_cursor(GRIP_EXTRACTOR, OutboxSeq::ZERO)?;
+        store.set_cursor(GRIP_EXTRACTOR, start)?;
         Ok(())
     }
 }

@@ -27,9 +27,11 @@ mod ingest;
 mod keys;
 mod metrics;
 mod pipeline;
+mod rollup_builder;
 mod segmenter;
 mod session_catalog;
 mod supervisor;
+mod term_df;
 #[cfg(test)]
 mod test_support;
 
@@ -43,8 +45,12 @@ pub use ingest::{
 };
 pub use metrics::{ACTOR_METRICS, ActorMetrics};
 pub use pipeline::{Pipeline, PipelineConfig};
+pub use rollup_builder::{
+    ROLLUP_BUILDER, RollupBuilder, RollupConfig, TOC_NODE_WRITTEN, bullet_grips, node_version,
+};
 pub use segmenter::{
-    CloseReason, SEGMENT_CLOSED, SEGMENTER, Segment, SegmentEvent, Segmenter, SegmenterConfig,
+    CloseReason, OpenSegmentView, SEGMENT_CLOSED, SEGMENT_OPEN, SEGMENTER, Segment, SegmentEvent,
+    Segmenter, SegmenterConfig,
 };
 pub use session_catalog::{RejectEvent, SESSION_CATALOG, SessionCatalog, SessionSummary};
 pub use supervisor::{Backoff, ChildSpec, Supervisor, SupervisorArgs, SupervisorMsg};

@@ -15,6 +15,7 @@ use crate::consumer::{
 };
 use crate::grip_extractor::{GRIP_EXTRACTOR, GripExtractor};
 use crate::ingest::{IngestActor, IngestArgs, IngestHandle};
+use crate::rollup_builder::{ROLLUP_BUILDER, RollupBuilder, RollupConfig};
 use crate::segmenter::{SEGMENTER, Segmenter, SegmenterConfig};
 use crate::session_catalog::{SESSION_CATALOG, SessionCatalog};
 use crate::supervisor::{Backoff, ChildSpec, Supervisor, SupervisorArgs, SupervisorMsg};
@@ -36,6 +37,9 @@ pub struct PipelineConfig {
     pub segmenter: SegmenterConfig,
     /// How many grips, how long.
     pub grips: GripConfig,
+    /// How TOC nodes are written (time zone, summarizer). Its zone must be the
+    /// segmenter's.
+    pub rollup: RollupConfig,
 }
 
 impl Default for PipelineConfig {
@@ -48,6 +52,7 @@ impl Default for PipelineConfig {
             session_catalog: Arc::new(SessionCatalog::open),
             segmenter: SegmenterConfig::default(),
             grips: GripConfig::default(),
+            rollup: RollupConfig::default(),
         }
     }
 }
@@ -63,6 +68,8 @@ pub struct Pipeline {
     pub segmenter: ConsumerHandle<Segmenter>,
     /// Picks each segment's grips.
     pub grip_extractor: ConsumerHandle<GripExtractor>,
+    /// Writes the TOC tree.
+    pub rollup_builder: ConsumerHandle<RollupBuilder>,
     store: Store,
 }
 
@@ -94,6 +101,10 @@ impl Pipeline {
         let grip_factory: ConsumerFactory<GripExtractor> =
             Arc::new(move |store: &Store| GripExtractor::open(store, grip_config.clone()));
         let grip_spec = consumer_spec(GRIP_EXTRACTOR, &store, grip_factory, &config.runner);
+        let rollup_config = config.rollup.clone();
+        let rollup_factory: ConsumerFactory<RollupBuilder> =
+            Arc::new(move |store: &Store| RollupBuilder::open(store, rollup_config.clone()));
+        let rollup_spec = consumer_spec(ROLLUP_BUILDER, &store, rollup_factory, &config.runner);
         let ingest_spec = {
             let store = store.clone();
             let (max_batch_events, max_pending_events) =
@@ -113,7 +124,13 @@ impl Pipeline {
         };
         let args = SupervisorArgs {
             prefix: prefix.clone(),
-            children: vec![catalog_spec, grip_spec, segmenter_spec, ingest_spec],
+            children: vec![
+                catalog_spec,
+                rollup_spec,
+                grip_spec,
+                segmenter_spec,
+                ingest_spec,
+            ],
             backoff: config.restart_backoff,
             healthy_after: Duration::from_secs(60),
         };
@@ -126,6 +143,7 @@ impl Pipeline {
             session_catalog: ConsumerHandle::new(Supervisor::child_name(&prefix, SESSION_CATALOG)),
             segmenter: ConsumerHandle::new(Supervisor::child_name(&prefix, SEGMENTER)),
             grip_extractor: ConsumerHandle::new(Supervisor::child_name(&prefix, GRIP_EXTRACTOR)),
+            rollup_builder: ConsumerHandle::new(Supervisor::child_name(&prefix, ROLLUP_BUILDER)),
             store,
         })
     }
@@ -136,7 +154,25 @@ impl Pipeline {
             self.session_catalog.counters().await.into_iter().collect();
         counters.extend(self.segmenter.counters().await);
         counters.extend(self.grip_extractor.counters().await);
+        counters.extend(self.rollup_builder.counters().await);
         counters
+    }
+
+    /// Deletes the whole time table of contents (segments, grips, nodes) and rebuilds it
+    /// from the event log. The segmenter replays the log from the start; the grip
+    /// extractor and the rollup builder restart at the current head, so they see only
+    /// the segments the replay announces, never the old announcements again.
+    ///
+    /// # Errors
+    /// When a reset fails or an actor does not answer.
+    pub async fn rebuild_toc(&self) -> Result<(), String> {
+        // Let in-flight announcements land first, so none arrives after the resets.
+        self.wait_caught_up(std::time::Duration::from_secs(60))
+            .await;
+        let head = self.store.head();
+        self.rollup_builder.reset_from(head).await?;
+        self.grip_extractor.reset_from(head).await?;
+        self.segmenter.reset().await
     }
 
     /// Waits until every consumer has applied everything up to the current head, or
@@ -149,7 +185,8 @@ impl Pipeline {
             let remaining = || deadline.saturating_duration_since(std::time::Instant::now());
             let caught_up = self.session_catalog.wait_for(head, remaining()).await
                 && self.segmenter.wait_for(head, remaining()).await
-                && self.grip_extractor.wait_for(head, remaining()).await;
+                && self.grip_extractor.wait_for(head, remaining()).await
+                && self.rollup_builder.wait_for(head, remaining()).await;
             if !caught_up {
                 return false;
             }

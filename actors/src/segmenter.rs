@@ -30,6 +30,9 @@ use crate::keys::project_scoped_key;
 pub const SEGMENTER: &str = "segmenter";
 /// Outbox entry kind announcing a closed segment; its key is the segment id.
 pub const SEGMENT_CLOSED: &str = "segment_closed";
+/// Outbox entry kind announcing that a session's open segment gained events; its key is
+/// the session id. Lets the rollup builder show today's work before the segment closes.
+pub const SEGMENT_OPEN: &str = "segment_open";
 const OPEN_KEYSPACE: &str = "segmenter_open";
 const SEGMENTS_KEYSPACE: &str = "segments";
 const RECORD_VERSION: u8 = 1;
@@ -107,6 +110,45 @@ pub struct Segment {
     pub close_reason: CloseReason,
 }
 
+/// The events a session's open segment holds so far, as [`Segmenter::open_segment`]
+/// reads it: what a provisional TOC node is written from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OpenSegmentView {
+    /// The id the segment will have when it closes (derived from its first event).
+    pub segment_id: String,
+    /// The project.
+    pub project_id: String,
+    /// The session.
+    pub session_id: String,
+    /// Time of the first own event, epoch ms.
+    pub start_ms: u64,
+    /// Time of the last own event, epoch ms.
+    pub end_ms: u64,
+    /// The own events so far, in arrival order.
+    pub events: Vec<SegmentEvent>,
+}
+
+impl OpenSegmentView {
+    fn of(open: OpenSegment, timezone: Tz) -> Option<Self> {
+        if open.events.is_empty() {
+            return None;
+        }
+        Some(OpenSegmentView {
+            segment_id: open.segment_id(timezone),
+            start_ms: open
+                .events
+                .iter()
+                .map(|e| e.timestamp_ms)
+                .min()
+                .unwrap_or(0),
+            end_ms: open.last_timestamp_ms(),
+            project_id: open.project_id,
+            session_id: open.session_id,
+            events: open.events,
+        })
+    }
+}
+
 /// A session's open segment (record format v1), keyed by project and session.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 struct OpenSegment {
@@ -121,6 +163,14 @@ struct OpenSegment {
 }
 
 impl OpenSegment {
+    /// The segment's id and day: both from the first own event, so the open segment and
+    /// the closed one (and a rebuild) name it the same.
+    fn segment_id(&self, timezone: Tz) -> String {
+        let first_ts = self.events.first().map_or(0, |e| e.timestamp_ms);
+        let day = calendar::day_of(first_ts, timezone);
+        TocNodeId::segment_for(day, first_ts, &self.first_event_id).to_string()
+    }
+
     fn last_timestamp_ms(&self) -> u64 {
         self.events
             .iter()
@@ -169,6 +219,47 @@ impl Segmenter {
         )?)
     }
 
+    /// The open segment of a session, when it holds events of its own.
+    ///
+    /// # Errors
+    /// Store or decoding failures.
+    pub fn open_segment(
+        store: &Store,
+        timezone: Tz,
+        project_id: &str,
+        session_id: &str,
+    ) -> Result<Option<OpenSegmentView>, ConsumerError> {
+        let keyspace = store.projection_keyspace(OPEN_KEYSPACE)?;
+        let open: Option<OpenSegment> = codec::get_record(
+            &keyspace,
+            project_scoped_key(project_id, session_id),
+            "open segment",
+            RECORD_VERSION,
+        )?;
+        Ok(open.and_then(|open| OpenSegmentView::of(open, timezone)))
+    }
+
+    /// Every open segment of a project that holds events of its own.
+    ///
+    /// # Errors
+    /// Store or decoding failures.
+    pub fn open_segments(
+        store: &Store,
+        timezone: Tz,
+        project_id: &str,
+    ) -> Result<Vec<OpenSegmentView>, ConsumerError> {
+        let keyspace = store.projection_keyspace(OPEN_KEYSPACE)?;
+        let mut views = Vec::new();
+        for guard in keyspace.prefix(project_scoped_key(project_id, "")) {
+            let (_, value) = guard.into_inner().map_err(StoreError::from)?;
+            let open: OpenSegment = codec::decode("open segment", RECORD_VERSION, &value)?;
+            if let Some(view) = OpenSegmentView::of(open, timezone) {
+                views.push(view);
+            }
+        }
+        Ok(views)
+    }
+
     /// Every closed segment, by id (for tests and rebuild checks).
     ///
     /// # Errors
@@ -206,10 +297,7 @@ impl Segmenter {
             .min()
             .unwrap_or(0);
         let end_ms = open.last_timestamp_ms();
-        // The id and the day come from the first event, which also names the segment.
-        let first_ts = open.events.first().map_or(start_ms, |e| e.timestamp_ms);
-        let day = calendar::day_of(first_ts, self.config.timezone);
-        let segment_id = TocNodeId::segment_for(day, first_ts, &open.first_event_id).to_string();
+        let segment_id = open.segment_id(self.config.timezone);
         let mut overlap = Vec::new();
         let mut overlap_tokens = 0u64;
         for event in open.events.iter().rev() {
@@ -348,6 +436,13 @@ impl OutboxConsumer for Segmenter {
             match open {
                 // A segment that holds only carried context has no first event yet.
                 Some(open) if !open.events.is_empty() || !open.overlap.is_empty() => {
+                    if !open.events.is_empty() {
+                        batch.append_derived(DerivedEntry {
+                            kind: SEGMENT_OPEN.into(),
+                            project_id: open.project_id.clone(),
+                            key: open.session_id.clone(),
+                        });
+                    }
                     batch.insert(
                         &self.open,
                         &key,
@@ -394,10 +489,10 @@ impl OutboxConsumer for Segmenter {
         Ok(())
     }
 
-    fn reset(&mut self, store: &Store) -> Result<(), ConsumerError> {
+    fn reset(&mut self, store: &Store, start: OutboxSeq) -> Result<(), ConsumerError> {
         self.open.clear().map_err(StoreError::from)?;
         self.segments.clear().map_err(StoreError::from)?;
-        store.set_cursor(SEGMENTER, OutboxSeq::ZERO)?;
+        store.set_cursor(SEGMENTER, start)?;
         Ok(())
     }
 }

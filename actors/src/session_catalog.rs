@@ -151,11 +151,11 @@ impl OutboxConsumer for SessionCatalog {
         Ok(())
     }
 
-    fn reset(&mut self, store: &Store) -> Result<(), ConsumerError> {
+    fn reset(&mut self, store: &Store, start: OutboxSeq) -> Result<(), ConsumerError> {
         self.keyspace
             .clear()
             .map_err(memory_store::StoreError::from)?;
-        store.set_cursor(SESSION_CATALOG, OutboxSeq::ZERO)?;
+        store.set_cursor(SESSION_CATALOG, start)?;
         Ok(())
     }
 }

@@ -29,6 +29,8 @@ pub struct Config {
     pub consumers: ConsumerConfig,
     /// The time table of contents.
     pub toc: TocConfig,
+    /// The optional LLM summarizer.
+    pub llm: LlmConfig,
     /// Logs, traces and metrics.
     pub telemetry: TelemetryConfig,
 }
@@ -284,6 +286,69 @@ impl TocConfig {
     }
 }
 
+/// `[llm]`: the optional LLM summarizer of TOC nodes, over any OpenAI-compatible chat
+/// completions API (OpenAI, Ollama, vLLM, llama.cpp server). When disabled, or for any
+/// item the model cannot summarize in time, the extractive summarizer writes the node.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LlmConfig {
+    /// Summarize TOC nodes with the model. Default false (extractive summaries only).
+    pub enabled: bool,
+    /// Base URL of the OpenAI-compatible API, up to and including `/v1`; requests go to
+    /// `<base_url>/chat/completions`. Default `http://127.0.0.1:11434/v1` (Ollama).
+    pub base_url: String,
+    /// Model name sent with every request. Default `llama3.1:8b`.
+    pub model: String,
+    /// API key sent as `Authorization: Bearer <key>`. A secret: `config show` masks it.
+    /// Default none (then `api_key_env` is read; local servers need no key).
+    pub api_key: Option<String>,
+    /// Environment variable read at start for the API key when `api_key` is unset.
+    /// Default `OPENAI_API_KEY`.
+    pub api_key_env: String,
+    /// Time limit of one request (connect, send, answer), milliseconds. Default 20000.
+    pub timeout_ms: u64,
+    /// Retries of a request after a connection error, timeout, 429 or 5xx answer (never
+    /// after another 4xx), with exponential backoff. Default 2.
+    pub max_retries: u32,
+    /// Most tokens the model may generate per answer. Default 400.
+    pub max_tokens: u32,
+    /// Sampling temperature, 0 to 2; 0 is the most repeatable. Default 0.0.
+    pub temperature: f64,
+}
+
+impl Default for LlmConfig {
+    fn default() -> Self {
+        LlmConfig {
+            enabled: false,
+            base_url: "http://127.0.0.1:11434/v1".into(),
+            model: "llama3.1:8b".into(),
+            api_key: None,
+            api_key_env: "OPENAI_API_KEY".into(),
+            timeout_ms: 20_000,
+            max_retries: 2,
+            max_tokens: 400,
+            temperature: 0.0,
+        }
+    }
+}
+
+impl LlmConfig {
+    /// The API key to send: `api_key` when set, else the non-empty value of the
+    /// environment variable named by `api_key_env`, else `None`.
+    #[must_use]
+    pub fn resolve_api_key(&self) -> Option<String> {
+        if let Some(api_key) = &self.api_key {
+            return Some(api_key.clone());
+        }
+        if self.api_key_env.is_empty() {
+            return None;
+        }
+        std::env::var(&self.api_key_env)
+            .ok()
+            .filter(|value| !value.trim().is_empty())
+    }
+}
+
 /// Log line format.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -441,6 +506,22 @@ impl Config {
                 "must be less than toc.segment_max_tokens",
             );
         }
+        let llm = &self.llm;
+        if !(llm.base_url.starts_with("http://") || llm.base_url.starts_with("https://")) {
+            return invalid("llm.base_url", "must be an http:// or https:// URL");
+        }
+        if llm.model.trim().is_empty() {
+            return invalid("llm.model", "must not be empty");
+        }
+        if llm.timeout_ms == 0 {
+            return invalid("llm.timeout_ms", "must be greater than 0");
+        }
+        if llm.max_tokens == 0 {
+            return invalid("llm.max_tokens", "must be greater than 0");
+        }
+        if !(0.0..=2.0).contains(&llm.temperature) {
+            return invalid("llm.temperature", "must be between 0 and 2");
+        }
         if self.nats.url.trim().is_empty() {
             return invalid("nats.url", "must not be empty");
         }
@@ -497,6 +578,7 @@ impl Config {
         mask(&mut shown.nats.token);
         mask(&mut shown.nats.password);
         mask(&mut shown.nats.nkey_seed);
+        mask(&mut shown.llm.api_key);
         toml::to_string_pretty(&shown)
             .unwrap_or_else(|err| format!("# cannot render config: {err}\n"))
     }
@@ -542,6 +624,7 @@ mod tests {
             "tls_cert_file",
             "tls_key_file",
             "otlp_endpoint",
+            "api_key",
         ] {
             assert!(
                 documented.contains(&format!("# {optional} =")),
@@ -613,8 +696,68 @@ mod tests {
     fn show_masks_secrets() {
         let mut config = Config::default();
         config.nats.token = Some("s3cret".into());
+        config.llm.api_key = Some("sk-llm-s3cret".into());
         let shown = config.to_masked_toml();
         assert!(!shown.contains("s3cret"));
         assert!(shown.contains("********"));
+        let reparsed: Config = toml::from_str(&shown).expect("masked toml parses");
+        assert_eq!(reparsed.llm.api_key.as_deref(), Some("********"));
+    }
+
+    #[test]
+    fn llm_section_parses_and_is_validated() {
+        let config = Config::from_toml_str(
+            "[llm]\nenabled = true\nbase_url = \"https://api.openai.com/v1\"\nmodel = \"gpt-4o-mini\"\n\
+             timeout_ms = 5000\nmax_retries = 0\ntemperature = 0.2\n",
+        )
+        .expect("valid llm section");
+        assert!(config.llm.enabled);
+        assert_eq!(config.llm.base_url, "https://api.openai.com/v1");
+        assert_eq!(config.llm.model, "gpt-4o-mini");
+        assert_eq!(config.llm.timeout_ms, 5_000);
+        assert_eq!(config.llm.max_retries, 0);
+        assert!((config.llm.temperature - 0.2).abs() < 1e-9);
+        assert_eq!(config.llm.max_tokens, 400, "unset keys keep their default");
+
+        for (toml_text, key) in [
+            ("[llm]\nbase_url = \"127.0.0.1:11434/v1\"\n", "llm.base_url"),
+            ("[llm]\nmodel = \" \"\n", "llm.model"),
+            ("[llm]\ntimeout_ms = 0\n", "llm.timeout_ms"),
+            ("[llm]\nmax_tokens = 0\n", "llm.max_tokens"),
+            ("[llm]\ntemperature = 3.5\n", "llm.temperature"),
+        ] {
+            let err = Config::from_toml_str(toml_text).expect_err(toml_text);
+            assert!(err.to_string().contains(key), "{toml_text}: {err}");
+        }
+        let err = Config::from_toml_str("[llm]\ntimeout_secs = 3\n").expect_err("unknown key");
+        assert!(err.to_string().contains("timeout_secs"), "{err}");
+    }
+
+    #[test]
+    #[allow(clippy::result_large_err)] // figment's Jail API fixes the closure's error type
+    fn llm_environment_overrides_and_api_key_resolution() {
+        figment::Jail::expect_with(|jail| {
+            jail.set_env("AGENT_MEMORY_LLM__MODEL", "qwen2.5:7b");
+            jail.set_env("AGENT_MEMORY_LLM__ENABLED", "true");
+            jail.set_env("AGENT_MEMORY_LLM__TIMEOUT_MS", "1500");
+            jail.create_file("c.toml", "")?;
+            let config = Config::load(Some(Path::new("c.toml"))).map_err(|e| e.to_string())?;
+            assert_eq!(config.llm.model, "qwen2.5:7b");
+            assert!(config.llm.enabled);
+            assert_eq!(config.llm.timeout_ms, 1_500);
+
+            let mut llm = LlmConfig {
+                api_key_env: "AGENT_MEMORY_TEST_LLM_KEY".into(),
+                ..LlmConfig::default()
+            };
+            assert_eq!(llm.resolve_api_key(), None, "variable unset");
+            jail.set_env("AGENT_MEMORY_TEST_LLM_KEY", " ");
+            assert_eq!(llm.resolve_api_key(), None, "blank variable");
+            jail.set_env("AGENT_MEMORY_TEST_LLM_KEY", "sk-from-env");
+            assert_eq!(llm.resolve_api_key().as_deref(), Some("sk-from-env"));
+            llm.api_key = Some("sk-from-file".into());
+            assert_eq!(llm.resolve_api_key().as_deref(), Some("sk-from-file"));
+            Ok(())
+        });
     }
 }

@@ -44,8 +44,171 @@ pub enum Command {
         #[command(subcommand)]
         command: ConfigCommand,
     },
+    /// Search memory (the `search` call), or TOC nodes with --node, --parent or --level.
+    Search(SearchArgs),
+    /// Walk the time hierarchy towards a question and show the path taken.
+    Navigate(NavigateArgs),
+    /// Browse the time table of contents.
+    Toc {
+        /// What to show.
+        #[command(subcommand)]
+        command: TocCommand,
+    },
+    /// Grips: the verbatim excerpts behind TOC bullets.
+    Grip {
+        /// What to do.
+        #[command(subcommand)]
+        command: GripCommand,
+    },
+    /// Operator tasks.
+    Admin {
+        /// What to do.
+        #[command(subcommand)]
+        command: AdminCommand,
+    },
     /// Ingest the bundled sample conversations into a temporary data dir and show them.
     Demo(DemoArgs),
+}
+
+/// Where a query goes: the data dir (default) or a running daemon.
+#[derive(Debug, Args, Clone)]
+pub struct QueryTarget {
+    /// The project to read.
+    #[arg(long, default_value = memory_types::DEFAULT_PROJECT)]
+    pub project: String,
+    /// Send the call to a running daemon over NATS instead of opening the data dir.
+    #[arg(long)]
+    pub nats_url: Option<String>,
+    /// Print the JSON response.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `search`.
+#[derive(Debug, Args)]
+pub struct SearchArgs {
+    /// The question or search terms.
+    #[arg(conflicts_with = "batch")]
+    pub query: Option<String>,
+    /// The query (the seed CLI's spelling; same as the positional argument).
+    #[arg(long = "query", conflicts_with = "query")]
+    pub query_flag: Option<String>,
+    /// JSONL file of search requests (`-` for standard input); one JSON response per
+    /// line, in order, for evaluation tools.
+    #[arg(long)]
+    pub batch: Option<PathBuf>,
+    /// Which tier answers: auto, toc, keyword, semantic, hybrid.
+    #[arg(long)]
+    pub mode: Option<String>,
+    /// Most results.
+    #[arg(long)]
+    pub limit: Option<usize>,
+    /// Most tokens of evidence in the response.
+    #[arg(long)]
+    pub token_budget: Option<usize>,
+    /// Search within one node (`toc.search_node`).
+    #[arg(long, conflicts_with_all = ["parent", "level", "batch"])]
+    pub node: Option<String>,
+    /// Search the children of a node (`toc.search_children`).
+    #[arg(long, conflicts_with_all = ["level", "batch"])]
+    pub parent: Option<String>,
+    /// Search every node of a level: year, month, week, day, segment.
+    #[arg(long, conflicts_with = "batch")]
+    pub level: Option<String>,
+    /// Only events from this time (RFC 3339, date or epoch ms).
+    #[arg(long)]
+    pub from: Option<String>,
+    /// Only events before this time.
+    #[arg(long)]
+    pub to: Option<String>,
+    /// Where to send it.
+    #[command(flatten)]
+    pub target: QueryTarget,
+}
+
+/// `navigate`.
+#[derive(Debug, Args)]
+pub struct NavigateArgs {
+    /// The question, time hints included ("what did we decide about JWT last week?").
+    pub query: String,
+    /// Show every step with its reason and the evidence's grips.
+    #[arg(long)]
+    pub verbose: bool,
+    /// Most tokens of evidence.
+    #[arg(long)]
+    pub token_budget: Option<usize>,
+    /// "Now" for relative hints (RFC 3339 or date); default the current time.
+    #[arg(long)]
+    pub now: Option<String>,
+    /// Where to send it.
+    #[command(flatten)]
+    pub target: QueryTarget,
+}
+
+/// `toc`.
+#[derive(Debug, Subcommand)]
+pub enum TocCommand {
+    /// The years that hold data.
+    Root {
+        /// Where to send it.
+        #[command(flatten)]
+        target: QueryTarget,
+    },
+    /// One node with its bullets, grips and children.
+    Node {
+        /// `toc:day:2026-01-30` and the like.
+        node_id: String,
+        /// Where to send it.
+        #[command(flatten)]
+        target: QueryTarget,
+    },
+    /// The children of a node (of the root when no id is given), a page at a time.
+    Browse {
+        /// The parent node.
+        node_id: Option<String>,
+        /// Children per page.
+        #[arg(long)]
+        limit: Option<usize>,
+        /// Token from the previous page.
+        #[arg(long)]
+        page_token: Option<String>,
+        /// Where to send it.
+        #[command(flatten)]
+        target: QueryTarget,
+    },
+}
+
+/// `grip`.
+#[derive(Debug, Subcommand)]
+pub enum GripCommand {
+    /// A grip with the events it quotes and their neighbours.
+    Expand {
+        /// `grip:<ts_ms>:<ULID>`.
+        grip_id: String,
+        /// Events before.
+        #[arg(long)]
+        before: Option<usize>,
+        /// Events after.
+        #[arg(long)]
+        after: Option<usize>,
+        /// Where to send it.
+        #[command(flatten)]
+        target: QueryTarget,
+    },
+}
+
+/// `admin`.
+#[derive(Debug, Subcommand)]
+pub enum AdminCommand {
+    /// Delete a projection and rebuild it from the event log.
+    Rebuild {
+        /// Which projection: `toc` (segments, grips and the tree).
+        #[arg(long)]
+        projection: String,
+        /// Ask a running daemon over NATS instead of opening the data dir.
+        #[arg(long)]
+        nats_url: Option<String>,
+    },
 }
 
 /// `serve`.

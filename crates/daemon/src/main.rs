@@ -8,6 +8,7 @@ mod cli;
 mod embedded;
 mod export;
 mod ingest_file;
+mod query_cli;
 mod serve;
 mod status;
 
@@ -63,6 +64,21 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         } => {
             print!("{}", config.to_masked_toml());
             Ok(ExitCode::SUCCESS)
+        }
+        Command::Search(args) => {
+            query_cli::search(&config, &data_dir, args, cli.log_level.as_deref()).await
+        }
+        Command::Navigate(args) => {
+            query_cli::navigate(&config, &data_dir, args, cli.log_level.as_deref()).await
+        }
+        Command::Toc { command } => {
+            query_cli::toc(&config, &data_dir, command, cli.log_level.as_deref()).await
+        }
+        Command::Grip { command } => {
+            query_cli::grip(&config, &data_dir, command, cli.log_level.as_deref()).await
+        }
+        Command::Admin { command } => {
+            query_cli::admin(&config, &data_dir, command, cli.log_level.as_deref()).await
         }
         Command::Demo(args) => embedded::demo(&config, args, cli.log_level.as_deref()).await,
     }

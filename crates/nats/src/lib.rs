@@ -18,8 +18,11 @@
 //! # Ok(()) }
 //! ```
 //!
-//! It is not: a query server (the query actor's micro service is separate), nor a
-//! place where events are stored or deduplicated.
+//! It also serves the query calls as a NATS micro service ([`QueryServer`] on
+//! `memory.query.<project>.<method>`), answering through a [`QueryHandler`].
+//!
+//! It is not: where queries are answered (the query crate is), nor a place where events
+//! are stored or deduplicated.
 
 #![forbid(unsafe_code)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used))]
@@ -27,11 +30,15 @@
 mod connect;
 mod error;
 mod jetstream;
+mod query;
 mod request_reply;
 
 pub use connect::connect;
 pub use error::NatsError;
 pub use jetstream::{JetStreamIngest, ensure_stream};
+pub use query::{
+    MAX_IN_FLIGHT, QUERY_SERVICE_NAME, QUERY_SUBJECT_PREFIX, QueryHandler, QueryServer,
+};
 pub use request_reply::{RequestReplyIngest, ingest_payload};
 
 /// The project named by the last token of a subject such as `memory.ingest.<project>`.

@@ -471,7 +471,7 @@ const ABBREVIATIONS: &[&str] = &["cf", "e.g", "eg", "etc", "i.e", "ie", "vs", "m
 
 /// The byte ranges of the sentences of `text`, in order, each trimmed of surrounding
 /// whitespace and leading list markers, never empty.
-fn sentence_ranges(text: &str) -> Vec<(usize, usize)> {
+pub(crate) fn sentence_ranges(text: &str) -> Vec<(usize, usize)> {
     let mut ranges = Vec::new();
     let mut inside_code_fence = false;
     let mut line_start = 0;
@@ -598,7 +598,7 @@ fn strip_list_marker(text: &str) -> &str {
 /// The beginning of `sentence`, at most `max_chars` characters, cut after the last
 /// whole word when it must be cut, without trailing whitespace. A single word longer
 /// than the limit is cut at a char boundary.
-fn trim_to_max_chars(sentence: &str, max_chars: usize) -> &str {
+pub(crate) fn trim_to_max_chars(sentence: &str, max_chars: usize) -> &str {
     let Some((cut, _)) = sentence.char_indices().nth(max_chars) else {
         return sentence;
     };
@@ -673,12 +673,12 @@ const DECISION_PHRASES: &[&str] = &[
     "opted for",
 ];
 
-fn has_decision(lower: &str) -> bool {
+pub(crate) fn has_decision(lower: &str) -> bool {
     contains_any_term(lower, DECISION_PHRASES, false)
 }
 
 /// Whether the excerpt ends with a question mark, before closing quotes or brackets.
-fn is_question(excerpt: &str) -> bool {
+pub(crate) fn is_question(excerpt: &str) -> bool {
     excerpt
         .trim_end()
         .trim_end_matches(['"', '\'', ')', ']', '\u{201d}', '\u{2019}', '`'])
@@ -743,7 +743,7 @@ const SOLUTION_PHRASES: &[&str] = &[
     "workaround",
 ];
 
-fn has_solution(lower: &str) -> bool {
+pub(crate) fn has_solution(lower: &str) -> bool {
     contains_any_term(lower, SOLUTION_PHRASES, false)
 }
 
@@ -759,7 +759,7 @@ const CONCLUSION_PHRASES: &[&str] = &[
     "which means",
 ];
 
-fn has_conclusion(lower: &str) -> bool {
+pub(crate) fn has_conclusion(lower: &str) -> bool {
     lower.starts_with("so ")
         || lower.starts_with("so,")
         || lower.contains(", so ")

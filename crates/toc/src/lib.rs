@@ -20,6 +20,8 @@
 //! - [`grips`]: the grip extractor's rules, picking a segment's salient verbatim
 //!   excerpts (decisions, problems, fixes, questions, identifiers, paths, numbers, dates,
 //!   rare terms) deterministically, each a substring of its event's text;
+//! - [`extractive`]: [`ExtractiveSummarizer`], the default summarizer: keywords by tf × idf,
+//!   bullets citing grips, a headline title, deterministic and offline;
 //! - [`search`]: `toc.search_node` and `toc.search_children`, the index-free search that
 //!   finds where a query matches in a node and ranks a node's children within a limit
 //!   and a token budget.
@@ -63,21 +65,27 @@
 
 pub mod calendar;
 mod error;
+pub mod extractive;
 pub mod grips;
 mod level;
 mod node;
 mod node_id;
 pub mod search;
+pub mod summarize;
 pub mod terms;
 mod time_hint;
 
 pub use chrono_tz::Tz;
 pub use error::{MAX_ECHOED_INPUT_CHARS, Result, TocError};
+pub use extractive::{ExtractiveConfig, ExtractiveSummarizer};
 pub use level::TocLevel;
 pub use node::{CHARS_PER_TOKEN, Grip, TocBullet, TocNode, estimate_tokens};
 pub use node_id::{GripId, TocNodeId};
 pub use search::{
     ChildResult, DEFAULT_SEARCH_LIMIT, NodeMatch, SearchChildrenPage, SearchField, search_children,
     search_node,
+};
+pub use summarize::{
+    ParentInput, SegmentInput, SummarizeError, Summarizer, Summary, SummaryEvent,
 };
 pub use time_hint::{TimeHint, parse_time_hint};

@@ -1,0 +1,827 @@
+//! `RollupBuilder`: owns the time table of contents. Upstream: `grips_extracted`
+//! (closed segments) and `segment_open` (sessions still going) outbox entries.
+//! Downstream: the query side, and the accelerator indexes through `toc_node_written`.
+//!
+//! For a closed segment it writes the segment node with the configured summarizer
+//! (title, summary, bullets citing the segment's grips, keywords). For a session that is
+//! still going it writes a *provisional* node of the open segment with the extractive
+//! summarizer, so today's work is navigable seconds after it happens instead of after the
+//! 30-minute gap that closes the segment; the closed node replaces it under the same id.
+//!
+//! Then it refreshes the parents of every node it wrote — day, ISO week, month of the
+//! week's Thursday, year — once per batch, bottom up: the batch is the debounce, so a
+//! backfill of a thousand segments rewrites each day once, not a thousand times. A
+//! parent is written from its children alone, never from events.
+//!
+//! Everything a node holds is derived from the log in a fixed order: segment keywords
+//! use this actor's own document-frequency table (`proj_toc_term_df`, counted in
+//! segment-close order), provisional nodes use no corpus statistics, parents use only
+//! their children, and `version` is derived from content (see [`node_version`]). So a
+//! rebuild with the extractive summarizer writes the same tree.
+//!
+//! Records: `proj_toc_nodes` (`project \0 node id` → [`TocNode`]), `proj_toc_children`
+//! (`project \0 parent id \0 child id` → empty, the membership index that lists a
+//! node's children without scanning).
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
+
+use memory_store::{
+    DerivedEntry, FeedItem, Keyspace, OutboxSeq, ProjectionBatch, Store, StoreError, codec,
+};
+use memory_toc::{
+    ExtractiveSummarizer, Grip, ParentInput, SegmentInput, Summarizer, Summary, SummaryEvent,
+    TocLevel, TocNode, TocNodeId, Tz,
+};
+use memory_types::Event;
+use tracing::{debug, warn};
+
+use crate::consumer::{ConsumerError, OutboxConsumer};
+use crate::grip_extractor::{GRIPS_EXTRACTED, GripExtractor};
+use crate::keys::project_scoped_key;
+use crate::segmenter::{SEGMENT_OPEN, SegmentEvent, Segmenter};
+use crate::term_df::{DocumentFrequency, segment_stems};
+
+/// The consumer's name: cursor key and metrics label.
+pub const ROLLUP_BUILDER: &str = "rollup_builder";
+/// Outbox entry kind announcing a written (new or changed) TOC node; its key is the
+/// node id.
+pub const TOC_NODE_WRITTEN: &str = "toc_node_written";
+const NODES_KEYSPACE: &str = "toc_nodes";
+const CHILDREN_KEYSPACE: &str = "toc_children";
+const TERM_DF_KEYSPACE: &str = "toc_term_df";
+const RECORD_VERSION: u8 = 1;
+
+/// How the rollup builder writes nodes.
+#[derive(Clone)]
+pub struct RollupConfig {
+    /// Zone of the day boundaries (the segmenter's zone).
+    pub timezone: Tz,
+    /// Writes closed segments and parents: extractive by default, an LLM when configured.
+    pub summarizer: Arc<dyn Summarizer>,
+}
+
+impl Default for RollupConfig {
+    fn default() -> Self {
+        RollupConfig {
+            timezone: Tz::UTC,
+            summarizer: Arc::new(ExtractiveSummarizer::default()),
+        }
+    }
+}
+
+impl std::fmt::Debug for RollupConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RollupConfig")
+            .field("timezone", &self.timezone)
+            .field("summarizer", &self.summarizer.name())
+            .finish()
+    }
+}
+
+/// A node's `version`, derived from what it holds so that it grows whenever its content
+/// grows and a rebuild computes the same: a segment counts its events plus one once it
+/// is closed; a parent sums its children's versions.
+#[must_use]
+pub fn node_version(level: TocLevel, num_events: u64, closed: bool, children: &[TocNode]) -> u64 {
+    match level {
+        TocLevel::Segment => num_events + u64::from(closed),
+        _ => children.iter().map(|child| child.version).sum(),
+    }
+}
+
+/// The consumer.
+pub struct RollupBuilder {
+    config: RollupConfig,
+    provisional: ExtractiveSummarizer,
+    nodes: Keyspace,
+    children: Keyspace,
+    term_df: Keyspace,
+}
+
+fn node_key(project_id: &str, node_id: &TocNodeId) -> Vec<u8> {
+    project_scoped_key(project_id, &node_id.to_string())
+}
+
+fn children_prefix(project_id: &str, parent: &TocNodeId) -> Vec<u8> {
+    let mut key = node_key(project_id, parent);
+    key.push(0);
+    key
+}
+
+fn child_key(project_id: &str, parent: &TocNodeId, child: &TocNodeId) -> Vec<u8> {
+    let mut key = children_prefix(project_id, parent);
+    key.extend_from_slice(child.to_string().as_bytes());
+    key
+}
+
+fn decode_node(bytes: &[u8]) -> Result<TocNode, ConsumerError> {
+    Ok(codec::decode("toc node", RECORD_VERSION, bytes)?)
+}
+
+impl RollupBuilder {
+    /// Opens the builder's keyspaces.
+    ///
+    /// # Errors
+    /// Store failures.
+    pub fn open(store: &Store, config: RollupConfig) -> Result<Self, ConsumerError> {
+        Ok(RollupBuilder {
+            config,
+            provisional: ExtractiveSummarizer::default(),
+            nodes: store.projection_keyspace(NODES_KEYSPACE)?,
+            children: store.projection_keyspace(CHILDREN_KEYSPACE)?,
+            term_df: store.projection_keyspace(TERM_DF_KEYSPACE)?,
+        })
+    }
+
+    /// One node of a project.
+    ///
+    /// # Errors
+    /// Store or decoding failures.
+    pub fn node(
+        store: &Store,
+        project_id: &str,
+        node_id: &TocNodeId,
+    ) -> Result<Option<TocNode>, ConsumerError> {
+        let keyspace = store.projection_keyspace(NODES_KEYSPACE)?;
+        Ok(codec::get_record(
+            &keyspace,
+            node_key(project_id, node_id),
+            "toc node",
+            RECORD_VERSION,
+        )?)
+    }
+
+    /// A project's nodes of one level in chronological order, optionally only those
+    /// whose id lies in `[from, to]` (same level).
+    ///
+    /// # Errors
+    /// Store or decoding failures.
+    pub fn nodes_at_level(
+        store: &Store,
+        project_id: &str,
+        level: TocLevel,
+    ) -> Result<Vec<TocNode>, ConsumerError> {
+        let keyspace = store.projection_keyspace(NODES_KEYSPACE)?;
+        let prefix = project_scoped_key(project_id, &format!("toc:{}:", level.as_str()));
+        let mut nodes = Vec::new();
+        for guard in keyspace.prefix(prefix) {
+            let (_, value) = guard.into_inner().map_err(StoreError::from)?;
+            nodes.push(decode_node(&value)?);
+        }
+        nodes.sort_by_key(|node| node.node_id);
+        Ok(nodes)
+    }
+
+    /// The projects that have a TOC, sorted.
+    ///
+    /// # Errors
+    /// Store failures.
+    pub fn projects(store: &Store) -> Result<Vec<String>, ConsumerError> {
+        let keyspace = store.projection_keyspace(NODES_KEYSPACE)?;
+        let mut projects = BTreeSet::new();
+        for guard in keyspace.prefix(b"") {
+            let key = guard.key().map_err(StoreError::from)?;
+            if let Some(end) = key.iter().position(|byte| *byte == 0) {
+                projects.insert(String::from_utf8_lossy(&key[..end]).into_owned());
+            }
+        }
+        Ok(projects.into_iter().collect())
+    }
+
+    /// Every node of every project, keyed by project and node id (tests and rebuild
+    /// checks).
+    ///
+    /// # Errors
+    /// Store or decoding failures.
+    pub fn all_nodes(
+        store: &Store,
+    ) -> Result<BTreeMap<(String, TocNodeId), TocNode>, ConsumerError> {
+        let keyspace = store.projection_keyspace(NODES_KEYSPACE)?;
+        let mut nodes = BTreeMap::new();
+        for guard in keyspace.iter() {
+            let (_, value) = guard.into_inner().map_err(StoreError::from)?;
+            let node = decode_node(&value)?;
+            nodes.insert((node.project_id.clone(), node.node_id), node);
+        }
+        Ok(nodes)
+    }
+
+    fn apply_closed_segment(
+        &self,
+        work: &mut RollupWork<'_>,
+        df: &mut DocumentFrequency<'_>,
+        segment_id: &str,
+    ) -> Result<(), ConsumerError> {
+        let segment = Segmenter::segment(work.store, segment_id)?.ok_or_else(|| {
+            ConsumerError::Rejected(format!("segment {segment_id} announced but not stored"))
+        })?;
+        let node_id = parse_node_id(segment_id)?;
+        let grips = GripExtractor::segment_grips(work.store, segment_id)?;
+        let events = load_events(work.store, &segment.events)?;
+        let corpus = df.counts(
+            &segment.project_id,
+            &segment_stems(events.iter().map(|event| event.text.as_str())),
+        )?;
+        let frequency = |term: &str| corpus.frequency(term);
+        let sources = summary_events(&events);
+        let input = SegmentInput {
+            segment_id: &node_id,
+            project_id: &segment.project_id,
+            session_id: &segment.session_id,
+            events: &sources,
+            grips: &grips,
+            corpus_document_frequency: &frequency,
+            num_corpus_documents: corpus.num_documents,
+        };
+        let summary = self
+            .config
+            .summarizer
+            .summarize_segment(&input)
+            .map_err(|err| ConsumerError::Transient(err.to_string()))?;
+        df.add_document(&mut work.batch, corpus)?;
+        let node = segment_node(
+            node_id,
+            &segment.project_id,
+            summary,
+            (segment.start_ms, segment.end_ms),
+            events.len(),
+            true,
+        );
+        work.write(self, node);
+        Ok(())
+    }
+
+    fn apply_open_segment(
+        &self,
+        work: &mut RollupWork<'_>,
+        project_id: &str,
+        session_id: &str,
+    ) -> Result<(), ConsumerError> {
+        let Some(open) =
+            Segmenter::open_segment(work.store, self.config.timezone, project_id, session_id)?
+        else {
+            return Ok(());
+        };
+        // A segment that closed meanwhile gets its final node from `grips_extracted`.
+        if Segmenter::segment(work.store, &open.segment_id)?.is_some() {
+            return Ok(());
+        }
+        let node_id = parse_node_id(&open.segment_id)?;
+        let events = load_events(work.store, &open.events)?;
+        let sources = summary_events(&events);
+        let no_corpus = |_: &str| 0;
+        let input = SegmentInput {
+            segment_id: &node_id,
+            project_id,
+            session_id,
+            events: &sources,
+            grips: &[],
+            corpus_document_frequency: &no_corpus,
+            num_corpus_documents: 0,
+        };
+        let summary = self
+            .provisional
+            .summarize_segment(&input)
+            .map_err(|err| ConsumerError::Transient(err.to_string()))?;
+        let node = segment_node(
+            node_id,
+            project_id,
+            summary,
+            (open.start_ms, open.end_ms),
+            events.len(),
+            false,
+        );
+        work.write(self, node);
+        Ok(())
+    }
+
+    /// Rewrites every dirty parent from its children, days first, so each level sees
+    /// its children's new versions.
+    fn refresh_parents(&self, work: &mut RollupWork<'_>) -> Result<(), ConsumerError> {
+        for level in [
+            TocLevel::Day,
+            TocLevel::Week,
+            TocLevel::Month,
+            TocLevel::Year,
+        ] {
+            let dirty: Vec<(String, TocNodeId)> = work
+                .dirty
+                .iter()
+                .filter(|(_, node_id)| node_id.level() == level)
+                .cloned()
+                .collect();
+            for (project_id, node_id) in dirty {
+                work.dirty.remove(&(project_id.clone(), node_id));
+                let children = work.children_of(self, &project_id, &node_id)?;
+                if children.is_empty() {
+                    continue;
+                }
+                let input = ParentInput {
+                    node_id: &node_id,
+                    project_id: &project_id,
+                    children: &children,
+                };
+                let summary = match self.config.summarizer.summarize_parent(&input) {
+                    Ok(summary) => summary,
+                    Err(err) => {
+                        warn!(node_id = %node_id, error = %err, "parent summary failed; using extractive");
+                        self.provisional
+                            .summarize_parent(&input)
+                            .map_err(|err| ConsumerError::Transient(err.to_string()))?
+                    }
+                };
+                let node = TocNode {
+                    node_id,
+                    project_id: project_id.clone(),
+                    level,
+                    title: summary.title,
+                    summary: summary.summary,
+                    bullets: summary.bullets,
+                    keywords: summary.keywords,
+                    start_ms: children.iter().map(|c| c.start_ms).min().unwrap_or(0),
+                    end_ms: children.iter().map(|c| c.end_ms).max().unwrap_or(0),
+                    child_ids: children.iter().map(|c| c.node_id).collect(),
+                    num_events: children.iter().map(|c| c.num_events).sum(),
+                    version: node_version(level, 0, false, &children),
+                };
+                work.write(self, node);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One batch's writes, with what they changed visible to the rest of the batch.
+struct RollupWork<'a> {
+    store: &'a Store,
+    batch: ProjectionBatch,
+    /// Nodes written in this batch, by key.
+    written: HashMap<Vec<u8>, TocNode>,
+    /// Membership entries added in this batch.
+    new_children: BTreeSet<Vec<u8>>,
+    /// Parents to rewrite at the end of the batch.
+    dirty: BTreeSet<(String, TocNodeId)>,
+}
+
+impl RollupWork<'_> {
+    fn node(&self, builder: &RollupBuilder, key: &[u8]) -> Result<Option<TocNode>, ConsumerError> {
+        if let Some(node) = self.written.get(key) {
+            return Ok(Some(node.clone()));
+        }
+        match builder.nodes.get(key).map_err(StoreError::from)? {
+            Some(bytes) => Ok(Some(decode_node(&bytes)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// Stores `node` unless it is unchanged, files it under its parent and marks the
+    /// parent for a refresh.
+    fn write(&mut self, builder: &RollupBuilder, node: TocNode) {
+        let key = node_key(&node.project_id, &node.node_id);
+        if let Some(parent) = node.node_id.parent() {
+            let membership = child_key(&node.project_id, &parent, &node.node_id);
+            if !self.new_children.contains(&membership) {
+                self.batch.insert(&builder.children, &membership, []);
+                self.new_children.insert(membership);
+            }
+            self.dirty.insert((node.project_id.clone(), parent));
+        }
+        let unchanged = matches!(self.node(builder, &key), Ok(Some(stored)) if stored == node);
+        if unchanged {
+            return;
+        }
+        match codec::encode("toc node", RECORD_VERSION, &node) {
+            Ok(bytes) => self.batch.insert(&builder.nodes, &key, bytes),
+            Err(err) => {
+                warn!(node_id = %node.node_id, error = %err, "toc node not encodable; skipped");
+                return;
+            }
+        }
+        self.batch.append_derived(DerivedEntry {
+            kind: TOC_NODE_WRITTEN.into(),
+            project_id: node.project_id.clone(),
+            key: node.node_id.to_string(),
+        });
+        debug!(node_id = %node.node_id, version = node.version, "toc node written");
+        self.written.insert(key, node);
+    }
+
+    /// The stored children of a parent (plus those filed in this batch), loaded and in
+    /// chronological order.
+    fn children_of(
+        &self,
+        builder: &RollupBuilder,
+        project_id: &str,
+        parent: &TocNodeId,
+    ) -> Result<Vec<TocNode>, ConsumerError> {
+        let prefix = children_prefix(project_id, parent);
+        let mut child_ids = BTreeSet::new();
+        for guard in builder.children.prefix(&prefix) {
+            let key = guard.key().map_err(StoreError::from)?;
+            child_ids.insert(key.to_vec());
+        }
+        child_ids.extend(
+            self.new_children
+                .range(prefix.clone()..)
+                .take_while(|key| key.starts_with(&prefix))
+                .cloned(),
+        );
+        let mut children = Vec::with_capacity(child_ids.len());
+        for membership in child_ids {
+            let child_text = String::from_utf8_lossy(&membership[prefix.len()..]).into_owned();
+            let child_id = parse_node_id(&child_text)?;
+            if let Some(child) = self.node(builder, &node_key(project_id, &child_id))? {
+                children.push(child);
+            }
+        }
+        children.sort_by_key(|child| child.node_id);
+        Ok(children)
+    }
+}
+
+fn parse_node_id(text: &str) -> Result<TocNodeId, ConsumerError> {
+    text.parse()
+        .map_err(|err| ConsumerError::Rejected(format!("node id {text:?}: {err}")))
+}
+
+fn load_events(store: &Store, events: &[SegmentEvent]) -> Result<Vec<Event>, ConsumerError> {
+    let mut loaded = Vec::with_capacity(events.len());
+    for segment_event in events {
+        if let Some(event) = store.event(OutboxSeq(segment_event.seq))? {
+            loaded.push(event);
+        }
+    }
+    Ok(loaded)
+}
+
+fn summary_events(events: &[Event]) -> Vec<SummaryEvent<'_>> {
+    events
+        .iter()
+        .map(|event| SummaryEvent {
+            event_id: &event.event_id,
+            timestamp_ms: event.timestamp_ms,
+            role: event.role.as_str(),
+            text: &event.text,
+        })
+        .collect()
+}
+
+fn segment_node(
+    node_id: TocNodeId,
+    project_id: &str,
+    summary: Summary,
+    (start_ms, end_ms): (u64, u64),
+    num_events: usize,
+    closed: bool,
+) -> TocNode {
+    let num_events = num_events as u64;
+    TocNode {
+        node_id,
+        project_id: project_id.to_string(),
+        level: TocLevel::Segment,
+        title: summary.title,
+        summary: summary.summary,
+        bullets: summary.bullets,
+        keywords: summary.keywords,
+        start_ms,
+        end_ms,
+        child_ids: Vec::new(),
+        num_events,
+        version: node_version(TocLevel::Segment, num_events, closed, &[]),
+    }
+}
+
+impl OutboxConsumer for RollupBuilder {
+    fn name(&self) -> &str {
+        ROLLUP_BUILDER
+    }
+
+    fn apply(
+        &mut self,
+        store: &Store,
+        items: &[FeedItem],
+        up_to: OutboxSeq,
+    ) -> Result<(), ConsumerError> {
+        let mut work = RollupWork {
+            store,
+            batch: store.projection_batch(),
+            written: HashMap::new(),
+            new_children: BTreeSet::new(),
+            dirty: BTreeSet::new(),
+        };
+        let mut df = DocumentFrequency::new(&self.term_df);
+        for item in items {
+            let FeedItem::Derived { entry, .. } = item else {
+                continue;
+            };
+            match entry.kind.as_str() {
+                GRIPS_EXTRACTED => self.apply_closed_segment(&mut work, &mut df, &entry.key)?,
+                SEGMENT_OPEN => {
+                    self.apply_open_segment(&mut work, &entry.project_id, &entry.key)?
+                }
+                _ => {}
+            }
+        }
+        self.refresh_parents(&mut work)?;
+        let mut batch = work.batch;
+        batch.set_cursor(ROLLUP_BUILDER, up_to);
+        store.commit_projection(batch)?;
+        Ok(())
+    }
+
+    fn reset(&mut self, store: &Store, start: OutboxSeq) -> Result<(), ConsumerError> {
+        self.nodes.clear().map_err(StoreError::from)?;
+        self.children.clear().map_err(StoreError::from)?;
+        self.term_df.clear().map_err(StoreError::from)?;
+        store.set_cursor(ROLLUP_BUILDER, start)?;
+        Ok(())
+    }
+}
+
+/// The grips a node's bullets cite, loaded (missing ones skipped).
+///
+/// # Errors
+/// Store or decoding failures.
+pub fn bullet_grips(store: &Store, node: &TocNode) -> Result<Vec<Grip>, ConsumerError> {
+    let mut grips = Vec::new();
+    let mut seen = BTreeSet::new();
+    for bullet in &node.bullets {
+        for grip_id in &bullet.grip_ids {
+            if seen.insert(*grip_id)
+                && let Some(grip) = GripExtractor::grip(store, grip_id)?
+            {
+                grips.push(grip);
+            }
+        }
+    }
+    Ok(grips)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+    use std::time::Duration;
+
+    use memory_store::StoreOptions;
+    use memory_types::{EventKind, ProjectScope, ValidationLimits, parse_single};
+
+    use super::*;
+    use crate::consumer::RunnerConfig;
+    use crate::pipeline::{Pipeline, PipelineConfig};
+    use crate::segmenter::SegmenterConfig;
+    use crate::test_support::event;
+
+    fn sample_events() -> Vec<Event> {
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../sample/conversations.jsonl");
+        let text = std::fs::read_to_string(path).expect("bundled sample");
+        let limits = ValidationLimits::default();
+        text.lines()
+            .filter(|line| !line.trim().is_empty())
+            .map(|line| {
+                parse_single(
+                    line.as_bytes(),
+                    ProjectScope::Default("default"),
+                    &limits,
+                    None,
+                )
+                .expect("valid sample event")
+            })
+            .collect()
+    }
+
+    async fn start(dir: &std::path::Path, timezone: Tz) -> (Store, Pipeline) {
+        let store = Store::open(dir, &StoreOptions::default()).expect("store");
+        let config = PipelineConfig {
+            runner: RunnerConfig::for_tests(),
+            segmenter: SegmenterConfig {
+                timezone,
+                ..SegmenterConfig::default()
+            },
+            rollup: RollupConfig {
+                timezone,
+                ..RollupConfig::default()
+            },
+            ..PipelineConfig::default()
+        };
+        let pipeline = Pipeline::start(store.clone(), config).await.expect("start");
+        (store, pipeline)
+    }
+
+    /// Checks the links and counts of every node of the tree; returns the segments.
+    fn check_tree(nodes: &BTreeMap<(String, TocNodeId), TocNode>) -> usize {
+        let mut num_segments = 0;
+        for ((project, node_id), node) in nodes {
+            assert_eq!(node.level, node_id.level());
+            assert!(!node.title.is_empty(), "{node_id} has a title");
+            assert!(node.start_ms <= node.end_ms);
+            if let Some(parent_id) = node_id.parent() {
+                let parent = nodes
+                    .get(&(project.clone(), parent_id))
+                    .unwrap_or_else(|| panic!("{node_id}'s parent {parent_id} is written"));
+                assert!(
+                    parent.child_ids.contains(node_id),
+                    "{parent_id} lists {node_id}"
+                );
+                assert!(parent.start_ms <= node.start_ms && node.end_ms <= parent.end_ms);
+            }
+            if node.level == TocLevel::Segment {
+                num_segments += 1;
+                assert!(node.child_ids.is_empty());
+                continue;
+            }
+            let children: Vec<&TocNode> = node
+                .child_ids
+                .iter()
+                .map(|child| &nodes[&(project.clone(), *child)])
+                .collect();
+            assert!(!children.is_empty(), "{node_id} has children");
+            assert_eq!(
+                node.num_events,
+                children.iter().map(|c| c.num_events).sum::<u64>(),
+                "{node_id} counts its children's events"
+            );
+            assert_eq!(
+                node.version,
+                children.iter().map(|c| c.version).sum::<u64>()
+            );
+            assert!(
+                node.child_ids.windows(2).all(|w| w[0] < w[1]),
+                "chronological"
+            );
+        }
+        num_segments
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_sample_becomes_a_consistent_tree_that_a_rebuild_reproduces() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (store, pipeline) = start(dir.path(), Tz::UTC).await;
+        let events = sample_events();
+        let num_events = events.len() as u64;
+        pipeline.ingest.append(events).await.expect("append");
+        assert!(pipeline.wait_caught_up(Duration::from_secs(60)).await);
+
+        let nodes = RollupBuilder::all_nodes(&store).expect("nodes");
+        let num_segments = check_tree(&nodes);
+        assert!(num_segments >= 15, "segments: {num_segments}");
+        let years_events: u64 = nodes
+            .values()
+            .filter(|node| node.level == TocLevel::Year)
+            .map(|node| node.num_events)
+            .sum();
+        assert_eq!(
+            years_events, num_events,
+            "every event is under a year, once"
+        );
+        assert_eq!(
+            RollupBuilder::projects(&store).expect("projects"),
+            ["ingest-pipeline", "webapp"]
+        );
+        // The JWT expiry decision is reachable from the TOC: some segment's bullet
+        // cites the grip holding it.
+        let decision = nodes.values().any(|node| {
+            node.level == TocLevel::Segment
+                && node
+                    .bullets
+                    .iter()
+                    .any(|bullet| bullet.text.contains("15 minutes") && !bullet.grip_ids.is_empty())
+        });
+        assert!(decision, "a bullet cites the JWT expiry decision");
+        pipeline.rebuild_toc().await.expect("rebuild");
+        assert!(pipeline.wait_caught_up(Duration::from_secs(60)).await);
+        let rebuilt = RollupBuilder::all_nodes(&store).expect("nodes");
+        assert_eq!(rebuilt.len(), nodes.len());
+        for (key, node) in &nodes {
+            assert_eq!(
+                rebuilt.get(key),
+                Some(node),
+                "{} differs after rebuild",
+                key.1
+            );
+        }
+        pipeline.shutdown().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn days_weeks_and_months_follow_the_time_zone_and_iso_weeks() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let tz: Tz = "America/Los_Angeles".parse().expect("zone");
+        let (store, pipeline) = start(dir.path(), tz).await;
+        // 2026-01-01T03:00Z is still 31 December 2025 in Los Angeles. That Wednesday is in
+        // ISO week 2026-W01, whose Thursday (1 January) files it under January 2026.
+        let ts = 1_767_236_400_000;
+        pipeline
+            .ingest
+            .append(vec![
+                event(
+                    "a1",
+                    "s",
+                    ts,
+                    EventKind::UserMessage,
+                    "Rotate the JWT signing key tonight?",
+                ),
+                event(
+                    "a2",
+                    "s",
+                    ts + 60_000,
+                    EventKind::AssistantMessage,
+                    "Rotated the signing key.",
+                ),
+                event("a3", "s", ts + 120_000, EventKind::SessionEnd, ""),
+            ])
+            .await
+            .expect("append");
+        assert!(pipeline.wait_caught_up(Duration::from_secs(30)).await);
+        let nodes = RollupBuilder::all_nodes(&store).expect("nodes");
+        check_tree(&nodes);
+        let ids: Vec<String> = nodes
+            .keys()
+            .filter(|(_, id)| id.level() != TocLevel::Segment)
+            .map(|(_, id)| id.to_string())
+            .collect();
+        assert_eq!(
+            ids,
+            [
+                "toc:year:2026",
+                "toc:month:2026-01",
+                "toc:week:2026-W01",
+                "toc:day:2025-12-31"
+            ]
+        );
+        pipeline.shutdown().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_session_still_going_is_in_the_tree_before_its_segment_closes() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (store, pipeline) = start(dir.path(), Tz::UTC).await;
+        let ts = 1_769_764_500_000; // 2026-01-30T09:15:00Z
+        let day: TocNodeId = "toc:day:2026-01-30".parse().expect("id");
+        pipeline
+            .ingest
+            .append(vec![
+                event(
+                    "l1",
+                    "live",
+                    ts,
+                    EventKind::UserMessage,
+                    "Why does the tantivy merge stall?",
+                ),
+                event(
+                    "l2",
+                    "live",
+                    ts + 1_000,
+                    EventKind::AssistantMessage,
+                    "The merge policy waits on the writer lock.",
+                ),
+            ])
+            .await
+            .expect("append");
+        assert!(pipeline.wait_caught_up(Duration::from_secs(30)).await);
+        let provisional = RollupBuilder::node(&store, "p", &day)
+            .expect("read")
+            .expect("day written");
+        assert_eq!(provisional.num_events, 2);
+        let segment_id = provisional.child_ids[0];
+        let segment = RollupBuilder::node(&store, "p", &segment_id)
+            .expect("read")
+            .expect("segment");
+        assert_eq!(
+            segment.version, 2,
+            "an open segment: its events, not yet closed"
+        );
+        assert!(
+            segment.keywords.iter().any(|k| k == "tantivy"),
+            "{:?}",
+            segment.keywords
+        );
+
+        pipeline
+            .ingest
+            .append(vec![event(
+                "l3",
+                "live",
+                ts + 2_000,
+                EventKind::SessionEnd,
+                "",
+            )])
+            .await
+            .expect("append");
+        assert!(pipeline.wait_caught_up(Duration::from_secs(30)).await);
+        let closed = RollupBuilder::node(&store, "p", &segment_id)
+            .expect("read")
+            .expect("segment");
+        assert_eq!(
+            (closed.num_events, closed.version),
+            (3, 4),
+            "closed: same id, final node"
+        );
+        let day_node = RollupBuilder::node(&store, "p", &day)
+            .expect("read")
+            .expect("day");
+        assert_eq!((day_node.num_events, day_node.child_ids.len()), (3, 1));
+        pipeline.shutdown().await;
+    }
+}

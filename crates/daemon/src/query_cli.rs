@@ -1,0 +1,561 @@
+//! The query commands: `search`, `navigate`, `toc`, `grip`, and `admin rebuild`.
+//!
+//! Each builds the same JSON request the NATS service takes and sends it either to the
+//! data dir in this process (embedded mode, the default) or to a running daemon
+//! (`--nats-url`), so the two modes cannot drift apart.
+
+use std::io::{BufRead, Write};
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Context;
+use memory_config::Config;
+use memory_query::QueryService;
+use memory_query::api::{
+    GripExpandResponse, NavigateResponse, SearchChildrenResponse, SearchNodeResponse,
+    SearchResponse, TocBrowseResponse, TocNodeResponse, TocRootResponse,
+};
+use memory_toc::TocNode;
+use memory_types::{Event, ServiceError};
+use serde_json::{Value, json};
+
+use crate::cli::{AdminCommand, GripCommand, NavigateArgs, QueryTarget, SearchArgs, TocCommand};
+use crate::embedded::{init_tool_tracing, open_store, start_pipeline};
+
+/// How long a remote call may take.
+const REMOTE_TIMEOUT: Duration = Duration::from_secs(30);
+/// Subject of the operators' rebuild call.
+pub const ADMIN_REBUILD_SUBJECT: &str = "memory.admin.rebuild";
+
+/// Where calls go.
+enum QueryClient {
+    Embedded(QueryService),
+    Remote(async_nats::Client),
+}
+
+impl QueryClient {
+    /// Opens the data dir (after letting the actors finish any work a previous run
+    /// left) or connects to the daemon.
+    async fn open(
+        config: &Config,
+        data_dir: &Path,
+        nats_url: Option<&str>,
+    ) -> anyhow::Result<Self> {
+        if let Some(url) = nats_url {
+            let mut nats = config.nats.clone();
+            url.clone_into(&mut nats.url);
+            let client = memory_nats::connect(&nats, |_| {}).await?;
+            return Ok(QueryClient::Remote(client));
+        }
+        let store = open_store(config, data_dir)?;
+        let pipeline = start_pipeline(config, store.clone()).await?;
+        if !pipeline.wait_caught_up(Duration::from_secs(300)).await {
+            tracing::warn!("projections are still catching up; answers may miss recent events");
+        }
+        pipeline.shutdown().await;
+        let tz = config.toc.tz()?;
+        Ok(QueryClient::Embedded(QueryService::new(store, tz)))
+    }
+
+    async fn call(&self, project: &str, method: &str, body: &Value) -> Result<Value, ServiceError> {
+        match self {
+            QueryClient::Embedded(service) => {
+                let payload = serde_json::to_vec(body)
+                    .map_err(|err| ServiceError::invalid_argument(err.to_string()))?;
+                service.call(project, method, &payload)
+            }
+            QueryClient::Remote(client) => {
+                let subject = format!("{}.{project}.{method}", memory_nats::QUERY_SUBJECT_PREFIX);
+                remote_call(client, subject, body).await
+            }
+        }
+    }
+}
+
+async fn remote_call(
+    client: &async_nats::Client,
+    subject: String,
+    body: &Value,
+) -> Result<Value, ServiceError> {
+    let payload =
+        serde_json::to_vec(body).map_err(|err| ServiceError::internal(err.to_string()))?;
+    let reply = tokio::time::timeout(
+        REMOTE_TIMEOUT,
+        client.request(subject.clone(), payload.into()),
+    )
+    .await
+    .map_err(|_| ServiceError::unavailable(format!("no answer on {subject} within 30 s")))?
+    .map_err(|err| ServiceError::unavailable(format!("{subject}: {err}")))?;
+    let value: Value = serde_json::from_slice(&reply.payload)
+        .map_err(|err| ServiceError::internal(format!("reply is not JSON: {err}")))?;
+    if value.get("error").is_some() {
+        return Err(serde_json::from_value(value).unwrap_or_else(|err| {
+            ServiceError::internal(format!("malformed error reply: {err}"))
+        }));
+    }
+    Ok(value)
+}
+
+fn decode<T: serde::de::DeserializeOwned>(value: Value) -> anyhow::Result<T> {
+    serde_json::from_value(value).context("unexpected response shape")
+}
+
+fn print_json(value: &Value) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    serde_json::to_writer(&mut out, value)?;
+    writeln!(out)?;
+    Ok(())
+}
+
+/// Prints a call's error the same way in both modes and returns exit code 1.
+fn report_error(err: &ServiceError, json: bool) -> anyhow::Result<ExitCode> {
+    if json {
+        print_json(&serde_json::to_value(err)?)?;
+    } else {
+        eprintln!("error: {err}");
+    }
+    Ok(ExitCode::FAILURE)
+}
+
+fn one_line(text: &str, max_chars: usize) -> String {
+    let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() <= max_chars {
+        flat
+    } else {
+        format!("{}…", flat.chars().take(max_chars).collect::<String>())
+    }
+}
+
+fn print_event(event: &Event, indent: &str) {
+    println!(
+        "{indent}{} {:<9} {}",
+        memory_types::format_timestamp_ms(event.timestamp_ms),
+        event.role.as_str(),
+        one_line(&event.text, 160)
+    );
+}
+
+fn print_node_line(node: &TocNode) {
+    println!(
+        "  {:<40} {:>5} events  {}",
+        node.node_id.to_string(),
+        node.num_events,
+        one_line(&node.title, 100)
+    );
+}
+
+/// `search …`.
+pub async fn search(
+    config: &Config,
+    data_dir: &Path,
+    args: SearchArgs,
+    log_level: Option<&str>,
+) -> anyhow::Result<ExitCode> {
+    let _guard = init_tool_tracing(config, log_level);
+    let client = QueryClient::open(config, data_dir, args.target.nats_url.as_deref()).await?;
+    if let Some(batch) = &args.batch {
+        return search_batch(&client, batch, &args).await;
+    }
+    let query = args
+        .query
+        .clone()
+        .or_else(|| args.query_flag.clone())
+        .context("give a query: `search \"what did we decide about JWT expiry?\"`")?;
+    let target = &args.target;
+    let (method, body) = if let Some(node) = &args.node {
+        (
+            "toc.search_node",
+            json!({"node_id": node, "query": query, "limit": args.limit, "token_budget": args.token_budget}),
+        )
+    } else if let Some(parent) = &args.parent {
+        (
+            "toc.search_children",
+            json!({"parent_id": parent, "query": query, "limit": args.limit, "token_budget": args.token_budget}),
+        )
+    } else if let Some(level) = &args.level {
+        (
+            "toc.search_children",
+            json!({"child_level": level, "query": query, "limit": args.limit, "token_budget": args.token_budget}),
+        )
+    } else {
+        let mut body = json!({"query": query, "limit": args.limit, "token_budget": args.token_budget,
+                              "mode": args.mode, "from": args.from, "to": args.to});
+        strip_nulls(&mut body);
+        ("search", body)
+    };
+    let mut body = body;
+    strip_nulls(&mut body);
+    let value = match client.call(&target.project, method, &body).await {
+        Ok(value) => value,
+        Err(err) => return report_error(&err, target.json),
+    };
+    if target.json {
+        print_json(&value)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    match method {
+        "toc.search_node" => {
+            let response: SearchNodeResponse = decode(value)?;
+            println!(
+                "{} ({}): {} matches",
+                response.node_id,
+                response.level.as_str(),
+                response.matches.len()
+            );
+            for m in &response.matches {
+                let field = serde_json::to_value(m.field)?;
+                println!(
+                    "  [{:.2}] {:<8} {}",
+                    m.score,
+                    field.as_str().unwrap_or_default(),
+                    one_line(&m.text, 120)
+                );
+            }
+        }
+        "toc.search_children" => {
+            let response: SearchChildrenResponse = decode(value)?;
+            for result in &response.results {
+                println!(
+                    "[{:.2}] {} — {}",
+                    result.relevance_score,
+                    result.node_id,
+                    one_line(&result.title, 100)
+                );
+                for m in result.matches.iter().take(3) {
+                    println!("        {}", one_line(&m.text, 120));
+                }
+            }
+            if response.has_more {
+                println!("(more results; raise --limit)");
+            }
+        }
+        _ => print_search(&decode(value)?),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_search(response: &SearchResponse) {
+    println!(
+        "tier: {}{} · {} results · ~{} tokens · {} ms",
+        response.tier,
+        response
+            .fallback_reason
+            .as_ref()
+            .map(|reason| format!(" (fallback: {reason})"))
+            .unwrap_or_default(),
+        response.results.len(),
+        response.token_estimate,
+        response.took_ms
+    );
+    for (rank, result) in response.results.iter().enumerate() {
+        println!(
+            "\n{}. [{:.2}] {} — {}",
+            rank + 1,
+            result.score,
+            result.doc_id,
+            one_line(&result.text, 100)
+        );
+        for event in &result.evidence {
+            print_event(event, "     ");
+        }
+    }
+}
+
+fn strip_nulls(value: &mut Value) {
+    if let Value::Object(map) = value {
+        map.retain(|_, v| !v.is_null());
+    }
+}
+
+/// `search --batch FILE --json`: one response line per request line, same order; a
+/// line that fails gets `{"id", "error"}` and the rest go on.
+async fn search_batch(
+    client: &QueryClient,
+    batch: &Path,
+    args: &SearchArgs,
+) -> anyhow::Result<ExitCode> {
+    let reader: Box<dyn BufRead> = if batch == Path::new("-") {
+        Box::new(std::io::stdin().lock())
+    } else {
+        Box::new(std::io::BufReader::new(
+            std::fs::File::open(batch)
+                .with_context(|| format!("cannot open {}", batch.display()))?,
+        ))
+    };
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    for (number, line) in reader.lines().enumerate() {
+        let line = line.with_context(|| format!("cannot read line {}", number + 1))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let (id, response) = match serde_json::from_str::<Value>(&line) {
+            Err(err) => (
+                Value::Null,
+                Err(ServiceError::invalid_argument(format!(
+                    "line {} is not JSON: {err}",
+                    number + 1
+                ))),
+            ),
+            Ok(mut request) => {
+                let id = request.get("id").cloned().unwrap_or(Value::Null);
+                let project = request
+                    .get("project_id")
+                    .and_then(Value::as_str)
+                    .unwrap_or(&args.target.project)
+                    .to_string();
+                if let Value::Object(map) = &mut request {
+                    for (key, flag) in
+                        [("mode", &args.mode), ("from", &args.from), ("to", &args.to)]
+                    {
+                        if let Some(flag) = flag {
+                            map.entry(key)
+                                .or_insert_with(|| Value::String(flag.clone()));
+                        }
+                    }
+                    for (key, flag) in [("limit", args.limit), ("token_budget", args.token_budget)]
+                    {
+                        if let Some(flag) = flag {
+                            map.entry(key).or_insert_with(|| Value::from(flag));
+                        }
+                    }
+                }
+                (id, client.call(&project, "search", &request).await)
+            }
+        };
+        let value = match response {
+            Ok(value) => value,
+            Err(err) => json!({"id": id, "error": err.error}),
+        };
+        serde_json::to_writer(&mut out, &value)?;
+        writeln!(out)?;
+    }
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `navigate "…" [--verbose]`.
+pub async fn navigate(
+    config: &Config,
+    data_dir: &Path,
+    args: NavigateArgs,
+    log_level: Option<&str>,
+) -> anyhow::Result<ExitCode> {
+    let _guard = init_tool_tracing(config, log_level);
+    let client = QueryClient::open(config, data_dir, args.target.nats_url.as_deref()).await?;
+    let mut body = json!({"query": args.query, "token_budget": args.token_budget, "now": args.now});
+    strip_nulls(&mut body);
+    let value = match client.call(&args.target.project, "navigate", &body).await {
+        Ok(value) => value,
+        Err(err) => return report_error(&err, args.target.json),
+    };
+    if args.target.json {
+        print_json(&value)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let response: NavigateResponse = decode(value)?;
+    if args.verbose {
+        print!("{}", response.explanation);
+        for item in &response.evidence {
+            for grip in &item.grips {
+                println!("  {} \"{}\"", grip.grip_id, one_line(&grip.excerpt, 160));
+            }
+        }
+    } else {
+        for step in &response.path {
+            println!(
+                "{:<8} {:<40} {}",
+                step.action,
+                step.node_id.as_deref().unwrap_or("root"),
+                step.reason
+            );
+        }
+        for item in &response.evidence {
+            println!("\n{} — {}", item.node_id, item.title);
+            for bullet in &item.bullets {
+                println!("  - {}", one_line(&bullet.text, 140));
+            }
+        }
+    }
+    println!(
+        "\n({} nodes opened, ~{} tokens; stopped: {})",
+        response.nodes_visited, response.token_estimate, response.stopped
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `toc root|node|browse`.
+pub async fn toc(
+    config: &Config,
+    data_dir: &Path,
+    command: TocCommand,
+    log_level: Option<&str>,
+) -> anyhow::Result<ExitCode> {
+    let _guard = init_tool_tracing(config, log_level);
+    let (target, method, mut body): (QueryTarget, &str, Value) = match command {
+        TocCommand::Root { target } => (target, "toc.root", json!({})),
+        TocCommand::Node { node_id, target } => (target, "toc.node", json!({"node_id": node_id})),
+        TocCommand::Browse {
+            node_id,
+            limit,
+            page_token,
+            target,
+        } => (
+            target,
+            "toc.browse",
+            json!({"node_id": node_id, "limit": limit, "page_token": page_token}),
+        ),
+    };
+    strip_nulls(&mut body);
+    let client = QueryClient::open(config, data_dir, target.nats_url.as_deref()).await?;
+    let value = match client.call(&target.project, method, &body).await {
+        Ok(value) => value,
+        Err(err) => return report_error(&err, target.json),
+    };
+    if target.json {
+        print_json(&value)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    match method {
+        "toc.root" => {
+            let response: TocRootResponse = decode(value)?;
+            println!("project {}", response.project_id);
+            response.years.iter().for_each(print_node_line);
+        }
+        "toc.node" => print_node(&decode::<TocNodeResponse>(value)?.node),
+        _ => {
+            let response: TocBrowseResponse = decode(value)?;
+            response.children.iter().for_each(print_node_line);
+            if let Some(token) = response.next_page_token {
+                println!("(more: --page-token {token})");
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_node(node: &TocNode) {
+    println!(
+        "{} ({}, {} events, version {})",
+        node.node_id,
+        node.level.as_str(),
+        node.num_events,
+        node.version
+    );
+    println!(
+        "  {} → {}",
+        memory_types::format_timestamp_ms(node.start_ms),
+        memory_types::format_timestamp_ms(node.end_ms)
+    );
+    println!("  title:    {}", node.title);
+    if let Some(summary) = &node.summary {
+        println!("  summary:  {}", one_line(summary, 300));
+    }
+    println!("  keywords: {}", node.keywords.join(", "));
+    for bullet in &node.bullets {
+        let cites: Vec<String> = bullet.grip_ids.iter().map(ToString::to_string).collect();
+        println!("  - {} [{}]", one_line(&bullet.text, 140), cites.join(", "));
+    }
+    for child in &node.child_ids {
+        println!("  > {child}");
+    }
+}
+
+/// `grip expand`.
+pub async fn grip(
+    config: &Config,
+    data_dir: &Path,
+    command: GripCommand,
+    log_level: Option<&str>,
+) -> anyhow::Result<ExitCode> {
+    let _guard = init_tool_tracing(config, log_level);
+    let GripCommand::Expand {
+        grip_id,
+        before,
+        after,
+        target,
+    } = command;
+    let mut body = json!({"grip_id": grip_id, "before": before, "after": after});
+    strip_nulls(&mut body);
+    let client = QueryClient::open(config, data_dir, target.nats_url.as_deref()).await?;
+    let value = match client.call(&target.project, "grip.expand", &body).await {
+        Ok(value) => value,
+        Err(err) => return report_error(&err, target.json),
+    };
+    if target.json {
+        print_json(&value)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let response: GripExpandResponse = decode(value)?;
+    println!(
+        "{} in {} (session {})",
+        response.grip.grip_id, response.grip.segment_id, response.grip.session_id
+    );
+    println!("  \"{}\"\n", response.grip.excerpt);
+    response
+        .events_before
+        .iter()
+        .for_each(|e| print_event(e, "    "));
+    response
+        .excerpt_events
+        .iter()
+        .for_each(|e| print_event(e, "  > "));
+    response
+        .events_after
+        .iter()
+        .for_each(|e| print_event(e, "    "));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `admin rebuild --projection toc`.
+pub async fn admin(
+    config: &Config,
+    data_dir: &Path,
+    command: AdminCommand,
+    log_level: Option<&str>,
+) -> anyhow::Result<ExitCode> {
+    let _guard = init_tool_tracing(config, log_level);
+    let AdminCommand::Rebuild {
+        projection,
+        nats_url,
+    } = command;
+    if projection != "toc" {
+        anyhow::bail!("unknown projection {projection:?}; projections: toc");
+    }
+    if let Some(url) = nats_url {
+        let mut nats = config.nats.clone();
+        nats.url = url;
+        let client = memory_nats::connect(&nats, |_| {}).await?;
+        let value = remote_call(
+            &client,
+            ADMIN_REBUILD_SUBJECT.to_string(),
+            &json!({"projection": projection}),
+        )
+        .await
+        .map_err(|err| anyhow::anyhow!("{err}"))?;
+        print_json(&value)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let started = std::time::Instant::now();
+    let store = open_store(config, data_dir)?;
+    let pipeline = start_pipeline(config, store.clone()).await?;
+    pipeline
+        .rebuild_toc()
+        .await
+        .map_err(|err| anyhow::anyhow!("rebuild failed: {err}"))?;
+    let caught_up = pipeline.wait_caught_up(Duration::from_secs(3_600)).await;
+    pipeline.shutdown().await;
+    let nodes =
+        memory_actors::RollupBuilder::all_nodes(&store).map_err(|err| anyhow::anyhow!("{err}"))?;
+    println!(
+        "rebuilt the TOC from the event log: {} nodes in {:.1} s{}",
+        nodes.len(),
+        started.elapsed().as_secs_f64(),
+        if caught_up {
+            ""
+        } else {
+            " (still catching up)"
+        }
+    );
+    Ok(ExitCode::SUCCESS)
+}

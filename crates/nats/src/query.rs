@@ -1,0 +1,204 @@
+//! The query calls as a NATS micro service: one endpoint per method on
+//! `memory.query.*.<method>`, the `*` being the project, so NATS permissions can fence
+//! tenants by subject (ARCHITECTURE §3).
+//!
+//! Because it is a micro service (`async_nats::service`), `nats micro ls`,
+//! `$SRV.PING`, `$SRV.INFO` and `$SRV.STATS` discover it and report per-endpoint
+//! request counts and processing times. Replies are always JSON; an error is
+//! `{"error": {"code", "message"}}` and additionally carries the micro-service headers
+//! `Nats-Service-Error` and `Nats-Service-Error-Code`, so generic NATS tooling sees it
+//! too. (Answering through the library's error path would send an empty body and lose
+//! the message, so per-endpoint error counts live in Prometheus instead:
+//! `memory_query_requests_total{outcome}`.)
+//!
+//! Requests run on the blocking pool (store reads), at most [`MAX_IN_FLIGHT`] at once;
+//! endpoints share a queue group, so several daemons serving one store answer each
+//! request once.
+
+use std::sync::Arc;
+
+use async_nats::HeaderMap;
+use async_nats::service::ServiceExt;
+use futures::StreamExt;
+use memory_types::{ErrorCode, ServiceError};
+use tokio::sync::Semaphore;
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+use tracing::{Instrument, info_span, warn};
+
+use crate::NatsError;
+
+/// Name of the micro service in `$SRV` discovery.
+pub const QUERY_SERVICE_NAME: &str = "memory-query";
+/// Subject prefix of the query calls: `memory.query.<project>.<method>`.
+pub const QUERY_SUBJECT_PREFIX: &str = "memory.query";
+/// Queries answered concurrently.
+pub const MAX_IN_FLIGHT: usize = 64;
+
+/// Answers one query call; implemented over the query crate by the daemon.
+pub trait QueryHandler: Send + Sync + 'static {
+    /// Answers `method` for `project_id` with the JSON request `payload`.
+    ///
+    /// # Errors
+    /// The call's error, sent back as `{"error": …}`.
+    fn handle(
+        &self,
+        project_id: &str,
+        method: &str,
+        payload: &[u8],
+    ) -> Result<serde_json::Value, ServiceError>;
+}
+
+/// The running micro service.
+pub struct QueryServer {
+    tasks: JoinSet<()>,
+    service: async_nats::service::Service,
+}
+
+impl QueryServer {
+    /// Registers the service and one endpoint per method, and starts answering.
+    ///
+    /// # Errors
+    /// When the service or an endpoint cannot be registered.
+    pub async fn start(
+        client: async_nats::Client,
+        handler: Arc<dyn QueryHandler>,
+        methods: &[&str],
+        version: &str,
+        shutdown: CancellationToken,
+    ) -> Result<QueryServer, NatsError> {
+        let subscribe_error = |subject: &str, err: &dyn std::fmt::Display| NatsError::Subscribe {
+            subject: subject.to_string(),
+            detail: err.to_string(),
+        };
+        let service = client
+            .service_builder()
+            .description("agent-memory queries: TOC, navigation, search, evidence")
+            .queue_group(QUERY_SERVICE_NAME)
+            .start(QUERY_SERVICE_NAME, version)
+            .await
+            .map_err(|err| subscribe_error(QUERY_SUBJECT_PREFIX, &err))?;
+        let in_flight = Arc::new(Semaphore::new(MAX_IN_FLIGHT));
+        let mut tasks = JoinSet::new();
+        for method in methods {
+            let subject = format!("{QUERY_SUBJECT_PREFIX}.*.{method}");
+            let mut endpoint = service
+                .endpoint_builder()
+                .name(method.replace('.', "_"))
+                .add(subject.clone())
+                .await
+                .map_err(|err| subscribe_error(&subject, &err))?;
+            let (handler, in_flight, shutdown, method) = (
+                handler.clone(),
+                in_flight.clone(),
+                shutdown.clone(),
+                (*method).to_string(),
+            );
+            tasks.spawn(async move {
+                let mut requests = JoinSet::new();
+                loop {
+                    let request = tokio::select! {
+                        () = shutdown.cancelled() => break,
+                        request = endpoint.next() => request,
+                    };
+                    let Some(request) = request else { break };
+                    let Ok(permit) = in_flight.clone().acquire_owned().await else {
+                        break;
+                    };
+                    let (handler, method) = (handler.clone(), method.clone());
+                    let span = info_span!("query_request", method = %method);
+                    requests.spawn(
+                        async move {
+                            answer(handler, &method, request).await;
+                            drop(permit);
+                        }
+                        .instrument(span),
+                    );
+                    while requests.try_join_next().is_some() {}
+                }
+                // Finish what was accepted before stopping.
+                while requests.join_next().await.is_some() {}
+            });
+        }
+        Ok(QueryServer { tasks, service })
+    }
+
+    /// Waits for the endpoints to stop (after the shutdown token fires) and
+    /// unregisters the service.
+    pub async fn join(mut self) {
+        while self.tasks.join_next().await.is_some() {}
+        if let Err(err) = self.service.stop().await {
+            warn!(error = %err, "query service did not stop cleanly");
+        }
+    }
+}
+
+/// `memory.query.<project>.<method…>` → the project token.
+fn project_of(subject: &str) -> Option<&str> {
+    let rest = subject
+        .strip_prefix(QUERY_SUBJECT_PREFIX)?
+        .strip_prefix('.')?;
+    rest.split('.').next().filter(|project| !project.is_empty())
+}
+
+async fn answer(
+    handler: Arc<dyn QueryHandler>,
+    method: &str,
+    request: async_nats::service::Request,
+) {
+    let subject = request.message.subject.to_string();
+    let payload = request.message.payload.clone();
+    let method_owned = method.to_string();
+    let result = match project_of(&subject).map(str::to_string) {
+        None => Err(ServiceError::invalid_argument(format!(
+            "subject {subject:?} names no project"
+        ))),
+        Some(project) => {
+            tokio::task::spawn_blocking(move || handler.handle(&project, &method_owned, &payload))
+                .await
+                .unwrap_or_else(|err| Err(ServiceError::internal(format!("query panicked: {err}"))))
+        }
+    };
+    let (body, headers) = match result {
+        Ok(value) => (serde_json::to_vec(&value), HeaderMap::new()),
+        Err(err) => {
+            let mut headers = HeaderMap::new();
+            headers.insert("Nats-Service-Error", err.error.message.as_str());
+            headers.insert(
+                "Nats-Service-Error-Code",
+                status_code(err.error.code).to_string().as_str(),
+            );
+            (serde_json::to_vec(&err), headers)
+        }
+    };
+    let body = body.unwrap_or_else(|err| {
+        format!(r#"{{"error":{{"code":"internal","message":"cannot encode the reply: {err}"}}}}"#)
+            .into_bytes()
+    });
+    if let Err(err) = request.respond_with_headers(Ok(body.into()), headers).await {
+        warn!(error = %err, subject = %subject, "cannot answer query");
+    }
+}
+
+/// The HTTP-like status the micro-service convention uses for an error code.
+fn status_code(code: ErrorCode) -> u16 {
+    match code {
+        ErrorCode::InvalidArgument => 400,
+        ErrorCode::NotFound => 404,
+        ErrorCode::Unavailable => 503,
+        ErrorCode::Internal => 500,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_project_is_the_third_token() {
+        assert_eq!(project_of("memory.query.webapp.toc.root"), Some("webapp"));
+        assert_eq!(project_of("memory.query.webapp.search"), Some("webapp"));
+        assert_eq!(project_of("memory.query..search"), None);
+        assert_eq!(project_of("memory.ingest.webapp"), None);
+    }
+}

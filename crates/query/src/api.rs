@@ -1,0 +1,481 @@
+//! Requests and responses of the query calls: the JSON that travels on
+//! `memory.query.<project>.<method>` and that the CLI prints with `--json`.
+//!
+//! Requests are lenient where leniency cannot hurt (every field but the essential ones
+//! has a default) and strict where a typo would silently change the answer: unknown
+//! fields are rejected, so `{"tokne_budget": 500}` is an error, not an unbounded reply.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, NaiveDate, Utc};
+use memory_toc::{Grip, SearchChildrenPage, SearchField, TocBullet, TocLevel, TocNode, TocNodeId};
+use memory_types::{Event, ServiceError};
+use serde::{Deserialize, Serialize};
+
+/// Default `token_budget` of `search` and `navigate`: room for a useful answer in an
+/// agent's context without crowding it.
+pub const DEFAULT_TOKEN_BUDGET: usize = 2_000;
+/// Default number of results of `search`.
+pub const DEFAULT_SEARCH_RESULTS: usize = 10;
+/// Most results, children or events one call returns, whatever it asks for.
+pub const MAX_PAGE: usize = 1_000;
+
+/// A point in time in a request: epoch milliseconds, an RFC 3339 instant, or a date
+/// (`2026-01-30`, midnight UTC).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum TimeArg {
+    /// Epoch milliseconds.
+    Millis(u64),
+    /// RFC 3339 or `YYYY-MM-DD`.
+    Text(String),
+}
+
+impl TimeArg {
+    /// Epoch milliseconds.
+    ///
+    /// # Errors
+    /// `invalid_argument` naming `field` when the text is neither form.
+    pub fn to_ms(&self, field: &str) -> Result<u64, ServiceError> {
+        match self {
+            TimeArg::Millis(ms) => Ok(*ms),
+            TimeArg::Text(text) => {
+                if let Ok(instant) = DateTime::parse_from_rfc3339(text) {
+                    return u64::try_from(instant.timestamp_millis()).map_err(|_| {
+                        ServiceError::invalid_argument(format!("{field} {text:?} is before 1970"))
+                    });
+                }
+                let date = NaiveDate::parse_from_str(text, "%Y-%m-%d").map_err(|_| {
+                    ServiceError::invalid_argument(format!(
+                        "{field} {text:?} is not epoch milliseconds, RFC 3339 \
+                         (2026-01-30T09:15:00Z) or a date (2026-01-30)"
+                    ))
+                })?;
+                let midnight = date
+                    .and_hms_opt(0, 0, 0)
+                    .map(|t| t.and_utc().timestamp_millis());
+                midnight
+                    .and_then(|ms| u64::try_from(ms).ok())
+                    .ok_or_else(|| {
+                        ServiceError::invalid_argument(format!("{field} {text:?} is before 1970"))
+                    })
+            }
+        }
+    }
+}
+
+/// `toc.root`: the project's years.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TocRootRequest {}
+
+/// The years that hold data, oldest first.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TocRootResponse {
+    /// The project asked about.
+    pub project_id: String,
+    /// Year nodes with their titles, bullets and child ids.
+    pub years: Vec<TocNode>,
+}
+
+/// `toc.node`: one node.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TocNodeRequest {
+    /// `toc:day:2026-01-30` and the like.
+    pub node_id: String,
+}
+
+/// One node with its bullets, grip ids, keywords and child ids.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TocNodeResponse {
+    /// The node.
+    pub node: TocNode,
+}
+
+/// `toc.browse`: the children of a node, a page at a time.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TocBrowseRequest {
+    /// The parent; empty or absent for the root (its children are the years).
+    #[serde(default)]
+    pub node_id: Option<String>,
+    /// Children per page. Default 20.
+    #[serde(default)]
+    pub limit: Option<usize>,
+    /// `next_page_token` of the previous page.
+    #[serde(default)]
+    pub page_token: Option<String>,
+}
+
+/// A page of children in chronological order.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TocBrowseResponse {
+    /// The parent (`null` for the root).
+    pub node_id: Option<String>,
+    /// The children on this page.
+    pub children: Vec<TocNode>,
+    /// Whether more children follow.
+    pub has_more: bool,
+    /// Pass it back as `page_token` for the next page.
+    pub next_page_token: Option<String>,
+}
+
+/// `events.get`: raw events by session or time range.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EventsGetRequest {
+    /// Only this session.
+    #[serde(default)]
+    pub session_id: Option<String>,
+    /// From this time, inclusive.
+    #[serde(default)]
+    pub from: Option<TimeArg>,
+    /// Up to this time, exclusive.
+    #[serde(default)]
+    pub to: Option<TimeArg>,
+    /// Events per page. Default 50.
+    #[serde(default)]
+    pub limit: Option<usize>,
+    /// `next_page_token` of the previous page.
+    #[serde(default)]
+    pub page_token: Option<String>,
+}
+
+/// A page of events in time order.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EventsGetResponse {
+    /// The events, as ingested.
+    pub events: Vec<Event>,
+    /// Whether more events follow.
+    pub has_more: bool,
+    /// Pass it back as `page_token` for the next page.
+    pub next_page_token: Option<String>,
+}
+
+/// `grip.expand`: a grip with the conversation around it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GripExpandRequest {
+    /// `grip:<ts_ms>:<ULID>`.
+    pub grip_id: String,
+    /// Events of the session before the excerpt's first event. Default 3.
+    #[serde(default)]
+    pub before: Option<usize>,
+    /// Events after its last event. Default 3.
+    #[serde(default)]
+    pub after: Option<usize>,
+}
+
+/// The grip, the events it quotes and their neighbours.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GripExpandResponse {
+    /// The grip.
+    pub grip: Grip,
+    /// Events before, oldest first.
+    pub events_before: Vec<Event>,
+    /// The events the excerpt is taken from.
+    pub excerpt_events: Vec<Event>,
+    /// Events after, oldest first.
+    pub events_after: Vec<Event>,
+}
+
+/// `toc.search_node`: where a query matches inside one node.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SearchNodeRequest {
+    /// The node to search.
+    pub node_id: String,
+    /// Search terms (OR matching on whole, stemmed terms).
+    pub query: String,
+    /// Fields to search; empty or absent means all.
+    #[serde(default)]
+    pub fields: Vec<SearchField>,
+    /// Most matches. Default 10.
+    #[serde(default)]
+    pub limit: Option<usize>,
+    /// Most tokens of matches returned.
+    #[serde(default)]
+    pub token_budget: Option<usize>,
+}
+
+/// The plan's `SearchNodeResponse`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SearchNodeResponse {
+    /// Whether anything matched.
+    pub matched: bool,
+    /// Matches, best first.
+    pub matches: Vec<memory_toc::NodeMatch>,
+    /// The node searched.
+    pub node_id: String,
+    /// Its level.
+    pub level: TocLevel,
+}
+
+/// `toc.search_children`: ranks the children of a node (or every node of a level).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SearchChildrenRequest {
+    /// The parent; empty or absent for the root, or with `child_level` for every node
+    /// of that level in the project.
+    #[serde(default)]
+    pub parent_id: Option<String>,
+    /// Search terms.
+    pub query: String,
+    /// Without a parent: the level to search across the project (default `year`).
+    /// With a parent: must be the parent's child level when given.
+    #[serde(default)]
+    pub child_level: Option<TocLevel>,
+    /// Fields to search; empty means all.
+    #[serde(default)]
+    pub fields: Vec<SearchField>,
+    /// Most results. Default 10.
+    #[serde(default)]
+    pub limit: Option<usize>,
+    /// Most tokens of results returned.
+    #[serde(default)]
+    pub token_budget: Option<usize>,
+}
+
+/// The plan's `SearchChildrenResponse`.
+pub type SearchChildrenResponse = SearchChildrenPage;
+
+/// `navigate`: the agent loop over the TOC in code.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NavigateRequest {
+    /// The question, time hints included ("what did we decide about JWT last week?").
+    pub query: String,
+    /// "Now" for relative time hints. Default: the current time.
+    #[serde(default)]
+    pub now: Option<TimeArg>,
+    /// Most tokens of evidence. Default 2 000.
+    #[serde(default)]
+    pub token_budget: Option<usize>,
+    /// Most levels to descend. Default 6.
+    #[serde(default)]
+    pub max_depth: Option<usize>,
+    /// Most nodes to open. Default 40.
+    #[serde(default)]
+    pub max_nodes: Option<usize>,
+}
+
+/// What a navigation did at one node.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NavigationStep {
+    /// The node searched (`null` for the root).
+    pub node_id: Option<String>,
+    /// Its level (`null` for the root).
+    pub level: Option<TocLevel>,
+    /// Its title.
+    pub title: String,
+    /// How many children were searched.
+    pub searched: usize,
+    /// The best child's id, when any matched.
+    pub best_node_id: Option<String>,
+    /// The best child's matching text.
+    pub best_text: Option<String>,
+    /// Share of the query terms the best child holds (0 to 1).
+    pub best_score: Option<f32>,
+    /// `drill`, `found`, `sibling`, `broaden` or `stop`.
+    pub action: String,
+    /// Why, in a sentence.
+    pub reason: String,
+}
+
+/// A segment the navigation found, with what backs it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NavigationEvidence {
+    /// The segment node.
+    pub node_id: String,
+    /// Its title.
+    pub title: String,
+    /// Share of the query terms it holds.
+    pub score: f32,
+    /// Its bullets, those matching the query first.
+    pub bullets: Vec<TocBullet>,
+    /// The grips the bullets cite, expanded to their excerpts.
+    pub grips: Vec<Grip>,
+}
+
+/// The time hint a navigation used.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TimeHintInfo {
+    /// The phrase as written ("last week").
+    pub matched: String,
+    /// Start of the range.
+    pub from: String,
+    /// End of the range, exclusive.
+    pub to: String,
+    /// The node covering it.
+    pub node_id: String,
+}
+
+/// The path taken and what it found.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NavigateResponse {
+    /// The question.
+    pub query: String,
+    /// The time hint found in it, if any.
+    pub time_hint: Option<TimeHintInfo>,
+    /// Every step, in order, with its reason.
+    pub path: Vec<NavigationStep>,
+    /// What was found, best first.
+    pub evidence: Vec<NavigationEvidence>,
+    /// Nodes opened.
+    pub nodes_visited: usize,
+    /// Why the navigation stopped.
+    pub stopped: String,
+    /// Estimated tokens of `evidence`.
+    pub token_estimate: usize,
+    /// The path and evidence as the seed's "Search Path" markdown.
+    pub explanation: String,
+}
+
+/// How `search` may answer.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SearchMode {
+    /// The best healthy tier (default).
+    #[default]
+    Auto,
+    /// TOC navigation only (no index).
+    Toc,
+    /// BM25 only.
+    Keyword,
+    /// Vectors only.
+    Semantic,
+    /// BM25 and vectors fused.
+    Hybrid,
+}
+
+/// `search`: the call agents use.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SearchRequest {
+    /// Echoed in the response, so batch callers can match answers to questions.
+    #[serde(default)]
+    pub id: Option<serde_json::Value>,
+    /// The question or search phrase.
+    pub query: String,
+    /// The project; over NATS it must match the subject's.
+    #[serde(default)]
+    pub project_id: Option<String>,
+    /// Most results. Default 10.
+    #[serde(default)]
+    pub limit: Option<usize>,
+    /// Most tokens of the whole response's evidence. Default 2 000.
+    #[serde(default)]
+    pub token_budget: Option<usize>,
+    /// Which tier answers.
+    #[serde(default)]
+    pub mode: Option<SearchMode>,
+    /// Only events at or after this time.
+    #[serde(default)]
+    pub from: Option<TimeArg>,
+    /// Only events before this time.
+    #[serde(default)]
+    pub to: Option<TimeArg>,
+    /// Only this session.
+    #[serde(default)]
+    pub session_id: Option<String>,
+    /// "Now" for time hints in the query. Default: the current time.
+    #[serde(default)]
+    pub now: Option<TimeArg>,
+}
+
+/// One hit with the events behind it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SearchResult {
+    /// `toc:segment:…`, `grip:…` or an event id.
+    pub doc_id: String,
+    /// `toc_node`, `grip` or `event`.
+    pub doc_type: String,
+    /// For TOC nodes, their level.
+    pub level: Option<TocLevel>,
+    /// Relevance; comparable within one response.
+    pub score: f32,
+    /// A snippet: the node's title, the grip's excerpt, the event's text.
+    pub text: String,
+    /// Rank in the BM25 list (hybrid and keyword tiers).
+    pub bm25_rank: Option<usize>,
+    /// Rank in the vector list (hybrid and semantic tiers).
+    pub vector_rank: Option<usize>,
+    /// The events behind the hit, most relevant first.
+    pub evidence: Vec<Event>,
+}
+
+/// ARCHITECTURE §3's search response.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SearchResponse {
+    /// The request's `id`.
+    pub id: Option<serde_json::Value>,
+    /// `toc`, `bm25`, `vector` or `hybrid`: which tier answered.
+    pub tier: String,
+    /// Why a better tier did not answer, when one was skipped.
+    pub fallback_reason: Option<String>,
+    /// Hits, best first.
+    pub results: Vec<SearchResult>,
+    /// Estimated tokens of all evidence texts.
+    pub token_estimate: usize,
+    /// Server-side time.
+    pub took_ms: u64,
+    /// The time range applied (from the request or a hint in the query).
+    pub time_range: Option<BTreeMap<String, String>>,
+}
+
+/// Parses a node id argument.
+///
+/// # Errors
+/// `invalid_argument` with the parser's reason.
+pub fn parse_node_id(field: &str, text: &str) -> Result<TocNodeId, ServiceError> {
+    text.parse()
+        .map_err(|err| ServiceError::invalid_argument(format!("{field}: {err}")))
+}
+
+/// A request body, parsed with the field named in the error.
+///
+/// # Errors
+/// `invalid_argument` saying what is wrong with the JSON.
+pub fn parse_request<T: serde::de::DeserializeOwned>(
+    method: &str,
+    payload: &[u8],
+) -> Result<T, ServiceError> {
+    let payload = if payload.iter().all(u8::is_ascii_whitespace) {
+        b"{}".as_slice()
+    } else {
+        payload
+    };
+    serde_json::from_slice(payload).map_err(|err| {
+        ServiceError::invalid_argument(format!("{method} request is not valid: {err}"))
+    })
+}
+
+/// The `to`-exclusive range of a time pair as RFC 3339, for responses.
+#[must_use]
+pub fn range_info(from_ms: Option<u64>, to_ms: Option<u64>) -> Option<BTreeMap<String, String>> {
+    if from_ms.is_none() && to_ms.is_none() {
+        return None;
+    }
+    let mut range = BTreeMap::new();
+    if let Some(from) = from_ms {
+        range.insert("from".to_string(), memory_types::format_timestamp_ms(from));
+    }
+    if let Some(to) = to_ms {
+        range.insert("to".to_string(), memory_types::format_timestamp_ms(to));
+    }
+    Some(range)
+}
+
+/// Now, or the request's `now`.
+///
+/// # Errors
+/// `invalid_argument` for a bad `now`.
+pub fn now_or(now: Option<&TimeArg>) -> Result<DateTime<Utc>, ServiceError> {
+    let ms = match now {
+        Some(now) => now.to_ms("now")?,
+        None => memory_types::now_ms(),
+    };
+    DateTime::from_timestamp_millis(i64::try_from(ms).unwrap_or(i64::MAX))
+        .ok_or_else(|| ServiceError::invalid_argument("now is out of range"))
+}

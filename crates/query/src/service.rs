@@ -1,0 +1,502 @@
+//! [`QueryService`]: every query call over one store, the same for NATS and the CLI.
+
+use std::sync::LazyLock;
+use std::time::Instant;
+
+use memory_actors::{GripExtractor, RollupBuilder};
+use memory_store::Store;
+use memory_toc::{
+    DEFAULT_SEARCH_LIMIT, GripId, TocLevel, TocNode, TocNodeId, Tz, search_children, search_node,
+};
+use memory_types::{Event, ServiceError, is_valid_project_id};
+use prometheus::{HistogramVec, IntCounterVec};
+use serde::Serialize;
+use tracing::info_span;
+
+use crate::api::{
+    EventsGetRequest, EventsGetResponse, GripExpandRequest, GripExpandResponse, MAX_PAGE,
+    NavigateRequest, NavigateResponse, SearchChildrenRequest, SearchChildrenResponse,
+    SearchNodeRequest, SearchNodeResponse, SearchRequest, SearchResponse, TocBrowseRequest,
+    TocBrowseResponse, TocNodeRequest, TocNodeResponse, TocRootResponse, parse_node_id,
+    parse_request,
+};
+use crate::{navigator, toc_search};
+
+/// Every method a client can call, as it appears in subjects
+/// (`memory.query.<project>.<method>`).
+pub const METHODS: &[&str] = &[
+    "toc.root",
+    "toc.node",
+    "toc.browse",
+    "events.get",
+    "grip.expand",
+    "toc.search_node",
+    "toc.search_children",
+    "navigate",
+    "search",
+];
+
+struct QueryMetrics {
+    requests: IntCounterVec,
+    latency: HistogramVec,
+}
+
+static QUERY_METRICS: LazyLock<QueryMetrics> = LazyLock::new(|| {
+    let requests = IntCounterVec::new(
+        prometheus::Opts::new(
+            "memory_query_requests_total",
+            "Query calls by method and outcome (ok or the error code).",
+        ),
+        &["method", "outcome"],
+    )
+    .unwrap_or_else(|err| panic!("metric definition: {err}"));
+    let latency = HistogramVec::new(
+        prometheus::HistogramOpts::new(
+            "memory_query_latency_seconds",
+            "Time to answer a query call, by method.",
+        )
+        .buckets(vec![
+            0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
+        ]),
+        &["method"],
+    )
+    .unwrap_or_else(|err| panic!("metric definition: {err}"));
+    let registry = prometheus::default_registry();
+    let _ = registry.register(Box::new(requests.clone()));
+    let _ = registry.register(Box::new(latency.clone()));
+    QueryMetrics { requests, latency }
+});
+
+/// Answers query calls from the projections in one store.
+#[derive(Clone)]
+pub struct QueryService {
+    store: Store,
+    tz: Tz,
+    scan_budget_events: usize,
+}
+
+/// Events the index-free search reads per query at most, by default: enough to score
+/// every turn of a few months of one project exactly; beyond it the search reads the
+/// segments whose summaries match best.
+pub const DEFAULT_SCAN_BUDGET_EVENTS: usize = 20_000;
+
+impl QueryService {
+    /// A service over `store` with day boundaries in `tz` (the TOC's zone).
+    #[must_use]
+    pub fn new(store: Store, tz: Tz) -> Self {
+        QueryService {
+            store,
+            tz,
+            scan_budget_events: DEFAULT_SCAN_BUDGET_EVENTS,
+        }
+    }
+
+    /// Sets how many events one index-free search may read.
+    #[must_use]
+    pub fn with_scan_budget(mut self, scan_budget_events: usize) -> Self {
+        self.scan_budget_events = scan_budget_events.max(1);
+        self
+    }
+
+    pub(crate) fn store(&self) -> &Store {
+        &self.store
+    }
+
+    pub(crate) fn tz(&self) -> Tz {
+        self.tz
+    }
+
+    pub(crate) fn scan_budget_events(&self) -> usize {
+        self.scan_budget_events
+    }
+
+    /// Answers `method` for `project_id` with a JSON request body: the NATS entry point.
+    ///
+    /// # Errors
+    /// `invalid_argument` for a bad project, method or body; `not_found`; `internal`
+    /// for store failures.
+    pub fn call(
+        &self,
+        project_id: &str,
+        method: &str,
+        payload: &[u8],
+    ) -> Result<serde_json::Value, ServiceError> {
+        let started = Instant::now();
+        let span = info_span!("query", method, project_id);
+        let _entered = span.enter();
+        let result = self.dispatch(project_id, method, payload);
+        let metrics = &*QUERY_METRICS;
+        let label = if METHODS.contains(&method) {
+            method
+        } else {
+            "unknown"
+        };
+        let outcome = match &result {
+            Ok(_) => "ok",
+            Err(err) => err.error.code.as_str(),
+        };
+        metrics.requests.with_label_values(&[label, outcome]).inc();
+        metrics
+            .latency
+            .with_label_values(&[label])
+            .observe(started.elapsed().as_secs_f64());
+        result
+    }
+
+    fn dispatch(
+        &self,
+        project_id: &str,
+        method: &str,
+        payload: &[u8],
+    ) -> Result<serde_json::Value, ServiceError> {
+        check_project(project_id)?;
+        match method {
+            "toc.root" => {
+                let _: crate::api::TocRootRequest = parse_request(method, payload)?;
+                to_json(self.toc_root(project_id)?)
+            }
+            "toc.node" => to_json(self.toc_node(project_id, &parse_request(method, payload)?)?),
+            "toc.browse" => to_json(self.toc_browse(project_id, &parse_request(method, payload)?)?),
+            "events.get" => to_json(self.events_get(project_id, &parse_request(method, payload)?)?),
+            "grip.expand" => {
+                to_json(self.grip_expand(project_id, &parse_request(method, payload)?)?)
+            }
+            "toc.search_node" => {
+                to_json(self.search_node(project_id, &parse_request(method, payload)?)?)
+            }
+            "toc.search_children" => {
+                to_json(self.search_children(project_id, &parse_request(method, payload)?)?)
+            }
+            "navigate" => to_json(self.navigate(project_id, &parse_request(method, payload)?)?),
+            "search" => {
+                let request: SearchRequest = parse_request(method, payload)?;
+                if let Some(body_project) = &request.project_id
+                    && body_project != project_id
+                {
+                    return Err(ServiceError::invalid_argument(format!(
+                        "project_id {body_project:?} differs from the subject's project \
+                         {project_id:?}; a request reads one project"
+                    )));
+                }
+                to_json(self.search(project_id, &request)?)
+            }
+            other => Err(ServiceError::invalid_argument(format!(
+                "unknown method {other:?}; methods are {}",
+                METHODS.join(", ")
+            ))),
+        }
+    }
+
+    /// `toc.root`.
+    ///
+    /// # Errors
+    /// `internal` on store failures.
+    pub fn toc_root(&self, project_id: &str) -> Result<TocRootResponse, ServiceError> {
+        Ok(TocRootResponse {
+            project_id: project_id.to_string(),
+            years: RollupBuilder::nodes_at_level(&self.store, project_id, TocLevel::Year)
+                .map_err(internal)?,
+        })
+    }
+
+    /// `toc.node`.
+    ///
+    /// # Errors
+    /// `invalid_argument` for a bad id, `not_found` when the project has no such node.
+    pub fn toc_node(
+        &self,
+        project_id: &str,
+        request: &TocNodeRequest,
+    ) -> Result<TocNodeResponse, ServiceError> {
+        let node_id = parse_node_id("node_id", &request.node_id)?;
+        Ok(TocNodeResponse {
+            node: self.load_node(project_id, &node_id)?,
+        })
+    }
+
+    pub(crate) fn load_node(
+        &self,
+        project_id: &str,
+        node_id: &TocNodeId,
+    ) -> Result<TocNode, ServiceError> {
+        self.try_node(project_id, node_id)?.ok_or_else(|| {
+            ServiceError::not_found(format!("project {project_id:?} has no node {node_id}"))
+        })
+    }
+
+    pub(crate) fn try_node(
+        &self,
+        project_id: &str,
+        node_id: &TocNodeId,
+    ) -> Result<Option<TocNode>, ServiceError> {
+        RollupBuilder::node(&self.store, project_id, node_id).map_err(internal)
+    }
+
+    /// The children of a node (the years for `None`), loaded, chronological.
+    pub(crate) fn children(
+        &self,
+        project_id: &str,
+        parent: Option<&TocNodeId>,
+    ) -> Result<Vec<TocNode>, ServiceError> {
+        let Some(parent) = parent else {
+            return RollupBuilder::nodes_at_level(&self.store, project_id, TocLevel::Year)
+                .map_err(internal);
+        };
+        let node = self.load_node(project_id, parent)?;
+        let mut children = Vec::with_capacity(node.child_ids.len());
+        for child_id in &node.child_ids {
+            if let Some(child) = self.try_node(project_id, child_id)? {
+                children.push(child);
+            }
+        }
+        Ok(children)
+    }
+
+    /// `toc.browse`.
+    ///
+    /// # Errors
+    /// `invalid_argument` for a bad id or page token, `not_found` for a missing parent.
+    pub fn toc_browse(
+        &self,
+        project_id: &str,
+        request: &TocBrowseRequest,
+    ) -> Result<TocBrowseResponse, ServiceError> {
+        let parent = match request.node_id.as_deref() {
+            None | Some("") => None,
+            Some(text) => Some(parse_node_id("node_id", text)?),
+        };
+        let children = self.children(project_id, parent.as_ref())?;
+        let offset = parse_page_token(request.page_token.as_deref())?;
+        let limit = request.limit.unwrap_or(20).clamp(1, MAX_PAGE);
+        let page: Vec<TocNode> = children.iter().skip(offset).take(limit).cloned().collect();
+        let next = offset + page.len();
+        let has_more = next < children.len();
+        Ok(TocBrowseResponse {
+            node_id: parent.map(|id| id.to_string()),
+            children: page,
+            has_more,
+            next_page_token: has_more.then(|| next.to_string()),
+        })
+    }
+
+    /// `events.get`.
+    ///
+    /// # Errors
+    /// `invalid_argument` for bad times or tokens; `internal` on store failures.
+    pub fn events_get(
+        &self,
+        project_id: &str,
+        request: &EventsGetRequest,
+    ) -> Result<EventsGetResponse, ServiceError> {
+        let from_ms = request.from.as_ref().map(|t| t.to_ms("from")).transpose()?;
+        let to_ms = request.to.as_ref().map(|t| t.to_ms("to")).transpose()?;
+        let offset = parse_page_token(request.page_token.as_deref())?;
+        let limit = request.limit.unwrap_or(50).clamp(1, MAX_PAGE);
+        let mut events = Vec::with_capacity(limit);
+        let mut has_more = false;
+        let scan = self
+            .store
+            .scan_events(project_id, request.session_id.as_deref(), from_ms, to_ms)
+            .skip(offset);
+        for item in scan {
+            let (_, event) = item.map_err(internal)?;
+            if events.len() == limit {
+                has_more = true;
+                break;
+            }
+            events.push(event);
+        }
+        let next = offset + events.len();
+        Ok(EventsGetResponse {
+            events,
+            has_more,
+            next_page_token: has_more.then(|| next.to_string()),
+        })
+    }
+
+    /// `grip.expand`.
+    ///
+    /// # Errors
+    /// `invalid_argument` for a bad id, `not_found` for an unknown grip.
+    pub fn grip_expand(
+        &self,
+        project_id: &str,
+        request: &GripExpandRequest,
+    ) -> Result<GripExpandResponse, ServiceError> {
+        let grip_id: GripId = request
+            .grip_id
+            .parse()
+            .map_err(|err| ServiceError::invalid_argument(format!("grip_id: {err}")))?;
+        let grip = GripExtractor::grip(&self.store, &grip_id)
+            .map_err(internal)?
+            .filter(|grip| grip.project_id == project_id)
+            .ok_or_else(|| {
+                ServiceError::not_found(format!("project {project_id:?} has no grip {grip_id}"))
+            })?;
+        let session: Vec<Event> = self
+            .store
+            .scan_events(project_id, Some(&grip.session_id), None, None)
+            .map(|item| item.map(|(_, event)| event))
+            .collect::<Result<_, _>>()
+            .map_err(internal)?;
+        let start = session
+            .iter()
+            .position(|event| event.event_id == grip.event_id_start)
+            .ok_or_else(|| {
+                ServiceError::not_found(format!(
+                    "grip {grip_id} cites event {:?}, which its session does not hold",
+                    grip.event_id_start
+                ))
+            })?;
+        let end = session[start..]
+            .iter()
+            .position(|event| event.event_id == grip.event_id_end)
+            .map_or(start, |offset| start + offset);
+        let before = request.before.unwrap_or(3).min(MAX_PAGE);
+        let after = request.after.unwrap_or(3).min(MAX_PAGE);
+        Ok(GripExpandResponse {
+            events_before: session[start.saturating_sub(before)..start].to_vec(),
+            excerpt_events: session[start..=end].to_vec(),
+            events_after: session[end + 1..(end + 1 + after).min(session.len())].to_vec(),
+            grip,
+        })
+    }
+
+    /// `toc.search_node`.
+    ///
+    /// # Errors
+    /// `invalid_argument` for a bad id or empty query, `not_found` for a missing node.
+    pub fn search_node(
+        &self,
+        project_id: &str,
+        request: &SearchNodeRequest,
+    ) -> Result<SearchNodeResponse, ServiceError> {
+        check_query(&request.query)?;
+        let node_id = parse_node_id("node_id", &request.node_id)?;
+        let node = self.load_node(project_id, &node_id)?;
+        let mut matches = search_node(&node, &request.query, &request.fields);
+        matches.truncate(request.limit.unwrap_or(DEFAULT_SEARCH_LIMIT).min(MAX_PAGE));
+        if let Some(budget) = request.token_budget {
+            let mut used = 0;
+            matches.retain(|m| {
+                used += m.token_estimate();
+                used <= budget
+            });
+        }
+        Ok(SearchNodeResponse {
+            matched: !matches.is_empty(),
+            matches,
+            node_id: node_id.to_string(),
+            level: node_id.level(),
+        })
+    }
+
+    /// `toc.search_children`.
+    ///
+    /// # Errors
+    /// `invalid_argument` for a bad id, level or empty query, `not_found` for a missing
+    /// parent.
+    pub fn search_children(
+        &self,
+        project_id: &str,
+        request: &SearchChildrenRequest,
+    ) -> Result<SearchChildrenResponse, ServiceError> {
+        check_query(&request.query)?;
+        let parent = match request.parent_id.as_deref() {
+            None | Some("") => None,
+            Some(text) => Some(parse_node_id("parent_id", text)?),
+        };
+        let candidates = match (&parent, request.child_level) {
+            (Some(parent), level) => {
+                let child_level = parent.level().child();
+                if let Some(level) = level
+                    && Some(level) != child_level
+                {
+                    return Err(ServiceError::invalid_argument(format!(
+                        "child_level {} is not the child level of {parent}",
+                        level.as_str()
+                    )));
+                }
+                self.children(project_id, Some(parent))?
+            }
+            (None, level) => RollupBuilder::nodes_at_level(
+                &self.store,
+                project_id,
+                level.unwrap_or(TocLevel::Year),
+            )
+            .map_err(internal)?,
+        };
+        Ok(search_children(
+            &candidates,
+            &request.query,
+            &request.fields,
+            request.limit.unwrap_or(DEFAULT_SEARCH_LIMIT).min(MAX_PAGE),
+            request.token_budget,
+        ))
+    }
+
+    /// `navigate`.
+    ///
+    /// # Errors
+    /// `invalid_argument` for an empty query or a bad `now`.
+    pub fn navigate(
+        &self,
+        project_id: &str,
+        request: &NavigateRequest,
+    ) -> Result<NavigateResponse, ServiceError> {
+        check_query(&request.query)?;
+        navigator::navigate(self, project_id, request)
+    }
+
+    /// `search`. In this build every mode but `auto` and `toc` names a tier that does
+    /// not exist yet and answers `unavailable`.
+    ///
+    /// # Errors
+    /// `invalid_argument` for an empty query or bad times; `unavailable` for a forced
+    /// tier that cannot answer.
+    pub fn search(
+        &self,
+        project_id: &str,
+        request: &SearchRequest,
+    ) -> Result<SearchResponse, ServiceError> {
+        check_query(&request.query)?;
+        toc_search::search(self, project_id, request)
+    }
+}
+
+fn to_json<T: Serialize>(value: T) -> Result<serde_json::Value, ServiceError> {
+    serde_json::to_value(value).map_err(|err| ServiceError::internal(err.to_string()))
+}
+
+pub(crate) fn internal(err: impl std::fmt::Display) -> ServiceError {
+    ServiceError::internal(err.to_string())
+}
+
+fn check_project(project_id: &str) -> Result<(), ServiceError> {
+    if is_valid_project_id(project_id) {
+        Ok(())
+    } else {
+        Err(ServiceError::invalid_argument(format!(
+            "project {project_id:?} is not a valid project id"
+        )))
+    }
+}
+
+fn check_query(query: &str) -> Result<(), ServiceError> {
+    if query.trim().is_empty() {
+        Err(ServiceError::invalid_argument("query must not be empty"))
+    } else {
+        Ok(())
+    }
+}
+
+fn parse_page_token(token: Option<&str>) -> Result<usize, ServiceError> {
+    match token {
+        None | Some("") => Ok(0),
+        Some(text) => text.parse().map_err(|_| {
+            ServiceError::invalid_argument(format!(
+                "page_token {text:?} is not a token this service issued"
+            ))
+        }),
+    }
+}
