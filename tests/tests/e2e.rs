@@ -567,3 +567,293 @@ async fn bad_input_gets_precise_errors_and_disturbs_nothing() -> anyhow::Result<
     assert!(exit.success());
     Ok(())
 }
+
+/// The sample conversations, ingested over request/reply in batches.
+async fn ingest_sample(client: &async_nats::Client) -> anyhow::Result<()> {
+    let path = memory_e2e_tests::repo_root().join("sample/conversations.jsonl");
+    let lines: Vec<Value> = std::fs::read_to_string(path)?
+        .lines()
+        .filter(|line| !line.trim().is_empty())
+        .map(serde_json::from_str)
+        .collect::<Result<_, _>>()?;
+    let mut by_project: BTreeMap<String, Vec<Value>> = BTreeMap::new();
+    for line in lines {
+        let project = line["project_id"].as_str().unwrap_or("default").to_owned();
+        by_project.entry(project).or_default().push(line);
+    }
+    for (project, events) in by_project {
+        for chunk in events.chunks(100) {
+            let reply = request(
+                client,
+                &format!("memory.ingest.{project}"),
+                serde_json::to_vec(chunk)?,
+            )
+            .await?;
+            assert_eq!(
+                reply["accepted"].as_u64(),
+                Some(chunk.len() as u64),
+                "{reply}"
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Polls a query until `done` holds for its answer.
+async fn query_until(
+    client: &async_nats::Client,
+    subject: &str,
+    body: Value,
+    done: impl Fn(&Value) -> bool,
+) -> anyhow::Result<Value> {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let answer = request(client, subject, serde_json::to_vec(&body)?).await?;
+        if done(&answer) {
+            return Ok(answer);
+        }
+        if Instant::now() > deadline {
+            bail!("{subject} never satisfied the condition; last answer: {answer}");
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_query_service_answers_over_nats_and_live_work_is_navigable() -> anyhow::Result<()> {
+    let stack = start_stack()?;
+    let client = stack.nats.connect().await?;
+    ingest_sample(&client).await?;
+    // Every consumer has applied everything: the TOC is complete.
+    query_until(&client, "memory.admin.status", json!({}), |report| {
+        report["consumers"].as_array().is_some_and(|consumers| {
+            consumers.len() >= 4 && consumers.iter().all(|c| c["lag"].as_u64() == Some(0))
+        })
+    })
+    .await?;
+
+    // Discovery: a NATS micro service with one endpoint per call.
+    let ping = request(&client, "$SRV.PING.memory-query", Vec::new()).await?;
+    assert_eq!(ping["name"], "memory-query", "{ping}");
+
+    // The TOC is built: years, and a drill-down to the planted decision.
+    let root = query_until(
+        &client,
+        "memory.query.webapp.toc.root",
+        json!({}),
+        |answer| {
+            answer["years"]
+                .as_array()
+                .is_some_and(|years| !years.is_empty())
+        },
+    )
+    .await?;
+    assert_eq!(root["years"][0]["node_id"], "toc:year:2026", "{root}");
+    let search = query_until(
+        &client,
+        "memory.query.webapp.search",
+        json!({"id": 7, "query": "what did we decide about JWT expiry?", "token_budget": 300}),
+        |answer| answer["results"].as_array().is_some_and(|r| !r.is_empty()),
+    )
+    .await?;
+    assert_eq!(
+        (search["id"].clone(), search["tier"].clone()),
+        (json!(7), json!("toc"))
+    );
+    assert!(
+        search["token_estimate"].as_u64().unwrap_or(u64::MAX) <= 300,
+        "{search}"
+    );
+    let evidence: Vec<&str> = search["results"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|result| result["evidence"].as_array().into_iter().flatten())
+        .filter_map(|event| event["text"].as_str())
+        .collect();
+    assert!(
+        evidence.iter().any(|text| text.contains("15 minutes")),
+        "the decision is in the evidence: {evidence:?}"
+    );
+    let navigation = request(
+        &client,
+        "memory.query.webapp.navigate",
+        serde_json::to_vec(
+            &json!({"query": "JWT expiry decision in January", "now": "2026-02-20"}),
+        )?,
+    )
+    .await?;
+    assert_eq!(
+        navigation["time_hint"]["node_id"], "toc:month:2026-01",
+        "{navigation}"
+    );
+    assert!(
+        navigation["explanation"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("## Search Path"),
+        "{navigation}"
+    );
+    assert!(
+        !navigation["evidence"].as_array().is_none_or(Vec::is_empty),
+        "{navigation}"
+    );
+
+    // Errors are precise JSON, and nothing crosses projects.
+    let empty = request(
+        &client,
+        "memory.query.webapp.search",
+        br#"{"query": " "}"#.to_vec(),
+    )
+    .await?;
+    assert_eq!(empty["error"]["code"], "invalid_argument", "{empty}");
+    let forced = request(
+        &client,
+        "memory.query.webapp.search",
+        br#"{"query": "jwt", "mode": "keyword"}"#.to_vec(),
+    )
+    .await?;
+    assert_eq!(forced["error"]["code"], "unavailable", "{forced}");
+    let missing = request(
+        &client,
+        "memory.query.ingest-pipeline.toc.node",
+        br#"{"node_id": "toc:day:2026-01-05"}"#.to_vec(),
+    )
+    .await?;
+    assert_eq!(missing["error"]["code"], "not_found", "{missing}");
+
+    // The CLI sends the same call to the daemon.
+    let output = std::process::Command::new(build_daemon()?)
+        .args([
+            "search",
+            "--nats-url",
+            &stack.nats.url(),
+            "--project",
+            "webapp",
+            "--json",
+        ])
+        .arg("rate limiting")
+        .output()?;
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let cli: Value = serde_json::from_slice(&output.stdout)?;
+    assert_eq!(cli["tier"], "toc", "{cli}");
+
+    // A session still going is in its day node within moments, not at midnight.
+    let now_ms = u64::try_from(chrono_now_ms())?;
+    let live = json!({"event_id": "live-1", "session_id": "live", "timestamp": now_ms,
+                      "kind": "user_message", "text": "Start the zanzibar authorization spike today."});
+    let reply = request(&client, "memory.ingest.webapp", serde_json::to_vec(&live)?).await?;
+    assert_eq!(reply["accepted"], 1, "{reply}");
+    let found = query_until(
+        &client,
+        "memory.query.webapp.search",
+        json!({"query": "zanzibar authorization", "mode": "toc"}),
+        |answer| answer["results"].as_array().is_some_and(|r| !r.is_empty()),
+    )
+    .await?;
+    assert_eq!(
+        found["results"][0]["evidence"][0]["event_id"], "live-1",
+        "{found}"
+    );
+
+    // Per-endpoint statistics of the micro service.
+    let stats = request(&client, "$SRV.STATS.memory-query", Vec::new()).await?;
+    let search_requests: u64 = stats["endpoints"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|endpoint| endpoint["name"] == "search")
+        .filter_map(|endpoint| endpoint["num_requests"].as_u64())
+        .sum();
+    assert!(search_requests >= 4, "{stats}");
+    drop(stack);
+    Ok(())
+}
+
+fn chrono_now_ms() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|elapsed| elapsed.as_millis())
+        .unwrap_or_default()
+}
+
+/// Runs the CLI on a data dir with extra environment; returns stdout.
+fn cli(data_dir: &Path, env: &[(&str, &str)], args: &[&str]) -> anyhow::Result<String> {
+    let output = std::process::Command::new(build_daemon()?)
+        .arg("--data-dir")
+        .arg(data_dir)
+        .args(args)
+        .envs(env.iter().copied())
+        .output()?;
+    if !output.status.success() {
+        bail!(
+            "{args:?} failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    Ok(String::from_utf8(output.stdout)?)
+}
+
+#[test]
+fn an_llm_writes_the_summaries_when_configured_and_its_failure_falls_back() -> anyhow::Result<()> {
+    use memory_llm::testing::{ScriptedResponse, ScriptedServer, refused_base_url};
+    let sample = memory_e2e_tests::repo_root().join("sample/conversations.jsonl");
+    let sample = sample.to_string_lossy().into_owned();
+    let answer = json!({"title": "LLM: authentication and deployment work", "summary": null,
+                        "bullets": [{"text": "Worked on auth", "grips": []}], "keywords": ["auth"]});
+    let server = ScriptedServer::start(vec![ScriptedResponse::chat(&answer.to_string()); 400]);
+    let base_url = server.base_url();
+    let llm_env = [
+        ("AGENT_MEMORY_LLM__ENABLED", "true"),
+        ("AGENT_MEMORY_LLM__BASE_URL", base_url.as_str()),
+        ("AGENT_MEMORY_LLM__MODEL", "scripted-model"),
+        ("AGENT_MEMORY_LLM__MAX_RETRIES", "0"),
+    ];
+    let with_llm = tempfile::tempdir()?;
+    cli(
+        with_llm.path(),
+        &llm_env,
+        &["ingest", "--file", &sample, "--wait"],
+    )?;
+    let root: Value = serde_json::from_str(&cli(
+        with_llm.path(),
+        &[],
+        &["toc", "root", "--project", "webapp", "--json"],
+    )?)?;
+    assert_eq!(
+        root["years"][0]["title"], "LLM: authentication and deployment work",
+        "{root}"
+    );
+    let requests = server.requests();
+    assert!(!requests.is_empty());
+    assert_eq!(requests[0].json()["model"], "scripted-model");
+
+    // The model is down: every summary falls back to extractive, nothing stalls.
+    let refused = refused_base_url();
+    let down_env = [
+        ("AGENT_MEMORY_LLM__ENABLED", "true"),
+        ("AGENT_MEMORY_LLM__BASE_URL", refused.as_str()),
+        ("AGENT_MEMORY_LLM__MAX_RETRIES", "0"),
+    ];
+    let without = tempfile::tempdir()?;
+    cli(
+        without.path(),
+        &down_env,
+        &["ingest", "--file", &sample, "--wait"],
+    )?;
+    let root: Value = serde_json::from_str(&cli(
+        without.path(),
+        &[],
+        &["toc", "root", "--project", "webapp", "--json"],
+    )?)?;
+    let title = root["years"][0]["title"].as_str().unwrap_or_default();
+    assert!(
+        title.starts_with("2026"),
+        "extractive title after fallback: {root}"
+    );
+    Ok(())
+}

@@ -81,10 +81,17 @@ pub fn pipeline_config(config: &Config) -> PipelineConfig {
     }
 }
 
-/// The configured summarizer: extractive unless `[llm]` is enabled.
+/// The configured summarizer: extractive unless `[llm]` is enabled. The LLM one falls
+/// back to extractive per item on any failure, so a model that is down never stalls the
+/// pipeline; a configuration it cannot even start from is reported and replaced.
 fn summarizer(config: &Config) -> Arc<dyn memory_toc::Summarizer> {
-    let _ = config;
-    Arc::new(memory_toc::ExtractiveSummarizer::default())
+    match memory_llm::summarizer_for(&config.llm) {
+        Ok(summarizer) => Arc::from(summarizer),
+        Err(err) => {
+            tracing::error!(error = %err, "cannot use the configured LLM; summaries are extractive");
+            Arc::new(memory_toc::ExtractiveSummarizer::default())
+        }
+    }
 }
 
 /// Opens the store with a message that says which data dir failed.

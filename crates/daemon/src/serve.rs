@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
@@ -118,7 +119,18 @@ pub async fn run(
             }
         })
     });
+    let query_service = memory_query::QueryService::new(store.clone(), config.toc.tz()?);
+    let queries = memory_nats::QueryServer::start(
+        client.clone(),
+        Arc::new(QueryAdapter(query_service)),
+        memory_query::METHODS,
+        env!("CARGO_PKG_VERSION"),
+        shutdown.clone(),
+    )
+    .await?;
+    let pipeline = Arc::new(pipeline);
     let admin = spawn_admin(client.clone(), store.clone(), shutdown.clone()).await?;
+    let rebuild = spawn_rebuild(client.clone(), pipeline.clone(), shutdown.clone()).await?;
     info!(
         data_dir = %data_dir.display(),
         nats_url = %config.nats.url,
@@ -137,7 +149,12 @@ pub async fn run(
         let _ = jetstream.await;
     }
     let _ = admin.await;
-    pipeline.shutdown().await;
+    let _ = rebuild.await;
+    queries.join().await;
+    match Arc::try_unwrap(pipeline) {
+        Ok(pipeline) => pipeline.shutdown().await,
+        Err(_) => warn!("pipeline still referenced at shutdown; not drained"),
+    }
     if let Err(err) = client.flush().await {
         warn!(error = %err, "nats flush at shutdown failed");
     }
@@ -147,6 +164,64 @@ pub async fn run(
     }
     info!("memory-daemon stopped");
     Ok(ExitCode::SUCCESS)
+}
+
+/// The query crate behind the NATS micro service.
+struct QueryAdapter(memory_query::QueryService);
+
+impl memory_nats::QueryHandler for QueryAdapter {
+    fn handle(
+        &self,
+        project_id: &str,
+        method: &str,
+        payload: &[u8],
+    ) -> Result<serde_json::Value, memory_types::ServiceError> {
+        self.0.call(project_id, method, payload)
+    }
+}
+
+/// `memory.admin.rebuild` `{"projection": "toc"}`: deletes and replays the TOC; the
+/// reply comes once the replay is under way, with the outbox head it replays up to.
+async fn spawn_rebuild(
+    client: async_nats::Client,
+    pipeline: Arc<memory_actors::Pipeline>,
+    shutdown: CancellationToken,
+) -> anyhow::Result<tokio::task::JoinHandle<()>> {
+    let mut subscriber = client
+        .subscribe(crate::query_cli::ADMIN_REBUILD_SUBJECT)
+        .await
+        .context("cannot subscribe to admin rebuild")?;
+    Ok(tokio::spawn(async move {
+        loop {
+            let message = tokio::select! {
+                () = shutdown.cancelled() => break,
+                message = subscriber.next() => message,
+            };
+            let Some(message) = message else { break };
+            let Some(reply) = message.reply else { continue };
+            let projection = serde_json::from_slice::<serde_json::Value>(&message.payload)
+                .ok()
+                .and_then(|v| {
+                    v.get("projection")
+                        .and_then(|p| p.as_str().map(str::to_string))
+                });
+            let answer = match projection.as_deref() {
+                Some("toc") => match pipeline.rebuild_toc().await {
+                    Ok(()) => serde_json::json!({"projection": "toc", "status": "rebuilding"}),
+                    Err(err) => serde_json::to_value(memory_types::ServiceError::internal(err))
+                        .unwrap_or_default(),
+                },
+                other => serde_json::to_value(memory_types::ServiceError::invalid_argument(
+                    format!("unknown projection {other:?}; projections: toc"),
+                ))
+                .unwrap_or_default(),
+            };
+            let body = serde_json::to_vec(&answer).unwrap_or_default();
+            if let Err(err) = client.publish(reply, body.into()).await {
+                warn!(error = %err, "cannot answer admin rebuild");
+            }
+        }
+    }))
 }
 
 async fn spawn_admin(

@@ -4,7 +4,9 @@
 //! (`response_format: {"type": "json_object"}`), is all the summarizer needs, and every
 //! server worth using speaks it, so a full SDK would only add weight. It blocks because
 //! its callers run on blocking threads (the consumer runner applies batches on
-//! `spawn_blocking`); do not call it from an async task.
+//! `spawn_blocking`); do not call it from an async task. It is built on ureq with rustls
+//! over ring and the platform's root certificates; the workspace `Cargo.toml` says why
+//! not reqwest (its TLS features would leak into the OTLP exporter's client).
 //!
 //! Failures are split by whether trying again can help: connection errors, timeouts,
 //! `429 Too Many Requests` and `5xx` are retried `max_retries` times with exponential
@@ -16,11 +18,11 @@ use std::time::{Duration, Instant};
 
 use memory_config::LlmConfig;
 use serde::{Deserialize, Serialize};
+use tracing::{Span, debug};
 use ureq::Agent;
 use ureq::http::Uri;
 use ureq::http::header::{ACCEPT, AUTHORIZATION, RETRY_AFTER};
 use ureq::tls::{RootCerts, TlsConfig};
-use tracing::{Span, debug};
 
 use crate::error::{LlmError, Result};
 use crate::metrics::LLM_METRICS;

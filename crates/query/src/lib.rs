@@ -27,3 +27,6 @@ mod toc_search;
 
 pub use navigator::STRONG_MATCH;
 pub use service::{DEFAULT_SCAN_BUDGET_EVENTS, METHODS, QueryService};
+
+#[cfg(test)]
+mod tests;

@@ -17,7 +17,13 @@
 //!   user's first question or request, else the best-scoring sentence, prefixed with the
 //!   top keywords it lacks ("jwt: We decided to set the access token expiry to 15
 //!   minutes");
-//! - the **summary** is the best few sentences, in the order they were said.
+//! - the **summary** is the best few sentences that the title does not already say, in
+//!   the order they were said.
+//!
+//! A sentence scores the tf × idf weights of its stems over the square root of their
+//! number, with a bonus for a decision, fix, conclusion or question. Tool output counts
+//! for keywords like any text, but its sentences score half and are a headline only when
+//! nothing else was said: it records what was run, not what was decided.
 //!
 //! A day, week, month or year is summarized from its children alone: keywords weighed by
 //! each child's size and rank, one bullet per child (its title, citing the grips of its
@@ -31,33 +37,59 @@
 //!
 //! ```
 //! use chrono::NaiveDate;
-//! use memory_toc::{ExtractiveSummarizer, SegmentInput, Summarizer, SummaryEvent, TocNodeId};
+//! use memory_toc::{
+//!     ExtractiveSummarizer, ParentInput, SegmentInput, Summarizer, SummaryEvent, TocLevel,
+//!     TocNode, TocNodeId,
+//! };
 //!
 //! let day = NaiveDate::from_ymd_opt(2026, 1, 30).unwrap();
 //! let segment_id = TocNodeId::segment_for(day, 1_769_767_200_000, "e1");
 //! let event = |event_id, role, text| SummaryEvent { event_id, timestamp_ms: 1_769_767_200_000, role, text };
 //! let events = [
-//!     event("e1", "user", "The login tests fail since the JWT refresh change. Can you check the refresh flow?"),
+//!     event("e1", "user", "Login fails since the refresh change. Can you check the refresh flow?"),
 //!     event("e2", "assistant", "The refresh handler compared the JWT expiry in seconds with milliseconds. I fixed the refresh handler."),
 //!     event("e3", "user", "Should we shorten the access token lifetime too?"),
 //!     event("e4", "assistant", "We decided to set the JWT access token expiry to 15 minutes."),
 //! ];
-//! // "refresh" is in most earlier segments of the project, "jwt" in few.
+//! // "refresh" is in 40 of the project's 50 earlier segments, the other stems in 2.
 //! let document_frequency = |stem: &str| if stem == "refresh" { 40 } else { 2 };
 //! let input = SegmentInput {
 //!     segment_id: &segment_id,
 //!     project_id: "default",
 //!     session_id: "session-1",
 //!     events: &events,
-//!     grips: &[],
+//!     grips: &[], // without grips, bullets are the best sentences
 //!     corpus_document_frequency: &document_frequency,
 //!     num_corpus_documents: 50,
 //! };
-//! let summary = ExtractiveSummarizer::default().summarize_segment(&input).unwrap();
-//! assert_eq!(summary.keywords[..3], ["jwt", "expiry", "handler"]);
-//! assert_eq!(summary.title, "We decided to set the JWT access token expiry to 15 minutes");
-//! assert_eq!(summary.bullets.len(), 3);
-//! assert!(summary.summary.unwrap().contains("I fixed the refresh handler."));
+//! let summarizer = ExtractiveSummarizer::default();
+//! let segment = summarizer.summarize_segment(&input).unwrap();
+//! assert_eq!(segment.title, "We decided to set the JWT access token expiry to 15 minutes");
+//! // Said four times, "refresh" still ranks below the words said twice: most segments say it.
+//! assert_eq!(segment.keywords[..6], ["access", "expiry", "handler", "jwt", "token", "refresh"]);
+//! assert_eq!(segment.bullets[0].text, "The refresh handler compared the JWT expiry in seconds with milliseconds.");
+//! assert!(segment.summary.unwrap().ends_with("Should we shorten the access token lifetime too?"));
+//!
+//! let node = TocNode {
+//!     node_id: segment_id,
+//!     project_id: "default".to_string(),
+//!     level: TocLevel::Segment,
+//!     title: segment.title,
+//!     summary: None,
+//!     bullets: segment.bullets,
+//!     keywords: segment.keywords,
+//!     start_ms: 1_769_767_200_000,
+//!     end_ms: 1_769_767_200_000,
+//!     child_ids: vec![],
+//!     num_events: 4,
+//!     version: 1,
+//! };
+//! let day_id = TocNodeId::Day(day);
+//! let day_summary = summarizer
+//!     .summarize_parent(&ParentInput { node_id: &day_id, project_id: "default", children: &[node] })
+//!     .unwrap();
+//! assert_eq!(day_summary.title, "Friday 30 January 2026: access, expiry, handler");
+//! assert_eq!(day_summary.summary.as_deref(), Some("4 events in 1 segment. Topics: access, expiry, handler, jwt, token, refresh."));
 //! ```
 //!
 //! It is not:
@@ -71,13 +103,14 @@
 
 use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, HashMap};
+use std::sync::LazyLock;
 
 use chrono::Datelike;
 use serde::{Deserialize, Serialize};
 
 use crate::grips::{
-    DUPLICATE_STEM_OVERLAP, has_conclusion, has_decision, has_solution, is_question,
-    sentence_ranges, trim_to_max_chars,
+    DECISION_PHRASES, DUPLICATE_STEM_OVERLAP, SOLUTION_PHRASES, SYSTEM_ROLE_FACTOR, has_conclusion,
+    has_decision, has_solution, is_question, sentence_ranges, trim_to_max_chars,
 };
 use crate::level::TocLevel;
 use crate::node::TocBullet;
@@ -117,9 +150,10 @@ pub const OUTCOME_SIGNAL_BONUS: f64 = 0.5;
 /// Relative score bonus of a question: what a session was about, less often what came
 /// out of it.
 pub const QUESTION_BONUS: f64 = 0.25;
-/// Score factor of tool output and system text: they are long and full of rare tokens
-/// (paths, hashes, numbers), but they record what was run, not what happened.
-pub const NON_CONVERSATIONAL_FACTOR: f64 = 0.5;
+/// Score factor of tool output: it is long and full of rare tokens (paths, hashes,
+/// numbers), but it records what was run, not what was said or decided. System text
+/// (session notices, notes) gets the grip extractor's [`SYSTEM_ROLE_FACTOR`].
+pub const TOOL_OUTPUT_FACTOR: f64 = 0.5;
 /// How many of the top keywords a segment title must show; the missing ones prefix the
 /// headline.
 pub const TITLE_PREFIX_KEYWORDS: usize = 2;
@@ -266,8 +300,11 @@ impl ExtractiveSummarizer {
             if keywords.is_empty() {
                 return (cut_to_chars(FALLBACK_SEGMENT_TITLE, max_chars), Vec::new());
             }
-            let mut title_stem_ids: Vec<usize> =
-                keyword_stem_ids.iter().take(TITLE_KEYWORDS).copied().collect();
+            let mut title_stem_ids: Vec<usize> = keyword_stem_ids
+                .iter()
+                .take(TITLE_KEYWORDS)
+                .copied()
+                .collect();
             title_stem_ids.sort_unstable();
             let title = cut_to_chars(&join_first(keywords, TITLE_KEYWORDS), max_chars);
             return (title, title_stem_ids);
@@ -298,7 +335,11 @@ impl ExtractiveSummarizer {
 
     /// One bullet per grip in grip order, each merged into the first earlier one it
     /// nearly repeats.
-    fn grip_bullets(&self, input: &SegmentInput<'_>, vocabulary: &mut Vocabulary) -> Vec<TocBullet> {
+    fn grip_bullets(
+        &self,
+        input: &SegmentInput<'_>,
+        vocabulary: &mut Vocabulary,
+    ) -> Vec<TocBullet> {
         struct DraftBullet {
             bullet: TocBullet,
             stem_ids: Vec<usize>,
@@ -368,9 +409,9 @@ impl ExtractiveSummarizer {
             .collect()
     }
 
-    /// The best sentences that fit, in the order they were said; `None` for a segment
-    /// of fewer than two sentences with terms, and when nearly all of the summary's
-    /// stems are already in the title.
+    /// The best sentences that fit, in the order they were said, leaving out those that
+    /// nearly repeat the title or a better sentence; `None` for a segment of fewer than
+    /// two sentences with terms, and when nothing but the title is left to say.
     fn segment_summary_text(
         &self,
         analysis: &SegmentAnalysis<'_>,
@@ -386,18 +427,23 @@ impl ExtractiveSummarizer {
             return None;
         }
         let max_chars = self.config.max_summary_chars;
-        let mut chosen_indexes: Vec<usize> = Vec::new();
-        let mut chosen_texts: Vec<String> = Vec::new();
+        let mut chosen: Vec<(usize, String)> = Vec::new();
         let mut num_chars = 0;
         for &index in ranked_sentences {
-            if chosen_indexes.len() >= self.config.max_summary_sentences {
+            if chosen.len() >= self.config.max_summary_sentences {
                 break;
             }
-            if analysis.duplicates_any(index, &chosen_indexes) {
+            let stem_ids = &analysis.sentences[index].stem_ids;
+            // Says nothing the title does not, or nearly what a better sentence says.
+            let is_repeat = shared_fraction(stem_ids, title_stem_ids) >= DUPLICATE_STEM_OVERLAP
+                || chosen.iter().any(|&(chosen_index, _)| {
+                    is_near_duplicate(stem_ids, &analysis.sentences[chosen_index].stem_ids)
+                });
+            if is_repeat {
                 continue;
             }
             let text = collapse_whitespace(analysis.sentences[index].text);
-            let text = if chosen_texts.is_empty() {
+            let text = if chosen.is_empty() {
                 // The best sentence is always in, cut if it must be.
                 cut_to_chars(&text, max_chars)
             } else if num_chars + 1 + text.chars().count() <= max_chars {
@@ -405,27 +451,13 @@ impl ExtractiveSummarizer {
             } else {
                 continue;
             };
-            num_chars += usize::from(!chosen_texts.is_empty()) + text.chars().count();
-            chosen_indexes.push(index);
-            chosen_texts.push(text);
+            num_chars += usize::from(!chosen.is_empty()) + text.chars().count();
+            chosen.push((index, text));
         }
-        let mut order: Vec<usize> = (0..chosen_indexes.len()).collect();
-        order.sort_unstable_by_key(|&position| chosen_indexes[position]);
-        let mut summary_stem_ids: Vec<usize> = chosen_indexes
-            .iter()
-            .flat_map(|&index| analysis.sentences[index].stem_ids.iter().copied())
-            .collect();
-        summary_stem_ids.sort_unstable();
-        summary_stem_ids.dedup();
-        let summary = order
-            .into_iter()
-            .map(|position| chosen_texts[position].as_str())
-            .collect::<Vec<_>>()
-            .join(" ");
-        if summary.is_empty() || shared_fraction(&summary_stem_ids, title_stem_ids) >= DUPLICATE_STEM_OVERLAP {
-            return None;
-        }
-        Some(summary)
+        chosen.sort_unstable_by_key(|&(index, _)| index);
+        let texts: Vec<String> = chosen.into_iter().map(|(_, text)| text).collect();
+        let summary = texts.join(" ");
+        (!summary.is_empty()).then_some(summary)
     }
 
     /// One bullet per child, the largest children when there are too many, in order.
@@ -512,12 +544,17 @@ struct StemEntry {
     weight: f64,
 }
 
-/// Bytes of text per distinct token, roughly, to size the maps once.
+/// Bytes of text per distinct token, roughly, to size the maps once instead of growing
+/// them token by token.
 const BYTES_PER_DISTINCT_TOKEN: usize = 16;
+/// The most distinct tokens the maps are sized for up front, so a huge event does not
+/// reserve memory it may not need.
+const MAX_PRESIZED_TOKENS: usize = 1 << 14;
 
 impl Vocabulary {
     fn with_capacity_for(num_text_bytes: usize) -> Self {
-        let num_distinct_tokens = num_text_bytes / BYTES_PER_DISTINCT_TOKEN;
+        let num_distinct_tokens =
+            (num_text_bytes / BYTES_PER_DISTINCT_TOKEN).min(MAX_PRESIZED_TOKENS);
         Vocabulary {
             tokens: HashMap::with_capacity(num_distinct_tokens),
             stem_ids: HashMap::with_capacity(num_distinct_tokens),
@@ -564,6 +601,17 @@ impl Vocabulary {
         stem_ids
     }
 
+    /// The ids of those of `anchor_stems` the segment holds, sorted; `None` when
+    /// `anchor_stems` is.
+    fn anchor_ids(&self, anchor_stems_opt: Option<&[String]>) -> Option<Vec<usize>> {
+        let mut anchor_ids: Vec<usize> = anchor_stems_opt?
+            .iter()
+            .filter_map(|anchor_stem| self.stem_ids.get(anchor_stem.as_str()).copied())
+            .collect();
+        anchor_ids.sort_unstable();
+        Some(anchor_ids)
+    }
+
     /// Weighs each keyword-worthy stem by tf × idf, `idf = ln((N + 1) / (df + 1)) + 1`.
     fn weigh(&mut self, corpus_document_frequency: &dyn Fn(&str) -> u32, num_documents: u32) {
         let num_documents = f64::from(num_documents);
@@ -604,7 +652,10 @@ impl Vocabulary {
         best.into_iter()
             .zip(stem_ids)
             .map(|(best_opt, &stem_id)| {
-                best_opt.map_or_else(|| self.stems[stem_id].text.clone(), |(token, _)| token.to_owned())
+                best_opt.map_or_else(
+                    || self.stems[stem_id].text.clone(),
+                    |(token, _)| token.to_owned(),
+                )
             })
             .collect()
     }
@@ -631,9 +682,12 @@ fn intern_stem(
     }
 }
 
-/// Stems that can be keywords: two characters or more, not a bare number.
+/// Stems that can be keywords: three characters or more, not a bare number. Two-letter
+/// tokens are mostly file extensions and path fragments (`ts`, `rs`, `js`) that a young
+/// project's corpus cannot yet tell apart from topics; the few meaningful ones (`ci`,
+/// `db`) still match in titles and bullets, they just do not headline.
 fn is_keyword_worthy(stem_text: &str) -> bool {
-    stem_text.chars().nth(1).is_some() && !stem_text.chars().all(char::is_numeric)
+    stem_text.chars().nth(2).is_some() && !stem_text.chars().all(char::is_numeric)
 }
 
 /// One sentence of a segment.
@@ -643,8 +697,10 @@ struct Sentence<'a> {
     text: &'a str,
     /// Distinct stems, sorted by id.
     stem_ids: Vec<usize>,
-    /// Said by a user or an assistant, rather than tool output or system text.
-    is_conversational: bool,
+    /// Tool output, which is never searched for signals nor preferred as a headline.
+    is_tool_output: bool,
+    /// [`TOOL_OUTPUT_FACTOR`], [`SYSTEM_ROLE_FACTOR`] or 1.
+    role_factor: f64,
     signals: Signals,
     score: f64,
 }
@@ -659,48 +715,8 @@ struct Signals {
     user_request: bool,
 }
 
-/// The phrase signals some sentence of an event shows, found in one pass of each
-/// phrase list over the event's candidate sentences joined by ", " (a separator that
-/// keeps word boundaries and makes a sentence-initial "so" a ", so "). A signal that
-/// the joined text lacks is in none of its sentences, so it is looked for sentence by
-/// sentence only in the events that have it.
-#[derive(Clone, Copy, Debug)]
-struct EventSignals {
-    decision: bool,
-    solution: bool,
-    conclusion: bool,
-}
-
-impl EventSignals {
-    fn detect(joined_lowercase_sentences: &str) -> Self {
-        EventSignals {
-            decision: has_decision(joined_lowercase_sentences),
-            solution: has_solution(joined_lowercase_sentences),
-            conclusion: has_conclusion(joined_lowercase_sentences),
-        }
-    }
-}
-
 impl Signals {
-    /// The signals of one sentence: `text` verbatim, `lower` as
-    /// [`lowercase_for_phrases`] makes it.
-    fn detect(text: &str, lower: &str, role: &str, event_signals: EventSignals) -> Self {
-        let question = is_question(text);
-        let user_request = role == "user"
-            && (question
-                || REQUEST_OPENERS
-                    .iter()
-                    .any(|opener| lower.starts_with(opener)));
-        Signals {
-            decision: event_signals.decision && has_decision(lower),
-            solution: event_signals.solution && has_solution(lower),
-            conclusion: event_signals.conclusion && has_conclusion(lower),
-            question,
-            user_request,
-        }
-    }
-
-    /// The relative bonus of a sentence's score.
+    /// The bonus of a sentence's score, relative to its score.
     fn bonus(self) -> f64 {
         let mut bonus = 0.0;
         if self.decision || self.solution || self.conclusion {
@@ -713,16 +729,83 @@ impl Signals {
     }
 }
 
+/// The stems without which no phrase of `phrases` (a phrase list of the grip
+/// extractor) can match: each phrase's first term, as [`query_terms`] finds it, or
+/// `None` when a phrase has no term (all stopwords), so that no sentence can be ruled
+/// out.
+///
+/// The detectors match phrases on word boundaries, so a sentence holding a phrase holds
+/// each of its words whole, and their stems are among the sentence's stems (unless a
+/// word changes case inside, `deCided`, which tokenizing splits). Checking the few
+/// sentences that hold an anchor stem instead of all of them turns signal detection, a
+/// scan of the text per phrase, from the largest cost of a summary into a small one.
+fn phrase_anchor_stems(phrases: &[&str]) -> Option<Vec<String>> {
+    let mut anchor_stems: Vec<String> = phrases
+        .iter()
+        .map(|phrase| query_terms(phrase).into_iter().next())
+        .collect::<Option<_>>()?;
+    anchor_stems.sort_unstable();
+    anchor_stems.dedup();
+    Some(anchor_stems)
+}
+
+/// [`phrase_anchor_stems`] of the decision phrases.
+static DECISION_ANCHOR_STEMS: LazyLock<Option<Vec<String>>> =
+    LazyLock::new(|| phrase_anchor_stems(DECISION_PHRASES));
+/// [`phrase_anchor_stems`] of the solution phrases.
+static SOLUTION_ANCHOR_STEMS: LazyLock<Option<Vec<String>>> =
+    LazyLock::new(|| phrase_anchor_stems(SOLUTION_PHRASES));
+
+/// Finds the signals of the signal candidates: sentences that are not tool output and
+/// have enough terms, by index into `sentences`, each with its role.
+fn detect_signals(
+    sentences: &mut [Sentence<'_>],
+    vocabulary: &Vocabulary,
+    candidates: &[(usize, &str)],
+) {
+    let decision_anchors_opt = vocabulary.anchor_ids(DECISION_ANCHOR_STEMS.as_deref());
+    let solution_anchors_opt = vocabulary.anchor_ids(SOLUTION_ANCHOR_STEMS.as_deref());
+    // Without anchors (a phrase of stopwords only), every sentence may hold a phrase.
+    let holds_any = |stem_ids: &[usize], anchors_opt: Option<&[usize]>| {
+        anchors_opt.is_none_or(|anchors| {
+            anchors
+                .iter()
+                .any(|anchor| stem_ids.binary_search(anchor).is_ok())
+        })
+    };
+    for &(index, role) in candidates {
+        let sentence = &mut sentences[index];
+        let lower = lowercase_for_phrases(sentence.text);
+        let question = is_question(sentence.text);
+        sentence.signals = Signals {
+            decision: holds_any(&sentence.stem_ids, decision_anchors_opt.as_deref())
+                && has_decision(&lower),
+            solution: holds_any(&sentence.stem_ids, solution_anchors_opt.as_deref())
+                && has_solution(&lower),
+            conclusion: has_conclusion(&lower),
+            question,
+            user_request: role == "user"
+                && (question
+                    || REQUEST_OPENERS
+                        .iter()
+                        .any(|opener| lower.starts_with(opener))),
+        };
+    }
+}
+
 /// Lowercase with typographic apostrophes made ASCII, as the phrase signals of
 /// [`crate::grips`] expect.
 fn lowercase_for_phrases(text: &str) -> String {
     text.to_lowercase().replace(['\u{2019}', '\u{2018}'], "'")
 }
 
-/// Whether a role speaks in the conversation: tool output and system text record what
-/// was run and configured, not what was said or decided.
-fn is_conversational_role(role: &str) -> bool {
-    !matches!(role, "tool" | "system")
+/// The score factor of a sentence said in `role`.
+fn role_factor(role: &str) -> f64 {
+    match role {
+        "tool" => TOOL_OUTPUT_FACTOR,
+        "system" => f64::from(SYSTEM_ROLE_FACTOR),
+        _ => 1.0,
+    }
 }
 
 /// A segment's sentences and vocabulary, scored.
@@ -737,36 +820,28 @@ impl<'a> SegmentAnalysis<'a> {
         let num_text_bytes = input.events.iter().map(|event| event.text.len()).sum();
         let mut vocabulary = Vocabulary::with_capacity_for(num_text_bytes);
         let mut sentences = Vec::new();
-        // The current event's signal candidates: sentence index and lowercase text.
-        let mut candidates: Vec<(usize, String)> = Vec::new();
+        // Signal candidates: sentence index and role.
+        let mut candidates: Vec<(usize, &str)> = Vec::new();
         for event in input.events {
-            let is_conversational = is_conversational_role(event.role);
-            candidates.clear();
+            let is_tool_output = event.role == "tool";
             for (start, end) in sentence_ranges(event.text) {
                 let text = &event.text[start..end];
                 let stem_ids = vocabulary.add_text(text);
                 // Fewer terms never make a headline, and their bonus would be small.
-                if is_conversational && stem_ids.len() >= MIN_HEADLINE_TERMS {
-                    candidates.push((sentences.len(), lowercase_for_phrases(text)));
+                if !is_tool_output && stem_ids.len() >= MIN_HEADLINE_TERMS {
+                    candidates.push((sentences.len(), event.role));
                 }
                 sentences.push(Sentence {
                     text,
                     stem_ids,
-                    is_conversational,
+                    is_tool_output,
+                    role_factor: role_factor(event.role),
                     signals: Signals::default(),
                     score: 0.0,
                 });
             }
-            if candidates.is_empty() {
-                continue;
-            }
-            let joined: Vec<&str> = candidates.iter().map(|(_, lower)| lower.as_str()).collect();
-            let event_signals = EventSignals::detect(&joined.join(", "));
-            for (index, lower) in &candidates {
-                let sentence = &mut sentences[*index];
-                sentence.signals = Signals::detect(sentence.text, lower, event.role, event_signals);
-            }
         }
+        detect_signals(&mut sentences, &vocabulary, &candidates);
         vocabulary.weigh(input.corpus_document_frequency, input.num_corpus_documents);
         for sentence in &mut sentences {
             if sentence.stem_ids.is_empty() {
@@ -780,13 +855,9 @@ impl<'a> SegmentAnalysis<'a> {
             // Exact for any realistic number of terms in a sentence.
             #[allow(clippy::cast_precision_loss)]
             let num_terms = sentence.stem_ids.len() as f64;
-            let role_factor = if sentence.is_conversational {
-                1.0
-            } else {
-                NON_CONVERSATIONAL_FACTOR
-            };
-            sentence.score =
-                weight_sum / num_terms.sqrt() * (1.0 + sentence.signals.bonus()) * role_factor;
+            sentence.score = weight_sum / num_terms.sqrt()
+                * (1.0 + sentence.signals.bonus())
+                * sentence.role_factor;
         }
         SegmentAnalysis {
             vocabulary,
@@ -800,6 +871,9 @@ impl<'a> SegmentAnalysis<'a> {
         let mut stem_ids: Vec<usize> = (0..stems.len())
             .filter(|&stem_id| stems[stem_id].weight > 0.0)
             .collect();
+        if max_keywords == 0 {
+            return Vec::new();
+        }
         // Stems are distinct, so this is a total order and the result is deterministic.
         let by_salience = |left: &usize, right: &usize| {
             stems[*right]
@@ -807,9 +881,6 @@ impl<'a> SegmentAnalysis<'a> {
                 .total_cmp(&stems[*left].weight)
                 .then_with(|| stems[*left].text.cmp(&stems[*right].text))
         };
-        if max_keywords == 0 {
-            return Vec::new();
-        }
         if stem_ids.len() > max_keywords {
             stem_ids.select_nth_unstable_by(max_keywords - 1, by_salience);
             stem_ids.truncate(max_keywords);
@@ -834,8 +905,8 @@ impl<'a> SegmentAnalysis<'a> {
 
     /// The sentence that says what happened: the best decision, else fix, else
     /// conclusion; else the user's first question or request; else the best sentence
-    /// said in the conversation; else the best tool or system sentence. Signals are
-    /// only looked for in the conversation.
+    /// that is not tool output; else the best sentence. Signals are not looked for in
+    /// tool output.
     fn headline(&self) -> Option<usize> {
         let is_substantial =
             |sentence: &Sentence<'_>| sentence.stem_ids.len() >= MIN_HEADLINE_TERMS;
@@ -852,13 +923,14 @@ impl<'a> SegmentAnalysis<'a> {
                 return best_opt;
             }
         }
-        let first_request_opt = self.sentences.iter().position(|sentence| {
-            is_substantial(sentence) && sentence.signals.user_request
-        });
+        let first_request_opt = self
+            .sentences
+            .iter()
+            .position(|sentence| is_substantial(sentence) && sentence.signals.user_request);
         if first_request_opt.is_some() {
             return first_request_opt;
         }
-        self.best_sentence(|sentence| sentence.is_conversational && !sentence.stem_ids.is_empty())
+        self.best_sentence(|sentence| !sentence.is_tool_output && !sentence.stem_ids.is_empty())
             .or_else(|| self.best_sentence(|sentence| !sentence.stem_ids.is_empty()))
     }
 
@@ -948,7 +1020,10 @@ fn aggregate_keywords(input: &ParentInput<'_>, max_keywords: usize) -> Vec<Strin
     }
     let mut ranked: Vec<(String, f64)> = weights.into_iter().collect();
     ranked.sort_unstable_by(|left, right| {
-        right.1.total_cmp(&left.1).then_with(|| left.0.cmp(&right.0))
+        right
+            .1
+            .total_cmp(&left.1)
+            .then_with(|| left.0.cmp(&right.0))
     });
     ranked
         .into_iter()
@@ -1064,4 +1139,792 @@ fn cut_to_chars(text: &str, max_chars: usize) -> String {
     out.push_str(kept);
     out.push('…');
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use chrono::NaiveDate;
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::node::{Grip, TocNode};
+    use crate::summarize::SummaryEvent;
+
+    const TS_MS: u64 = 1_769_767_200_000;
+
+    fn segment_id() -> TocNodeId {
+        let day = NaiveDate::from_ymd_opt(2026, 1, 30).expect("valid date");
+        TocNodeId::segment_for(day, TS_MS, "e1")
+    }
+
+    fn event<'a>(event_id: &'a str, role: &'a str, text: &'a str) -> SummaryEvent<'a> {
+        SummaryEvent {
+            event_id,
+            timestamp_ms: TS_MS,
+            role,
+            text,
+        }
+    }
+
+    /// A grip on `excerpt`, which must be in the event's text.
+    fn grip(event: &SummaryEvent<'_>, excerpt: &str) -> Grip {
+        let offset = event.text.find(excerpt).expect("excerpt is in the event");
+        Grip {
+            grip_id: GripId::derive(event.timestamp_ms, event.event_id, offset),
+            project_id: "default".to_string(),
+            session_id: "session-1".to_string(),
+            excerpt: excerpt.to_string(),
+            event_id_start: event.event_id.to_string(),
+            event_id_end: event.event_id.to_string(),
+            timestamp_ms: event.timestamp_ms,
+            segment_id: segment_id(),
+        }
+    }
+
+    fn no_corpus(_: &str) -> u32 {
+        0
+    }
+
+    fn summarize_with(
+        summarizer: &ExtractiveSummarizer,
+        events: &[SummaryEvent<'_>],
+        grips: &[Grip],
+        corpus_document_frequency: &dyn Fn(&str) -> u32,
+        num_corpus_documents: u32,
+    ) -> Summary {
+        let segment_id = segment_id();
+        let input = SegmentInput {
+            segment_id: &segment_id,
+            project_id: "default",
+            session_id: "session-1",
+            events,
+            grips,
+            corpus_document_frequency,
+            num_corpus_documents,
+        };
+        summarizer
+            .summarize_segment(&input)
+            .expect("the extractive summarizer never fails")
+    }
+
+    fn summarize(events: &[SummaryEvent<'_>], grips: &[Grip]) -> Summary {
+        summarize_with(
+            &ExtractiveSummarizer::default(),
+            events,
+            grips,
+            &no_corpus,
+            0,
+        )
+    }
+
+    fn coding_session() -> Vec<SummaryEvent<'static>> {
+        vec![
+            event(
+                "e1",
+                "user",
+                "The login tests started failing after the refresh change. Can you look at src/auth/jwt.ts?",
+            ),
+            event(
+                "e2",
+                "tool",
+                "FAIL tests/auth.test.ts\n  refresh rejects expired tokens\n    Error: TokenExpiredError: jwt expired",
+            ),
+            event(
+                "e3",
+                "assistant",
+                "getUserToken compares the JWT expiry in seconds with Date.now() in milliseconds. I converted the expiry to milliseconds in getUserToken.",
+            ),
+            event(
+                "e4",
+                "user",
+                "Should we also shorten the access token lifetime?",
+            ),
+            event(
+                "e5",
+                "assistant",
+                "Good point. We decided to set the access token expiry to 15 minutes. Refresh tokens stay valid for 7 days.",
+            ),
+        ]
+    }
+
+    // Segments: determinism
+
+    #[test]
+    fn same_input_gives_the_same_summary_whatever_the_hash_map_order() {
+        let events = coding_session();
+        let grips = [
+            grip(&events[0], "Can you look at src/auth/jwt.ts?"),
+            grip(
+                &events[4],
+                "We decided to set the access token expiry to 15 minutes.",
+            ),
+        ];
+        let stems = ["jwt", "token", "expiry", "refresh", "getusertoken", "login"];
+        let forward: HashMap<String, u32> = stems
+            .iter()
+            .zip(1..)
+            .map(|(stem, df)| ((*stem).to_string(), df))
+            .collect();
+        let mut backward: HashMap<String, u32> = HashMap::with_capacity(1000);
+        for (stem, df) in stems.iter().zip(1..).collect::<Vec<_>>().into_iter().rev() {
+            backward.insert((*stem).to_string(), df);
+        }
+        let forward_frequency = |stem: &str| forward.get(stem).copied().unwrap_or(0);
+        let backward_frequency = |stem: &str| backward.get(stem).copied().unwrap_or(0);
+        let summarizer = ExtractiveSummarizer::default();
+        let first = summarize_with(&summarizer, &events, &grips, &forward_frequency, 10);
+        let again = summarize_with(&summarizer, &events, &grips, &forward_frequency, 10);
+        let other_map = summarize_with(
+            &ExtractiveSummarizer::new(ExtractiveConfig::default()),
+            &events,
+            &grips,
+            &backward_frequency,
+            10,
+        );
+        assert_eq!(first, again);
+        assert_eq!(first, other_map);
+        assert!(!first.keywords.is_empty());
+    }
+
+    // Segments: keywords
+
+    #[test]
+    fn keywords_prefer_corpus_rare_terms() {
+        let events = [
+            event("e1", "user", "Move the redis cache next to tantivy."),
+            event(
+                "e2",
+                "assistant",
+                "Tantivy and redis both run on the box now.",
+            ),
+        ];
+        let redis_common = |stem: &str| match stem {
+            "redis" => 90,
+            "tantivy" => 1,
+            _ => 10,
+        };
+        let summary = summarize_with(
+            &ExtractiveSummarizer::default(),
+            &events,
+            &[],
+            &redis_common,
+            100,
+        );
+        assert_eq!(summary.keywords[0], "tantivy");
+        let position = |keyword: &str| summary.keywords.iter().position(|k| k == keyword);
+        assert!(position("redis") > position("tantivy"));
+        let tantivy_common = |stem: &str| match stem {
+            "redis" => 1,
+            "tantivy" => 90,
+            _ => 10,
+        };
+        let summary = summarize_with(
+            &ExtractiveSummarizer::default(),
+            &events,
+            &[],
+            &tantivy_common,
+            100,
+        );
+        assert_eq!(summary.keywords[0], "redis");
+    }
+
+    #[test]
+    fn keywords_are_tf_idf_ranked_surface_forms() {
+        let events = [event(
+            "e1",
+            "user",
+            "Tokens, tokens and one token: getUserToken returns tokens on 2026-01-30 via v2 x.",
+        )];
+        let summary = summarize(&events, &[]);
+        // "token" occurs 5 times (with getUserToken's part), written "tokens" most often;
+        // ties of one occurrence go by stem text. Numbers and tokens of one or two
+        // characters ("x", "v2") are left out.
+        assert_eq!(
+            summary.keywords,
+            [
+                "tokens",
+                "get",
+                "getusertoken",
+                "one",
+                "returns",
+                "user",
+                "via"
+            ]
+        );
+    }
+
+    #[test]
+    fn surface_form_ties_go_to_the_smallest_token() {
+        let events = [event("e1", "user", "token tokens")];
+        assert_eq!(summarize(&events, &[]).keywords, ["token"]);
+        let events = [event("e1", "user", "tokens tokens token")];
+        assert_eq!(summarize(&events, &[]).keywords, ["tokens"]);
+    }
+
+    #[test]
+    fn keyword_count_follows_the_config() {
+        let events = coding_session();
+        let config = ExtractiveConfig {
+            max_keywords_segment: 3,
+            ..ExtractiveConfig::default()
+        };
+        let summary = summarize_with(
+            &ExtractiveSummarizer::new(config),
+            &events,
+            &[],
+            &no_corpus,
+            0,
+        );
+        assert_eq!(summary.keywords.len(), 3);
+        let config = ExtractiveConfig {
+            max_keywords_segment: 0,
+            ..ExtractiveConfig::default()
+        };
+        let summary = summarize_with(
+            &ExtractiveSummarizer::new(config),
+            &events,
+            &[],
+            &no_corpus,
+            0,
+        );
+        assert!(summary.keywords.is_empty());
+    }
+
+    // Segments: bullets
+
+    #[test]
+    fn bullets_cite_grips_in_order_and_merge_near_duplicates() {
+        let events = [
+            event(
+                "e1",
+                "assistant",
+                "We decided to use Redis for the session cache.",
+            ),
+            event(
+                "e2",
+                "user",
+                "Agreed, we decided to use Redis for the session cache!",
+            ),
+            event(
+                "e3",
+                "assistant",
+                "The build fails with a linker error on macOS.",
+            ),
+        ];
+        let grips = [
+            grip(&events[0], "We decided to use Redis for the session cache."),
+            grip(
+                &events[1],
+                "Agreed, we decided to use Redis for the session cache!",
+            ),
+            grip(&events[2], "The build fails with a linker error on macOS."),
+        ];
+        let summary = summarize(&events, &grips);
+        assert_eq!(
+            summary.bullets,
+            [
+                TocBullet {
+                    text: "We decided to use Redis for the session cache.".to_string(),
+                    grip_ids: vec![grips[0].grip_id, grips[1].grip_id],
+                },
+                TocBullet {
+                    text: "The build fails with a linker error on macOS.".to_string(),
+                    grip_ids: vec![grips[2].grip_id],
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn bullets_collapse_whitespace_and_are_cut_on_a_word_boundary() {
+        let long_text = format!("We decided\n\n  to {}", "retry the upload ".repeat(30));
+        let events = [event("e1", "user", &long_text)];
+        let grips = [grip(&events[0], long_text.trim_end())];
+        let summary = summarize(&events, &grips);
+        let text = &summary.bullets[0].text;
+        assert!(text.starts_with("We decided to retry the upload retry"));
+        assert!(text.ends_with("upload…") || text.ends_with("retry…") || text.ends_with("the…"));
+        assert!(text.chars().count() <= DEFAULT_MAX_BULLET_CHARS);
+        assert_eq!(summary.bullets[0].grip_ids, [grips[0].grip_id]);
+    }
+
+    #[test]
+    fn without_grips_bullets_are_the_best_sentences_in_order() {
+        let events = coding_session();
+        let summary = summarize(&events, &[]);
+        assert!(!summary.bullets.is_empty());
+        assert!(summary.bullets.len() <= MAX_FALLBACK_BULLETS);
+        assert!(
+            summary
+                .bullets
+                .iter()
+                .all(|bullet| bullet.grip_ids.is_empty())
+        );
+        let all_text: String = events
+            .iter()
+            .map(|event| event.text.split_whitespace().collect::<Vec<_>>().join(" "))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let positions: Vec<usize> = summary
+            .bullets
+            .iter()
+            .map(|bullet| all_text.find(&bullet.text).expect("a bullet is a sentence"))
+            .collect();
+        assert!(positions.windows(2).all(|pair| pair[0] < pair[1]));
+    }
+
+    // Segments: titles
+
+    #[test]
+    fn title_prefers_the_decision_sentence() {
+        let summary = summarize(&coding_session(), &[]);
+        // The top keywords are "token", which the headline holds, and "expired", which it
+        // does not.
+        assert_eq!(summary.keywords[..2], ["token", "expired"]);
+        assert_eq!(
+            summary.title,
+            "expired: We decided to set the access token expiry to 15 minutes"
+        );
+    }
+
+    #[test]
+    fn title_prefixes_the_top_keywords_the_headline_lacks() {
+        let events = [
+            event(
+                "e1",
+                "user",
+                "Tantivy tantivy tantivy segments merge slowly.",
+            ),
+            event(
+                "e2",
+                "assistant",
+                "We decided to raise the merge budget to 8 threads.",
+            ),
+        ];
+        let summary = summarize(&events, &[]);
+        assert_eq!(summary.keywords[..2], ["tantivy", "merge"]);
+        assert_eq!(
+            summary.title,
+            "tantivy: We decided to raise the merge budget to 8 threads"
+        );
+    }
+
+    #[test]
+    fn title_without_outcome_is_the_first_user_request() {
+        let events = [
+            event(
+                "e1",
+                "assistant",
+                "Hello there, the weather in Lisbon is sunny.",
+            ),
+            event(
+                "e2",
+                "user",
+                "Please summarize the Kafka consumer lag dashboard.",
+            ),
+            event("e3", "user", "Can you also check the broker disk usage?"),
+        ];
+        let summary = summarize(&events, &[]);
+        assert!(
+            summary
+                .title
+                .ends_with("Please summarize the Kafka consumer lag dashboard"),
+            "{}",
+            summary.title
+        );
+    }
+
+    #[test]
+    fn title_is_never_empty() {
+        assert_eq!(summarize(&[], &[]).title, FALLBACK_SEGMENT_TITLE);
+        assert_eq!(
+            summarize(&[event("e1", "user", "?! ... --")], &[]).title,
+            FALLBACK_SEGMENT_TITLE
+        );
+        let only_numbers = summarize(&[event("e1", "tool", "42 17 2026")], &[]);
+        assert_eq!(only_numbers.title, "42 17 2026");
+        assert!(only_numbers.keywords.is_empty());
+        let tiny = ExtractiveSummarizer::new(ExtractiveConfig {
+            max_title_chars: 0,
+            ..ExtractiveConfig::default()
+        });
+        let summary = summarize_with(&tiny, &coding_session(), &[], &no_corpus, 0);
+        assert_eq!(summary.title, "…");
+    }
+
+    #[test]
+    fn tool_output_is_a_headline_only_when_nothing_else_is_said() {
+        let events = [
+            event(
+                "e1",
+                "tool",
+                "Switch to the fallback replica instead of the primary db.",
+            ),
+            event(
+                "e2",
+                "assistant",
+                "The replica lag stays under two seconds.",
+            ),
+        ];
+        let title = summarize(&events, &[]).title;
+        assert!(
+            title.ends_with(": The replica lag stays under two seconds"),
+            "{title}"
+        );
+    }
+
+    // Segments: summaries
+
+    #[test]
+    fn summary_is_chronological_without_title_repeats_and_within_limits() {
+        let events = coding_session();
+        let summary = summarize(&events, &[]);
+        let text = summary.summary.expect("a five-event segment has a summary");
+        assert!(text.chars().count() <= DEFAULT_MAX_SUMMARY_CHARS);
+        assert!(!text.contains("We decided"), "{text}");
+        let config = ExtractiveConfig {
+            max_summary_chars: 40,
+            max_summary_sentences: 1,
+            ..ExtractiveConfig::default()
+        };
+        let short = summarize_with(
+            &ExtractiveSummarizer::new(config),
+            &events,
+            &[],
+            &no_corpus,
+            0,
+        );
+        let short_text = short.summary.expect("still a summary");
+        assert!(short_text.chars().count() <= 40);
+        assert!(short_text.ends_with('…'));
+    }
+
+    #[test]
+    fn summary_is_none_for_one_sentence_or_a_repeat_of_the_title() {
+        let one = [event("e1", "user", "We decided to use Redis for sessions.")];
+        assert_eq!(summarize(&one, &[]).summary, None);
+        let repeated = [
+            event("e1", "user", "We decided to use Redis for sessions."),
+            event("e2", "assistant", "We decided to use Redis for sessions!"),
+        ];
+        assert_eq!(summarize(&repeated, &[]).summary, None);
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(128))]
+
+        #[test]
+        fn limits_hold_for_any_text(
+            texts in proptest::collection::vec(
+                prop_oneof![
+                    any::<String>(),
+                    "[a-zA-Z0-9 .?!/_`:;,'\n-]{0,300}",
+                    "[a-zé東😀 .?\n]{0,200}",
+                    Just("We decided to ship it. So it works now? Please check.".to_string()),
+                ],
+                0..6,
+            ),
+            roles in proptest::collection::vec(
+                prop_oneof![Just("user"), Just("assistant"), Just("tool"), Just("system")],
+                6,
+            ),
+            grip_spans in proptest::collection::vec((0usize..6, 0usize..400, 0usize..120), 0..6),
+            max_title_chars in 0usize..120,
+            max_bullet_chars in 0usize..220,
+            max_summary_chars in 0usize..500,
+            max_summary_sentences in 0usize..4,
+        ) {
+            let event_ids: Vec<String> = (0..texts.len()).map(|index| format!("e{index}")).collect();
+            let events: Vec<SummaryEvent<'_>> = texts
+                .iter()
+                .enumerate()
+                .map(|(index, text)| event(&event_ids[index], roles[index], text))
+                .collect();
+            let grips: Vec<Grip> = grip_spans
+                .iter()
+                .filter_map(|&(event_index, start, len)| {
+                    let event = events.get(event_index)?;
+                    let start = (0..=start.min(event.text.len()))
+                        .rev()
+                        .find(|&at| event.text.is_char_boundary(at))?;
+                    let end = (start..=(start + len).min(event.text.len()))
+                        .rev()
+                        .find(|&at| event.text.is_char_boundary(at))?;
+                    Some(grip(event, &event.text[start..end]))
+                })
+                .collect();
+            let config = ExtractiveConfig {
+                max_title_chars,
+                max_bullet_chars,
+                max_summary_chars,
+                max_summary_sentences,
+                ..ExtractiveConfig::default()
+            };
+            let summarizer = ExtractiveSummarizer::new(config);
+            let document_frequency = |stem: &str| (stem.len() % 5) as u32;
+            let summary = summarize_with(&summarizer, &events, &grips, &document_frequency, 4);
+            prop_assert!(!summary.title.is_empty());
+            prop_assert!(summary.title.chars().count() <= max_title_chars.max(1));
+            for bullet in &summary.bullets {
+                prop_assert!(!bullet.text.is_empty());
+                prop_assert!(bullet.text.chars().count() <= max_bullet_chars);
+                for grip_id in &bullet.grip_ids {
+                    prop_assert!(grips.iter().any(|grip| grip.grip_id == *grip_id));
+                }
+            }
+            if let Some(text) = &summary.summary {
+                prop_assert!(!text.is_empty());
+                prop_assert!(text.chars().count() <= max_summary_chars);
+            }
+            prop_assert!(summary.keywords.len() <= DEFAULT_MAX_KEYWORDS_SEGMENT);
+            let again = summarize_with(&summarizer, &events, &grips, &document_frequency, 4);
+            prop_assert_eq!(summary, again);
+        }
+    }
+
+    // Signals
+
+    #[test]
+    fn every_decision_and_solution_phrase_has_an_anchor_stem_in_its_sentence() {
+        for (phrases, anchors_opt, detector) in [
+            (
+                DECISION_PHRASES,
+                DECISION_ANCHOR_STEMS.as_ref(),
+                has_decision as fn(&str) -> bool,
+            ),
+            (
+                SOLUTION_PHRASES,
+                SOLUTION_ANCHOR_STEMS.as_ref(),
+                has_solution,
+            ),
+        ] {
+            let anchors = anchors_opt.expect("every phrase has a term");
+            for phrase in phrases {
+                let sentence = format!("Then {phrase} the plan");
+                assert!(detector(&lowercase_for_phrases(&sentence)), "{phrase}");
+                let terms = query_terms(&sentence);
+                assert!(
+                    anchors.iter().any(|anchor| terms.contains(anchor)),
+                    "{phrase}: no anchor in {terms:?}"
+                );
+            }
+        }
+    }
+
+    // Parents
+
+    fn child(node_id: &str, title: &str, keywords: &[&str], num_events: u64) -> TocNode {
+        let node_id: TocNodeId = node_id.parse().expect("valid id");
+        TocNode {
+            node_id,
+            project_id: "default".to_string(),
+            level: node_id.level(),
+            title: title.to_string(),
+            summary: None,
+            bullets: Vec::new(),
+            keywords: keywords
+                .iter()
+                .map(|keyword| (*keyword).to_string())
+                .collect(),
+            start_ms: TS_MS,
+            end_ms: TS_MS,
+            child_ids: Vec::new(),
+            num_events,
+            version: 1,
+        }
+    }
+
+    fn summarize_parent_with(
+        summarizer: &ExtractiveSummarizer,
+        node_id: &str,
+        children: &[TocNode],
+    ) -> Summary {
+        let node_id: TocNodeId = node_id.parse().expect("valid id");
+        summarizer
+            .summarize_parent(&ParentInput {
+                node_id: &node_id,
+                project_id: "default",
+                children,
+            })
+            .expect("the extractive summarizer never fails")
+    }
+
+    fn summarize_parent(node_id: &str, children: &[TocNode]) -> Summary {
+        summarize_parent_with(&ExtractiveSummarizer::default(), node_id, children)
+    }
+
+    #[test]
+    fn parent_titles_label_the_period_for_every_level() {
+        let keywords = ["jwt", "tantivy", "segmenter", "redis"];
+        for (node_id, child_id, expected) in [
+            (
+                "toc:year:2026",
+                "toc:month:2026-01",
+                "2026: jwt, tantivy, segmenter",
+            ),
+            (
+                "toc:month:2026-01",
+                "toc:week:2026-W05",
+                "January 2026: jwt, tantivy, segmenter",
+            ),
+            (
+                "toc:week:2026-W05",
+                "toc:day:2026-01-30",
+                "Week 5 of 2026 (26 Jan – 1 Feb): jwt, tantivy, segmenter",
+            ),
+            (
+                "toc:week:2026-W01",
+                "toc:day:2025-12-30",
+                "Week 1 of 2026 (29 Dec 2025 – 4 Jan 2026): jwt, tantivy, segmenter",
+            ),
+            (
+                "toc:week:2026-W53",
+                "toc:day:2026-12-30",
+                "Week 53 of 2026 (28 Dec 2026 – 3 Jan 2027): jwt, tantivy, segmenter",
+            ),
+            (
+                "toc:day:2026-01-30",
+                "toc:day:2026-01-30",
+                "Friday 30 January 2026: jwt, tantivy, segmenter",
+            ),
+        ] {
+            let children = [child(child_id, "Some work", &keywords, 10)];
+            assert_eq!(summarize_parent(node_id, &children).title, expected);
+        }
+        assert_eq!(
+            summarize_parent("toc:month:2026-02", &[]).title,
+            "February 2026"
+        );
+    }
+
+    #[test]
+    fn parent_bullets_keep_the_largest_children_in_order() {
+        let children = [
+            child("toc:day:2026-01-26", "Monday work", &[], 5),
+            child("toc:day:2026-01-27", "Tuesday work", &[], 50),
+            child("toc:day:2026-01-28", "Wednesday work", &[], 7),
+            child("toc:day:2026-01-29", "Thursday work", &[], 50),
+            child("toc:day:2026-01-30", "Friday work", &[], 7),
+        ];
+        let summarizer = ExtractiveSummarizer::new(ExtractiveConfig {
+            max_bullets_parent: 3,
+            ..ExtractiveConfig::default()
+        });
+        let summary = summarize_parent_with(&summarizer, "toc:week:2026-W05", &children);
+        let texts: Vec<&str> = summary
+            .bullets
+            .iter()
+            .map(|bullet| bullet.text.as_str())
+            .collect();
+        // The two 50s, then the earlier of the two 7s, in chronological order.
+        assert_eq!(texts, ["Tuesday work", "Wednesday work", "Thursday work"]);
+        let all = summarize_parent("toc:week:2026-W05", &children);
+        assert_eq!(all.bullets.len(), 5);
+    }
+
+    #[test]
+    fn parent_bullets_cite_the_grips_of_the_first_two_child_bullets() {
+        let grip_id = |offset: usize| GripId::derive(TS_MS, "e1", offset);
+        let bullet = |offsets: &[usize]| TocBullet {
+            text: "x".to_string(),
+            grip_ids: offsets.iter().map(|&offset| grip_id(offset)).collect(),
+        };
+        let mut segment = child("toc:day:2026-01-30", "Fixed the JWT expiry", &["jwt"], 3);
+        segment.bullets = vec![bullet(&[1, 2]), bullet(&[2, 3, 4, 5]), bullet(&[6])];
+        let summary = summarize_parent("toc:week:2026-W05", &[segment]);
+        assert_eq!(
+            summary.bullets,
+            [TocBullet {
+                text: "Fixed the JWT expiry".to_string(),
+                grip_ids: vec![grip_id(1), grip_id(2), grip_id(3), grip_id(4)],
+            }]
+        );
+    }
+
+    #[test]
+    fn parent_keywords_weigh_child_size_and_rank() {
+        let children = [
+            child("toc:day:2026-01-26", "a", &["jwt", "redis"], 10),
+            child(
+                "toc:day:2026-01-27",
+                "b",
+                &["redis", "tantivy", "Beta", "alpha"],
+                10,
+            ),
+            child("toc:day:2026-01-28", "c", &["huge"], 100_000),
+        ];
+        let summary = summarize_parent("toc:week:2026-W05", &children);
+        // w = 1 + ln 11: redis w/2 + w, jwt w, huge (1 + ln 100001) > 1.5 w,
+        // tantivy w/2, beta w/3 and alpha w/4, lowercased.
+        assert_eq!(
+            summary.keywords,
+            ["huge", "redis", "jwt", "tantivy", "beta", "alpha"]
+        );
+        // Equal weights (redis: two halves) go by text.
+        let tied = [
+            child("toc:day:2026-01-26", "a", &["zeta", "redis"], 1),
+            child("toc:day:2026-01-27", "b", &["alpha", "redis"], 1),
+        ];
+        assert_eq!(
+            summarize_parent("toc:week:2026-W05", &tied).keywords,
+            ["alpha", "redis", "zeta"]
+        );
+    }
+
+    #[test]
+    fn parent_summary_counts_events_and_names_the_children() {
+        let children = [
+            child("toc:day:2026-01-29", "a", &["jwt", "redis"], 400),
+            child("toc:day:2026-01-30", "b", &["tantivy"], 12),
+        ];
+        assert_eq!(
+            summarize_parent("toc:week:2026-W05", &children)
+                .summary
+                .as_deref(),
+            // tantivy: 1 + ln 13 = 3.56 outweighs redis: (1 + ln 401) / 2 = 3.50.
+            Some("412 events in 2 days. Topics: jwt, tantivy, redis.")
+        );
+        let one = [child("toc:month:2026-01", "a", &[], 1)];
+        assert_eq!(
+            summarize_parent("toc:year:2026", &one).summary.as_deref(),
+            Some("1 event in 1 month.")
+        );
+        let weeks = [child("toc:week:2026-W05", "a", &[], 3)];
+        assert_eq!(
+            summarize_parent("toc:month:2026-01", &weeks)
+                .summary
+                .as_deref(),
+            Some("3 events in 1 week.")
+        );
+        assert_eq!(summarize_parent("toc:day:2026-01-30", &[]).summary, None);
+    }
+
+    // Config and helpers
+
+    #[test]
+    fn config_defaults_and_rejects_unknown_fields() {
+        let config: ExtractiveConfig = serde_json::from_str("{}").expect("all fields default");
+        assert_eq!(config, ExtractiveConfig::default());
+        let config: ExtractiveConfig =
+            serde_json::from_str(r#"{"max_title_chars": 60}"#).expect("one field set");
+        assert_eq!(config.max_title_chars, 60);
+        assert_eq!(config.max_keywords_segment, DEFAULT_MAX_KEYWORDS_SEGMENT);
+        assert!(serde_json::from_str::<ExtractiveConfig>(r#"{"max_titel_chars": 60}"#).is_err());
+        assert_eq!(ExtractiveSummarizer::default().name(), "extractive");
+    }
+
+    #[test]
+    fn cut_to_chars_cuts_on_a_word_boundary_with_an_ellipsis() {
+        assert_eq!(cut_to_chars("alpha beta gamma", 16), "alpha beta gamma");
+        assert_eq!(cut_to_chars("alpha beta gamma", 15), "alpha beta…");
+        assert_eq!(cut_to_chars("alpha, beta gamma", 12), "alpha, beta…");
+        assert_eq!(cut_to_chars("alpha, beta gamma", 8), "alpha…");
+        assert_eq!(cut_to_chars("abcdefgh", 4), "abc…");
+        assert_eq!(cut_to_chars("éééé", 3), "éé…");
+        assert_eq!(cut_to_chars("abc", 1), "…");
+        assert_eq!(cut_to_chars("abc", 0), "");
+        assert_eq!(cut_to_chars("", 0), "");
+    }
 }

@@ -651,7 +651,7 @@ fn contains_any_term(haystack: &str, needles: &[&str], allow_suffix: bool) -> bo
         .any(|needle| contains_term(haystack, needle, allow_suffix))
 }
 
-const DECISION_PHRASES: &[&str] = &[
+pub(crate) const DECISION_PHRASES: &[&str] = &[
     "we decided",
     "i decided",
     "decided to",
@@ -723,7 +723,7 @@ fn is_stack_trace_line(lower: &str) -> bool {
         || trimmed.contains("panicked at")
 }
 
-const SOLUTION_PHRASES: &[&str] = &[
+pub(crate) const SOLUTION_PHRASES: &[&str] = &[
     "fixed",
     "fixes",
     "the fix",

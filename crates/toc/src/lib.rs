@@ -85,7 +85,5 @@ pub use search::{
     ChildResult, DEFAULT_SEARCH_LIMIT, NodeMatch, SearchChildrenPage, SearchField, search_children,
     search_node,
 };
-pub use summarize::{
-    ParentInput, SegmentInput, SummarizeError, Summarizer, Summary, SummaryEvent,
-};
+pub use summarize::{ParentInput, SegmentInput, SummarizeError, Summarizer, Summary, SummaryEvent};
 pub use time_hint::{TimeHint, parse_time_hint};

@@ -1,0 +1,302 @@
+//! The calls over the bundled sample conversations, on a real store and pipeline.
+
+use std::time::Duration;
+
+use memory_actors::{Pipeline, PipelineConfig, RunnerConfig};
+use memory_store::{Store, StoreOptions};
+use memory_toc::{TocLevel, Tz};
+use memory_types::{ErrorCode, Event, ProjectScope, ValidationLimits, parse_single};
+use serde_json::{Value, json};
+
+use crate::QueryService;
+
+fn sample_events() -> Vec<Event> {
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../sample/conversations.jsonl");
+    let text = std::fs::read_to_string(path).expect("bundled sample");
+    let limits = ValidationLimits::default();
+    text.lines()
+        .filter(|line| !line.trim().is_empty())
+        .map(|line| {
+            parse_single(
+                line.as_bytes(),
+                ProjectScope::Default("default"),
+                &limits,
+                None,
+            )
+            .expect("valid sample event")
+        })
+        .collect()
+}
+
+/// One store with the sample, shared by the tests of this module.
+fn service() -> &'static QueryService {
+    static SERVICE: std::sync::OnceLock<(tempfile::TempDir, QueryService)> =
+        std::sync::OnceLock::new();
+    &SERVICE
+        .get_or_init(|| {
+            let dir = tempfile::tempdir().expect("tempdir");
+            let store = Store::open(dir.path(), &StoreOptions::default()).expect("store");
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .expect("runtime");
+            runtime.block_on(async {
+                let config = PipelineConfig {
+                    runner: RunnerConfig::for_tests(),
+                    ..PipelineConfig::default()
+                };
+                let pipeline = Pipeline::start(store.clone(), config).await.expect("start");
+                pipeline
+                    .ingest
+                    .append(sample_events())
+                    .await
+                    .expect("append");
+                assert!(pipeline.wait_caught_up(Duration::from_secs(60)).await);
+                pipeline.shutdown().await;
+            });
+            (dir, QueryService::new(store, Tz::UTC))
+        })
+        .1
+}
+
+fn call(method: &str, body: Value) -> Result<Value, memory_types::ServiceError> {
+    service().call("webapp", method, &serde_json::to_vec(&body).expect("json"))
+}
+
+fn evidence_texts(response: &Value) -> Vec<String> {
+    response["results"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|result| result["evidence"].as_array().into_iter().flatten())
+        .filter_map(|event| event["text"].as_str().map(str::to_string))
+        .collect()
+}
+
+#[test]
+fn search_finds_the_decision_and_keeps_to_the_budget() {
+    for budget in [60, 200, 2_000] {
+        let response = call(
+            "search",
+            json!({"id": "q1", "query": "What did we decide about JWT expiry?", "token_budget": budget}),
+        )
+        .expect("search");
+        assert_eq!(response["id"], "q1");
+        assert_eq!(response["tier"], "toc");
+        let texts = evidence_texts(&response);
+        let used: usize = texts
+            .iter()
+            .map(|text| memory_toc::estimate_tokens(text.chars().count()))
+            .sum();
+        assert!(used <= budget, "{used} tokens over a budget of {budget}");
+        assert_eq!(response["token_estimate"].as_u64(), Some(used as u64));
+        assert!(
+            texts.iter().any(|text| text.contains("15 minutes")),
+            "budget {budget}: the decision is in the evidence: {texts:?}"
+        );
+    }
+}
+
+#[test]
+fn evidence_is_the_relevant_turns_not_the_opening_of_the_segment() {
+    let response = call(
+        "search",
+        json!({"query": "CVE jsonwebtoken jose", "limit": 1}),
+    )
+    .expect("search");
+    let first = &response["results"][0]["evidence"][0]["text"];
+    assert!(
+        first.as_str().is_some_and(|text| text.contains("CVE")),
+        "the best turn comes first: {response}"
+    );
+}
+
+#[test]
+fn bad_requests_get_precise_errors() {
+    let code = |result: Result<Value, memory_types::ServiceError>| {
+        result.expect_err("an error").error.code
+    };
+    assert_eq!(
+        code(call("search", json!({"query": "  "}))),
+        ErrorCode::InvalidArgument
+    );
+    assert_eq!(
+        code(call("search", json!({"query": "the of"}))),
+        ErrorCode::InvalidArgument
+    );
+    assert_eq!(
+        code(call("search", json!({"query": "jwt", "tokne_budget": 5}))),
+        ErrorCode::InvalidArgument
+    );
+    assert_eq!(
+        code(call("search", json!({"query": "jwt", "mode": "semantic"}))),
+        ErrorCode::Unavailable
+    );
+    assert_eq!(
+        code(call(
+            "search",
+            json!({"query": "jwt", "project_id": "other"})
+        )),
+        ErrorCode::InvalidArgument
+    );
+    assert_eq!(
+        code(call("toc.node", json!({"node_id": "toc:day:2026-13-01"}))),
+        ErrorCode::InvalidArgument
+    );
+    assert_eq!(
+        code(call("toc.node", json!({"node_id": "toc:day:2025-01-01"}))),
+        ErrorCode::NotFound
+    );
+    assert_eq!(
+        code(call("grip.expand", json!({"grip_id": "nope"}))),
+        ErrorCode::InvalidArgument
+    );
+    assert_eq!(
+        code(call("toc.rooot", json!({}))),
+        ErrorCode::InvalidArgument
+    );
+    let malformed = service().call("webapp", "search", b"{\"query\": ");
+    assert_eq!(code(malformed), ErrorCode::InvalidArgument);
+    let other_project = service().call("no such project!", "toc.root", b"{}");
+    assert_eq!(code(other_project), ErrorCode::InvalidArgument);
+}
+
+#[test]
+fn browsing_pages_through_children_and_grips_expand_to_their_turns() {
+    let root = call("toc.root", json!({})).expect("root");
+    assert_eq!(root["years"][0]["node_id"], "toc:year:2026");
+    let month = "toc:month:2026-01";
+    let first = call("toc.browse", json!({"node_id": month, "limit": 2})).expect("browse");
+    assert_eq!(first["children"].as_array().map(Vec::len), Some(2));
+    assert_eq!(first["has_more"], true);
+    let second = call(
+        "toc.browse",
+        json!({"node_id": month, "limit": 2, "page_token": first["next_page_token"]}),
+    )
+    .expect("browse");
+    assert_ne!(
+        first["children"][0]["node_id"],
+        second["children"][0]["node_id"]
+    );
+
+    let day = call("toc.node", json!({"node_id": "toc:day:2026-01-05"})).expect("day");
+    let segment_id = day["node"]["child_ids"][0]
+        .as_str()
+        .expect("a segment")
+        .to_string();
+    let segment = call("toc.node", json!({"node_id": segment_id})).expect("segment");
+    assert_eq!(segment["node"]["level"], "segment");
+    let grip_id = segment["node"]["bullets"][0]["grip_ids"][0].clone();
+    let expanded = call(
+        "grip.expand",
+        json!({"grip_id": grip_id, "before": 2, "after": 1}),
+    )
+    .expect("expand");
+    let excerpt = expanded["grip"]["excerpt"].as_str().expect("excerpt");
+    let quoted = expanded["excerpt_events"][0]["text"]
+        .as_str()
+        .expect("event");
+    assert!(quoted.contains(excerpt), "the grip is verbatim");
+    assert!(
+        expanded["events_before"]
+            .as_array()
+            .is_some_and(|e| e.len() <= 2)
+    );
+    assert!(
+        expanded["events_after"]
+            .as_array()
+            .is_some_and(|e| e.len() <= 1)
+    );
+
+    let page = call(
+        "events.get",
+        json!({"from": "2026-01-05", "to": "2026-01-06", "limit": 5}),
+    )
+    .expect("events");
+    assert_eq!(page["events"].as_array().map(Vec::len), Some(5));
+    let next = call(
+        "events.get",
+        json!({"from": "2026-01-05", "to": "2026-01-06", "limit": 5, "page_token": page["next_page_token"]}),
+    )
+    .expect("events");
+    assert!(page["events"][4]["timestamp"].as_str() <= next["events"][0]["timestamp"].as_str());
+}
+
+#[test]
+fn search_children_and_search_node_follow_the_plan() {
+    let days = call(
+        "toc.search_children",
+        json!({"child_level": "day", "query": "JWT refresh", "limit": 2, "token_budget": 400}),
+    )
+    .expect("search children");
+    let results = days["results"].as_array().expect("results");
+    assert!(!results.is_empty() && results.len() <= 2);
+    assert!(results.iter().all(|r| r["level"] == "day"));
+    let best = results[0]["node_id"].as_str().expect("id");
+    let inside = call(
+        "toc.search_node",
+        json!({"node_id": best, "query": "JWT refresh"}),
+    )
+    .expect("search node");
+    assert_eq!(inside["matched"], true);
+    let level = call(
+        "toc.search_children",
+        json!({"parent_id": "toc:year:2026", "child_level": "day", "query": "jwt"}),
+    );
+    assert_eq!(
+        level.expect_err("month is the child level").error.code,
+        ErrorCode::InvalidArgument
+    );
+}
+
+#[test]
+fn navigate_explains_its_path_and_respects_the_budget() {
+    let response = call(
+        "navigate",
+        json!({"query": "what did we decide about JWT expiry last month?", "now": "2026-02-10T12:00:00Z",
+               "token_budget": 250}),
+    )
+    .expect("navigate");
+    assert_eq!(response["time_hint"]["node_id"], "toc:month:2026-01");
+    let path = response["path"].as_array().expect("path");
+    assert_eq!(
+        path[0]["node_id"], "toc:month:2026-01",
+        "starts at the hinted month"
+    );
+    assert!(
+        path.iter()
+            .all(|step| !step["reason"].as_str().unwrap_or_default().is_empty())
+    );
+    assert!(
+        response["token_estimate"]
+            .as_u64()
+            .is_some_and(|t| t <= 250)
+    );
+    let found: Vec<&Value> = path
+        .iter()
+        .filter(|step| step["action"] == "found")
+        .collect();
+    assert!(!found.is_empty(), "{response}");
+    let bullets = response["evidence"][0]["bullets"].to_string();
+    assert!(bullets.contains("15 minutes"), "{bullets}");
+
+    // Nothing in the hinted week: the navigator widens instead of giving up.
+    let widened = call(
+        "navigate",
+        json!({"query": "JWT expiry yesterday", "now": "2026-03-30T12:00:00Z"}),
+    )
+    .expect("navigate");
+    let actions: Vec<&str> = widened["path"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|step| step["action"].as_str())
+        .collect();
+    assert!(
+        actions.contains(&"broaden") || actions.contains(&"sibling"),
+        "{actions:?}"
+    );
+    let _ = TocLevel::Day;
+}
