@@ -601,6 +601,7 @@ fn describe_item(item: &FeedItem) -> String {
             "{{\"seq\":{seq},\"kind\":{:?},\"project_id\":{:?},\"key\":{:?}}}",
             entry.kind, entry.project_id, entry.key
         ),
+        FeedItem::Truncated { seq } => format!("{{\"seq\":{seq},\"truncated\":true}}"),
     }
 }
 

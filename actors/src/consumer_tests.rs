@@ -3,7 +3,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use memory_store::{Store, StoreOptions};
-use memory_types::{Event, EventKind, OutboxSeq};
+use memory_types::{Event, EventKind};
 
 use crate::pipeline::{Pipeline, PipelineConfig};
 use crate::session_catalog::{SessionCatalog, SessionSummary};

@@ -127,6 +127,13 @@ pub enum FeedItem {
         /// What was produced.
         entry: DerivedEntry,
     },
+    /// Positions up to `seq` held only derived entries that the outbox no longer has
+    /// (truncated below every cursor); nothing to apply, but a replaying consumer's
+    /// cursor moves past them and reaches the head.
+    Truncated {
+        /// The last such position.
+        seq: OutboxSeq,
+    },
 }
 
 impl FeedItem {
@@ -134,7 +141,9 @@ impl FeedItem {
     #[must_use]
     pub fn seq(&self) -> OutboxSeq {
         match self {
-            FeedItem::Event { seq, .. } | FeedItem::Derived { seq, .. } => *seq,
+            FeedItem::Event { seq, .. }
+            | FeedItem::Derived { seq, .. }
+            | FeedItem::Truncated { seq } => *seq,
         }
     }
 }

@@ -568,6 +568,16 @@ impl Store {
             if items.len() == limit {
                 return Ok(items);
             }
+            // The rest below `low` were derived entries, truncated: step over them.
+            let last_below_low = OutboxSeq(low.0 - 1).min(head);
+            if items.last().map_or(after, FeedItem::seq) < last_below_low {
+                items.push(FeedItem::Truncated {
+                    seq: last_below_low,
+                });
+                if items.len() == limit {
+                    return Ok(items);
+                }
+            }
             start = low;
         }
         let remaining = limit - items.len();

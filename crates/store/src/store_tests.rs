@@ -206,7 +206,9 @@ fn truncated_outbox_is_replayed_from_the_log() {
         cursor = last.seq();
         seen.extend(items.into_iter().map(|item| match item {
             FeedItem::Event { event, .. } => event.event_id,
-            FeedItem::Derived { .. } => panic!("no derived entries here"),
+            FeedItem::Derived { .. } | FeedItem::Truncated { .. } => {
+                panic!("no derived entries here")
+            }
         }));
     }
     let expected: Vec<String> = (0..50).map(|i| format!("e{i}")).collect();
@@ -269,7 +271,7 @@ fn a_mangled_journal_tail_recovers_to_the_last_whole_batch() {
         .into_iter()
         .map(|i| match i {
             FeedItem::Event { event, .. } => event.event_id,
-            FeedItem::Derived { .. } => String::new(),
+            FeedItem::Derived { .. } | FeedItem::Truncated { .. } => String::new(),
         })
         .collect();
     assert_eq!(ids, ["a", "b"]);
@@ -392,8 +394,10 @@ proptest! {
         let feed = store.read_feed(OutboxSeq::ZERO, 100_000).expect("feed");
         let mut replayed = Vec::new();
         let mut batch_feed = feed;
+        let mut replay_cursor = OutboxSeq::ZERO;
         while let Some(last) = batch_feed.last() {
             let cursor = last.seq();
+            replay_cursor = cursor;
             replayed.extend(batch_feed);
             batch_feed = store.read_feed(cursor, 100_000).expect("feed");
         }
@@ -401,10 +405,13 @@ proptest! {
             .map(|(i, item)| (i as u64 + 1, item.clone()))
             .filter(|(seq, item)| item.is_ok() || *seq >= low)
             .collect();
-        let actual: Vec<(u64, ModelItem)> = replayed.into_iter().map(|item| match item {
-            FeedItem::Event { seq, event } => (seq.0, Ok((event.project_id, event.event_id))),
-            FeedItem::Derived { seq, entry } => (seq.0, Err(entry.key)),
+        let actual: Vec<(u64, ModelItem)> = replayed.into_iter().filter_map(|item| match item {
+            FeedItem::Event { seq, event } => Some((seq.0, Ok((event.project_id, event.event_id)))),
+            FeedItem::Derived { seq, entry } => Some((seq.0, Err(entry.key))),
+            FeedItem::Truncated { .. } => None,
         }).collect();
         prop_assert_eq!(actual, expected);
+        // A replaying consumer ends at the head, truncated derived entries or not.
+        prop_assert_eq!(replay_cursor, store.head());
     }
 }
