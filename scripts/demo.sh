@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Demo: ingest the bundled sample into a throwaway data dir (embedded mode, no
-# NATS needed), show the store's status, then export the start of one session.
+# NATS needed), show the store's status and the start of one session, then the time
+# table of contents built from it: the tree, a navigation with its path, and a search
+# that says which tier answered.
 # Run through `make demo`, which builds the release binary first.
 set -euo pipefail
 
@@ -28,3 +30,22 @@ echo "== first 5 events of session $SESSION_ID (project $PROJECT)"
 # closing a pipe early (EPIPE in the daemon) cannot.
 "$BIN" --data-dir "$D" events export --project "$PROJECT" --session "$SESSION_ID" >"$D/session.jsonl"
 head -n 5 "$D/session.jsonl"
+
+echo
+echo "== the time table of contents of $PROJECT: years, then the months of 2026"
+"$BIN" --data-dir "$D" toc root --project "$PROJECT"
+"$BIN" --data-dir "$D" toc browse toc:year:2026 --project "$PROJECT"
+echo
+echo "== the weeks of January, and one day with its segments"
+"$BIN" --data-dir "$D" toc browse toc:month:2026-01 --project "$PROJECT"
+"$BIN" --data-dir "$D" toc node toc:day:2026-01-05 --project "$PROJECT"
+
+echo
+echo "== navigate: the agent loop over the tree, with the path it took"
+# "now" is fixed so that "last month" means January 2026, where the sample lives.
+"$BIN" --data-dir "$D" navigate "what did we decide about JWT expiry last month?" \
+  --project "$PROJECT" --now 2026-02-20 --token-budget 400
+
+echo
+echo "== search: the call agents use (mode auto picks the best healthy tier)"
+"$BIN" --data-dir "$D" search "why were iOS users logged out?" --project "$PROJECT" --token-budget 500

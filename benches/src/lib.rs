@@ -1,6 +1,11 @@
-//! Shared pieces of the benches and the load generator: realistic synthetic events.
+//! Shared pieces of the benches and the load generator: realistic synthetic events,
+//! [`year`] (a deterministic year of coding sessions) and [`toc_mix`] (the query mix
+//! of the time-table-of-contents benches).
 
 #![forbid(unsafe_code)]
+
+pub mod toc_mix;
+pub mod year;
 
 use serde_json::{Value, json};
 

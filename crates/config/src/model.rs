@@ -253,6 +253,9 @@ pub struct TocConfig {
     pub grips_per_segment: usize,
     /// Longest grip excerpt, characters. Default 280.
     pub grip_max_chars: usize,
+    /// Most events one index-free (TOC tier) search reads: when a time range holds
+    /// more, only the segments whose summaries match best are read. Default 20000.
+    pub search_scan_budget_events: usize,
 }
 
 impl Default for TocConfig {
@@ -264,6 +267,7 @@ impl Default for TocConfig {
             segment_overlap_tokens: 400,
             grips_per_segment: 8,
             grip_max_chars: 280,
+            search_scan_budget_events: 20_000,
         }
     }
 }

@@ -55,7 +55,9 @@ impl QueryClient {
         }
         pipeline.shutdown().await;
         let tz = config.toc.tz()?;
-        Ok(QueryClient::Embedded(QueryService::new(store, tz)))
+        Ok(QueryClient::Embedded(
+            QueryService::new(store, tz).with_scan_budget(config.toc.search_scan_budget_events),
+        ))
     }
 
     async fn call(&self, project: &str, method: &str, body: &Value) -> Result<Value, ServiceError> {

@@ -119,7 +119,8 @@ pub async fn run(
             }
         })
     });
-    let query_service = memory_query::QueryService::new(store.clone(), config.toc.tz()?);
+    let query_service = memory_query::QueryService::new(store.clone(), config.toc.tz()?)
+        .with_scan_budget(config.toc.search_scan_budget_events);
     let queries = memory_nats::QueryServer::start(
         client.clone(),
         Arc::new(QueryAdapter(query_service)),

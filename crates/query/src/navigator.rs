@@ -345,7 +345,7 @@ pub(crate) fn navigate(
         }
     }
     fallbacks.push((None, "start at the root"));
-    let mut fallbacks = fallbacks.into_iter();
+    let mut fallbacks = fallbacks.into_iter().enumerate();
     let mut nodes_visited = 0;
     let stopped = loop {
         if walk.evidence.len() >= MAX_EVIDENCE_SEGMENTS {
@@ -358,15 +358,31 @@ pub(crate) fn navigate(
             if !walk.evidence.is_empty() {
                 break "nothing left to open".to_string();
             }
-            let next = fallbacks.by_ref().find(|(node_id, _)| {
-                !walk.visited.contains(node_id)
-                    && node_id
-                        .is_none_or(|id| matches!(service.try_node(project_id, &id), Ok(Some(_))))
-            });
-            let Some((node_id, reason)) = next else {
+            // The next fallback that holds data; the ones skipped are named in the step.
+            let mut skipped = Vec::new();
+            let next = loop {
+                let Some((index, (node_id, reason))) = fallbacks.next() else {
+                    break None;
+                };
+                let exists = node_id
+                    .is_none_or(|id| matches!(service.try_node(project_id, &id), Ok(Some(_))));
+                if walk.visited.contains(&node_id) {
+                    continue;
+                }
+                if !exists {
+                    skipped.extend(node_id.map(|id| id.to_string()));
+                    continue;
+                }
+                break Some((index, node_id, reason));
+            };
+            let Some((index, node_id, reason)) = next else {
                 break "no matching period found".to_string();
             };
-            if !walk.path.is_empty() || node_id.is_some() {
+            let mut reason = reason.to_string();
+            if !skipped.is_empty() {
+                reason = format!("{reason} (no data in {})", skipped.join(", "));
+            }
+            if index > 0 || node_id.is_some() {
                 walk.path.push(NavigationStep {
                     node_id: node_id.map(|id| id.to_string()),
                     level: node_id.map(|id| id.level()),
@@ -375,14 +391,14 @@ pub(crate) fn navigate(
                     best_node_id: None,
                     best_text: None,
                     best_score: None,
-                    action: if walk.path.is_empty() {
+                    action: if index == 0 {
                         "start".to_string()
                     } else if reason.contains("adjacent") {
                         "sibling".to_string()
                     } else {
                         "broaden".to_string()
                     },
-                    reason: reason.to_string(),
+                    reason,
                 });
             }
             walk.push(Pending {

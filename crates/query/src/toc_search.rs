@@ -11,7 +11,8 @@
 //!    fly over exactly those events, raised for events a matching grip cites and for
 //!    segments whose summary matched. A segment's score is its best event's.
 //!
-//! Each result is a segment; its evidence is its relevant events, best first, never
+//! Each result is a segment; its evidence is its relevant events — those quoted by the
+//! grips of bullets that match the query first, then the rest by score — never
 //! the segment's opening turns by default (ARCHITECTURE §6: whole-segment hits spent
 //! the budget on the first turns of a session). Evidence is deduplicated and the whole
 //! response fits `token_budget`.
@@ -59,6 +60,8 @@ struct Candidate {
 struct ScoredEvent {
     event: Event,
     score: f32,
+    /// A grip whose bullet matches the query quotes this event.
+    cited: bool,
 }
 
 pub(crate) fn search(
@@ -329,13 +332,11 @@ fn score_events(
                         weight * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * len as f32 / avg_len))
                     })
                     .sum();
-                let grip_lift = if grip_events.contains(&event.event_id) {
-                    1.0 + GRIP_EVENT_BOOST
-                } else {
-                    1.0
-                };
+                let cited = grip_events.contains(&event.event_id);
+                let grip_lift = if cited { 1.0 + GRIP_EVENT_BOOST } else { 1.0 };
                 ScoredEvent {
                     score: bm25 * summary_lift * grip_lift,
+                    cited,
                     event,
                 }
             })
@@ -402,9 +403,11 @@ fn build_results(
     for (candidate, mut events) in opened.iter().zip(scored) {
         if !time_only {
             events.retain(|scored| scored.score > 0.0 && scored.score >= threshold);
+            // The events its matching grips quote first, then the rest by relevance.
             events.sort_by(|a, b| {
-                b.score
-                    .total_cmp(&a.score)
+                b.cited
+                    .cmp(&a.cited)
+                    .then_with(|| b.score.total_cmp(&a.score))
                     .then_with(|| a.event.timestamp_ms.cmp(&b.event.timestamp_ms))
             });
         }

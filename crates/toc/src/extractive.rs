@@ -997,10 +997,13 @@ fn shared_fraction(part: &[usize], whole: &[usize]) -> f32 {
 // Parents
 
 /// Children keywords weighed by `(1 + ln(1 + child events)) / (1 + rank in the child)`,
-/// summed over children, best first, ties by text. Keywords are compared lowercase with
-/// whitespace collapsed, each counted once per child at its first rank.
+/// summed over children, best first, ties by text. Keywords are compared by stem
+/// (lowercase, whitespace collapsed), so "token" in one child and "tokens" in another
+/// add up instead of taking two places; the surface form that brought the most weight
+/// (ties: the smallest) is shown. Each counts once per child, at its first rank.
 fn aggregate_keywords(input: &ParentInput<'_>, max_keywords: usize) -> Vec<String> {
-    let mut weights: BTreeMap<String, f64> = BTreeMap::new();
+    // stem → (total weight, weight per surface form)
+    let mut weights: BTreeMap<String, (f64, BTreeMap<String, f64>)> = BTreeMap::new();
     for child in input.children {
         // Event counts stay far below 2^52.
         #[allow(clippy::cast_precision_loss)]
@@ -1008,17 +1011,33 @@ fn aggregate_keywords(input: &ParentInput<'_>, max_keywords: usize) -> Vec<Strin
         let mut seen: Vec<String> = Vec::with_capacity(child.keywords.len());
         for (rank, keyword) in child.keywords.iter().enumerate() {
             let normalized = collapse_whitespace(keyword).to_lowercase();
-            if normalized.is_empty() || seen.contains(&normalized) {
+            let key = stem(&normalized);
+            if normalized.is_empty() || seen.contains(&key) {
                 continue;
             }
             // Ranks stay far below 2^52.
             #[allow(clippy::cast_precision_loss)]
             let weight = child_weight / (1.0 + rank as f64);
-            *weights.entry(normalized.clone()).or_insert(0.0) += weight;
-            seen.push(normalized);
+            let entry = weights.entry(key.clone()).or_default();
+            entry.0 += weight;
+            *entry.1.entry(normalized).or_insert(0.0) += weight;
+            seen.push(key);
         }
     }
-    let mut ranked: Vec<(String, f64)> = weights.into_iter().collect();
+    let mut ranked: Vec<(String, f64)> = weights
+        .into_values()
+        .filter_map(|(total, forms)| {
+            let surface = forms
+                .into_iter()
+                .max_by(|left, right| {
+                    left.1
+                        .total_cmp(&right.1)
+                        .then_with(|| right.0.cmp(&left.0))
+                })?
+                .0;
+            Some((surface, total))
+        })
+        .collect();
     ranked.sort_unstable_by(|left, right| {
         right
             .1
@@ -1871,6 +1890,18 @@ mod tests {
             summarize_parent("toc:week:2026-W05", &tied).keywords,
             ["alpha", "redis", "zeta"]
         );
+    }
+
+    #[test]
+    fn parent_keywords_add_up_forms_of_one_stem() {
+        let children = [
+            child("toc:day:2026-01-26", "a", &["tokens", "redis"], 10),
+            child("toc:day:2026-01-27", "b", &["token", "tantivy"], 10),
+            child("toc:day:2026-01-28", "c", &["tokens"], 10),
+        ];
+        let summary = summarize_parent("toc:week:2026-W05", &children);
+        // One place for token/tokens, shown in the form that weighs most.
+        assert_eq!(summary.keywords, ["tokens", "redis", "tantivy"]);
     }
 
     #[test]
