@@ -23,6 +23,23 @@ use serde_json::{Value, json};
 use crate::cli::{AdminCommand, GripCommand, NavigateArgs, QueryTarget, SearchArgs, TocCommand};
 use crate::embedded::{init_tool_tracing, open_store, start_pipeline};
 
+/// Prints a line to stdout. A reader that went away (`| head`) ends the output, not
+/// the process with a panic, which is what `println!` does on a closed pipe.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout().lock(), $($arg)*);
+    }};
+}
+
+/// [`say!`] without the newline.
+macro_rules! say_raw {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stdout().lock(), $($arg)*);
+    }};
+}
+
 /// How long a remote call may take.
 const REMOTE_TIMEOUT: Duration = Duration::from_secs(30);
 /// Subject of the operators' rebuild call.
@@ -130,7 +147,7 @@ fn one_line(text: &str, max_chars: usize) -> String {
 }
 
 fn print_event(event: &Event, indent: &str) {
-    println!(
+    say!(
         "{indent}{} {:<9} {}",
         memory_types::format_timestamp_ms(event.timestamp_ms),
         event.role.as_str(),
@@ -139,7 +156,7 @@ fn print_event(event: &Event, indent: &str) {
 }
 
 fn print_node_line(node: &TocNode) {
-    println!(
+    say!(
         "  {:<40} {:>5} events  {}",
         node.node_id.to_string(),
         node.num_events,
@@ -199,7 +216,7 @@ pub async fn search(
     match method {
         "toc.search_node" => {
             let response: SearchNodeResponse = decode(value)?;
-            println!(
+            say!(
                 "{} ({}): {} matches",
                 response.node_id,
                 response.level.as_str(),
@@ -207,7 +224,7 @@ pub async fn search(
             );
             for m in &response.matches {
                 let field = serde_json::to_value(m.field)?;
-                println!(
+                say!(
                     "  [{:.2}] {:<8} {}",
                     m.score,
                     field.as_str().unwrap_or_default(),
@@ -218,18 +235,18 @@ pub async fn search(
         "toc.search_children" => {
             let response: SearchChildrenResponse = decode(value)?;
             for result in &response.results {
-                println!(
+                say!(
                     "[{:.2}] {} — {}",
                     result.relevance_score,
                     result.node_id,
                     one_line(&result.title, 100)
                 );
                 for m in result.matches.iter().take(3) {
-                    println!("        {}", one_line(&m.text, 120));
+                    say!("        {}", one_line(&m.text, 120));
                 }
             }
             if response.has_more {
-                println!("(more results; raise --limit)");
+                say!("(more results; raise --limit)");
             }
         }
         _ => print_search(&decode(value)?),
@@ -238,7 +255,7 @@ pub async fn search(
 }
 
 fn print_search(response: &SearchResponse) {
-    println!(
+    say!(
         "tier: {}{} · {} results · ~{} tokens · {} ms",
         response.tier,
         response
@@ -251,7 +268,7 @@ fn print_search(response: &SearchResponse) {
         response.took_ms
     );
     for (rank, result) in response.results.iter().enumerate() {
-        println!(
+        say!(
             "\n{}. [{:.2}] {} — {}",
             rank + 1,
             result.score,
@@ -357,15 +374,15 @@ pub async fn navigate(
     }
     let response: NavigateResponse = decode(value)?;
     if args.verbose {
-        print!("{}", response.explanation);
+        say_raw!("{}", response.explanation);
         for item in &response.evidence {
             for grip in &item.grips {
-                println!("  {} \"{}\"", grip.grip_id, one_line(&grip.excerpt, 160));
+                say!("  {} \"{}\"", grip.grip_id, one_line(&grip.excerpt, 160));
             }
         }
     } else {
         for step in &response.path {
-            println!(
+            say!(
                 "{:<8} {:<40} {}",
                 step.action,
                 step.node_id.as_deref().unwrap_or("root"),
@@ -373,15 +390,17 @@ pub async fn navigate(
             );
         }
         for item in &response.evidence {
-            println!("\n{} — {}", item.node_id, item.title);
+            say!("\n{} — {}", item.node_id, item.title);
             for bullet in &item.bullets {
-                println!("  - {}", one_line(&bullet.text, 140));
+                say!("  - {}", one_line(&bullet.text, 140));
             }
         }
     }
-    println!(
+    say!(
         "\n({} nodes opened, ~{} tokens; stopped: {})",
-        response.nodes_visited, response.token_estimate, response.stopped
+        response.nodes_visited,
+        response.token_estimate,
+        response.stopped
     );
     Ok(ExitCode::SUCCESS)
 }
@@ -421,7 +440,7 @@ pub async fn toc(
     match method {
         "toc.root" => {
             let response: TocRootResponse = decode(value)?;
-            println!("project {}", response.project_id);
+            say!("project {}", response.project_id);
             response.years.iter().for_each(print_node_line);
         }
         "toc.node" => print_node(&decode::<TocNodeResponse>(value)?.node),
@@ -429,7 +448,7 @@ pub async fn toc(
             let response: TocBrowseResponse = decode(value)?;
             response.children.iter().for_each(print_node_line);
             if let Some(token) = response.next_page_token {
-                println!("(more: --page-token {token})");
+                say!("(more: --page-token {token})");
             }
         }
     }
@@ -437,29 +456,29 @@ pub async fn toc(
 }
 
 fn print_node(node: &TocNode) {
-    println!(
+    say!(
         "{} ({}, {} events, version {})",
         node.node_id,
         node.level.as_str(),
         node.num_events,
         node.version
     );
-    println!(
+    say!(
         "  {} → {}",
         memory_types::format_timestamp_ms(node.start_ms),
         memory_types::format_timestamp_ms(node.end_ms)
     );
-    println!("  title:    {}", node.title);
+    say!("  title:    {}", node.title);
     if let Some(summary) = &node.summary {
-        println!("  summary:  {}", one_line(summary, 300));
+        say!("  summary:  {}", one_line(summary, 300));
     }
-    println!("  keywords: {}", node.keywords.join(", "));
+    say!("  keywords: {}", node.keywords.join(", "));
     for bullet in &node.bullets {
         let cites: Vec<String> = bullet.grip_ids.iter().map(ToString::to_string).collect();
-        println!("  - {} [{}]", one_line(&bullet.text, 140), cites.join(", "));
+        say!("  - {} [{}]", one_line(&bullet.text, 140), cites.join(", "));
     }
     for child in &node.child_ids {
-        println!("  > {child}");
+        say!("  > {child}");
     }
 }
 
@@ -489,11 +508,13 @@ pub async fn grip(
         return Ok(ExitCode::SUCCESS);
     }
     let response: GripExpandResponse = decode(value)?;
-    println!(
+    say!(
         "{} in {} (session {})",
-        response.grip.grip_id, response.grip.segment_id, response.grip.session_id
+        response.grip.grip_id,
+        response.grip.segment_id,
+        response.grip.session_id
     );
-    println!("  \"{}\"\n", response.grip.excerpt);
+    say!("  \"{}\"\n", response.grip.excerpt);
     response
         .events_before
         .iter()
@@ -549,7 +570,7 @@ pub async fn admin(
     pipeline.shutdown().await;
     let nodes =
         memory_actors::RollupBuilder::all_nodes(&store).map_err(|err| anyhow::anyhow!("{err}"))?;
-    println!(
+    say!(
         "rebuilt the TOC from the event log: {} nodes in {:.1} s{}",
         nodes.len(),
         started.elapsed().as_secs_f64(),
