@@ -33,7 +33,7 @@ use memory_toc::{
     ExtractiveSummarizer, Grip, ParentInput, SegmentInput, Summarizer, Summary, SummaryEvent,
     TocLevel, TocNode, TocNodeId, Tz,
 };
-use memory_types::Event;
+use memory_types::{Event, EventKind, Role};
 use tracing::{debug, warn};
 
 use crate::consumer::{ConsumerError, OutboxConsumer};
@@ -455,13 +455,21 @@ fn load_events(store: &Store, events: &[SegmentEvent]) -> Result<Vec<Event>, Con
     Ok(loaded)
 }
 
+/// The events as the summarizer sees them. A tool call is the assistant's, but its text
+/// is a machine-written invocation (`edit_file: src/auth/refresh.ts: …`), not something
+/// said: it is passed as `tool` text, so it counts for keywords but does not headline
+/// a segment over what the people in it said.
 fn summary_events(events: &[Event]) -> Vec<SummaryEvent<'_>> {
     events
         .iter()
         .map(|event| SummaryEvent {
             event_id: &event.event_id,
             timestamp_ms: event.timestamp_ms,
-            role: event.role.as_str(),
+            role: if event.kind == EventKind::ToolCall {
+                Role::Tool.as_str()
+            } else {
+                event.role.as_str()
+            },
             text: &event.text,
         })
         .collect()
@@ -564,7 +572,7 @@ mod tests {
     use std::time::Duration;
 
     use memory_store::StoreOptions;
-    use memory_types::{EventKind, ProjectScope, ValidationLimits, parse_single};
+    use memory_types::{ProjectScope, ValidationLimits, parse_single};
 
     use super::*;
     use crate::consumer::RunnerConfig;

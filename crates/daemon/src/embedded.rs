@@ -161,8 +161,60 @@ pub async fn demo(
         };
         crate::export::write_events(config, &data_dir, &export_args, Some(5))?;
     }
+    demo_queries(config, &data_dir)?;
     let _ = std::fs::remove_dir_all(&workdir);
     Ok(code)
+}
+
+/// The time table of contents of the sample: the tree, a navigation, a search.
+fn demo_queries(config: &Config, data_dir: &Path) -> anyhow::Result<()> {
+    let store = open_store(config, data_dir)?;
+    let service = memory_query::QueryService::new(store, config.toc.tz()?);
+    let fail = |err: memory_types::ServiceError| anyhow::anyhow!("{err}");
+    println!("\n== the time table of contents of webapp");
+    for year in service.toc_root("webapp").map_err(fail)?.years {
+        crate::query_cli::print_node_line(&year);
+        let request = memory_query::api::TocBrowseRequest {
+            node_id: Some(year.node_id.to_string()),
+            limit: None,
+            page_token: None,
+        };
+        for month in service
+            .toc_browse("webapp", &request)
+            .map_err(fail)?
+            .children
+        {
+            crate::query_cli::print_node_line(&month);
+        }
+    }
+    println!("\n== navigate \"what did we decide about JWT expiry last month?\" (now: 2026-02-20)");
+    let navigation = service
+        .navigate(
+            "webapp",
+            &memory_query::api::NavigateRequest {
+                query: "what did we decide about JWT expiry last month?".into(),
+                now: Some(memory_query::api::TimeArg::Text("2026-02-20".into())),
+                token_budget: Some(400),
+                ..Default::default()
+            },
+        )
+        .map_err(fail)?;
+    for step in &navigation.path {
+        println!("  {:<8} {}", step.action, step.reason);
+    }
+    println!("\n== search \"why were iOS users logged out?\"");
+    let search = service
+        .search(
+            "webapp",
+            &memory_query::api::SearchRequest {
+                query: "why were iOS users logged out?".into(),
+                token_budget: Some(300),
+                ..Default::default()
+            },
+        )
+        .map_err(fail)?;
+    crate::query_cli::print_search(&search);
+    Ok(())
 }
 
 fn tempfile_dir() -> anyhow::Result<std::path::PathBuf> {

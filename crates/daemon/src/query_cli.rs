@@ -155,7 +155,7 @@ fn print_event(event: &Event, indent: &str) {
     );
 }
 
-fn print_node_line(node: &TocNode) {
+pub(crate) fn print_node_line(node: &TocNode) {
     say!(
         "  {:<40} {:>5} events  {}",
         node.node_id.to_string(),
@@ -254,7 +254,7 @@ pub async fn search(
     Ok(ExitCode::SUCCESS)
 }
 
-fn print_search(response: &SearchResponse) {
+pub(crate) fn print_search(response: &SearchResponse) {
     say!(
         "tier: {}{} · {} results · ~{} tokens · {} ms",
         response.tier,
