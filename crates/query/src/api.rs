@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, NaiveDate, Utc};
 use memory_toc::{Grip, SearchChildrenPage, SearchField, TocBullet, TocLevel, TocNode, TocNodeId};
 use memory_types::{Event, ServiceError};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// Default `token_budget` of `search` and `navigate`: room for a useful answer in an
@@ -22,7 +23,7 @@ pub const MAX_PAGE: usize = 1_000;
 
 /// A point in time in a request: epoch milliseconds, an RFC 3339 instant, or a date
 /// (`2026-01-30`, midnight UTC).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum TimeArg {
     /// Epoch milliseconds.
@@ -65,12 +66,12 @@ impl TimeArg {
 }
 
 /// `toc.root`: the project's years.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TocRootRequest {}
 
 /// The years that hold data, oldest first.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct TocRootResponse {
     /// The project asked about.
     pub project_id: String,
@@ -79,7 +80,7 @@ pub struct TocRootResponse {
 }
 
 /// `toc.node`: one node.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TocNodeRequest {
     /// `toc:day:2026-01-30` and the like.
@@ -87,14 +88,14 @@ pub struct TocNodeRequest {
 }
 
 /// One node with its bullets, grip ids, keywords and child ids.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct TocNodeResponse {
     /// The node.
     pub node: TocNode,
 }
 
 /// `toc.browse`: the children of a node, a page at a time.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TocBrowseRequest {
     /// The parent; empty or absent for the root (its children are the years).
@@ -109,7 +110,7 @@ pub struct TocBrowseRequest {
 }
 
 /// A page of children in chronological order.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct TocBrowseResponse {
     /// The parent (`null` for the root).
     pub node_id: Option<String>,
@@ -122,7 +123,7 @@ pub struct TocBrowseResponse {
 }
 
 /// `events.get`: raw events by session or time range.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EventsGetRequest {
     /// Only this session.
@@ -143,7 +144,7 @@ pub struct EventsGetRequest {
 }
 
 /// A page of events in time order.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct EventsGetResponse {
     /// The events, as ingested.
     pub events: Vec<Event>,
@@ -154,7 +155,7 @@ pub struct EventsGetResponse {
 }
 
 /// `grip.expand`: a grip with the conversation around it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GripExpandRequest {
     /// `grip:<ts_ms>:<ULID>`.
@@ -168,7 +169,7 @@ pub struct GripExpandRequest {
 }
 
 /// The grip, the events it quotes and their neighbours.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct GripExpandResponse {
     /// The grip.
     pub grip: Grip,
@@ -181,7 +182,7 @@ pub struct GripExpandResponse {
 }
 
 /// `toc.search_node`: where a query matches inside one node.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SearchNodeRequest {
     /// The node to search.
@@ -199,8 +200,8 @@ pub struct SearchNodeRequest {
     pub token_budget: Option<usize>,
 }
 
-/// The plan's `SearchNodeResponse`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// Where the query matched inside the node: the plan's `SearchNodeResponse`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct SearchNodeResponse {
     /// Whether anything matched.
     pub matched: bool,
@@ -213,7 +214,7 @@ pub struct SearchNodeResponse {
 }
 
 /// `toc.search_children`: ranks the children of a node (or every node of a level).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SearchChildrenRequest {
     /// The parent; empty or absent for the root, or with `child_level` for every node
@@ -241,7 +242,7 @@ pub struct SearchChildrenRequest {
 pub type SearchChildrenResponse = SearchChildrenPage;
 
 /// `navigate`: the agent loop over the TOC in code.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NavigateRequest {
     /// The question, time hints included ("what did we decide about JWT last week?").
@@ -261,7 +262,7 @@ pub struct NavigateRequest {
 }
 
 /// What a navigation did at one node.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct NavigationStep {
     /// The node searched (`null` for the root).
     pub node_id: Option<String>,
@@ -284,7 +285,7 @@ pub struct NavigationStep {
 }
 
 /// A segment the navigation found, with what backs it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct NavigationEvidence {
     /// The segment node.
     pub node_id: String,
@@ -299,7 +300,7 @@ pub struct NavigationEvidence {
 }
 
 /// The time hint a navigation used.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct TimeHintInfo {
     /// The phrase as written ("last week").
     pub matched: String,
@@ -312,7 +313,7 @@ pub struct TimeHintInfo {
 }
 
 /// The path taken and what it found.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct NavigateResponse {
     /// The question.
     pub query: String,
@@ -333,7 +334,7 @@ pub struct NavigateResponse {
 }
 
 /// How `search` may answer.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SearchMode {
     /// The best healthy tier (default).
@@ -350,7 +351,7 @@ pub enum SearchMode {
 }
 
 /// `search`: the call agents use.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SearchRequest {
     /// Echoed in the response, so batch callers can match answers to questions.
@@ -385,7 +386,7 @@ pub struct SearchRequest {
 }
 
 /// One hit with the events behind it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct SearchResult {
     /// `toc:segment:…`, `grip:…` or an event id.
     pub doc_id: String,
@@ -405,8 +406,9 @@ pub struct SearchResult {
     pub evidence: Vec<Event>,
 }
 
-/// ARCHITECTURE §3's search response.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// The `search` reply (ARCHITECTURE §3): which tier answered, and the hits with the
+/// events behind them.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct SearchResponse {
     /// The request's `id`.
     pub id: Option<serde_json::Value>,

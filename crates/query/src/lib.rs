@@ -14,6 +14,9 @@
 //! [`memory_types::ServiceError`] (`invalid_argument`, `not_found`, `unavailable`,
 //! `internal`); the typed methods are for callers in the same process.
 //!
+//! [`query_schema`] is the JSON Schema of every request and response
+//! (`schemas/query.v1.json`).
+//!
 //! It is not: a transport (NATS lives in `memory-nats`), nor a writer — every call reads
 //! projections the actors maintain and never changes them.
 
@@ -22,10 +25,12 @@
 
 pub mod api;
 mod navigator;
+pub mod schema;
 mod service;
 mod toc_search;
 
 pub use navigator::STRONG_MATCH;
+pub use schema::{query_schema, query_schema_json};
 pub use service::{DEFAULT_SCAN_BUDGET_EVENTS, METHODS, QueryService};
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 use std::fmt;
 use std::str::FromStr;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{TocError, echo_input};
@@ -12,7 +13,9 @@ use crate::error::{TocError, echo_input};
 /// Ordering follows the hierarchy from coarse to fine, `Year < Month < Week < Day <
 /// Segment`, so "is `a` above `b`" is `a < b` and sorting a mixed list of nodes by level
 /// puts the roots first. On the wire it is the lowercase name (`"week"`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum TocLevel {
     /// A calendar year (in the tree: the ISO weeks whose Thursday falls in it).

@@ -9,6 +9,7 @@
 //! Token counts here are estimates, four characters to a token (ARCHITECTURE §2), used
 //! to keep replies inside a caller's `token_budget`; see [`estimate_tokens`].
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::level::TocLevel;
@@ -33,7 +34,7 @@ pub fn estimate_tokens(num_chars: usize) -> usize {
 /// Bullets are the unit of evidence an agent reads first: short enough to scan many,
 /// and each cites the verbatim excerpts it was written from, so a claim can be checked
 /// with `grip.expand` instead of trusted.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct TocBullet {
     /// What happened, in one line ("Fixed the JWT expiry bug in `refresh()`").
     pub text: String,
@@ -48,7 +49,7 @@ pub struct TocBullet {
 /// Written by the rollup builder: a segment node when its segment closes, its parents
 /// again (debounced) whenever a child changes. A node is a projection of the event log
 /// and can be rebuilt from it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct TocNode {
     /// Which period (or segment) this is; the node's key, unique within its project.
     pub node_id: TocNodeId,
@@ -122,7 +123,7 @@ impl TocNode {
 ///
 /// Grips are what make the TOC checkable: a bullet is a paraphrase, its grip is the
 /// exact text, and the event range leads to the full conversation around it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Grip {
     /// The grip's key; derived from its first event and offset, so a rebuild writes the
     /// same id and the bullets citing it stay valid.

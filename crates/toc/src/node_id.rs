@@ -10,17 +10,34 @@
 //! rebuild of the TOC from the event log therefore writes the very same ids, and
 //! bullets, citations and caches that point at them stay valid.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::str::FromStr;
 
 use chrono::{DateTime, Datelike, NaiveDate, Utc};
 use chrono_tz::Tz;
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use ulid::Ulid;
 
 use crate::calendar;
 use crate::error::{TocError, echo_input};
 use crate::level::TocLevel;
+
+/// A ULID in canonical form: 26 uppercase Crockford base32 characters (no `I`, `L`,
+/// `O`, `U`), the first at most `7`. Used in the schema patterns.
+macro_rules! ulid_pattern {
+    () => {
+        "[0-7][0-9A-HJKMNP-TV-Z]{25}"
+    };
+}
+
+/// `YYYY-MM-DD` with month 01..=12 and day 01..=31.
+macro_rules! date_pattern {
+    () => {
+        "[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])"
+    };
+}
 
 /// The id of a node of the time table of contents.
 ///
@@ -57,6 +74,23 @@ pub enum TocNodeId {
 }
 
 impl TocNodeId {
+    /// The shape of the text form as a regular expression (ECMA 262 and Rust `regex`
+    /// alike), as published in the JSON Schemas: every id [`Display`](fmt::Display)
+    /// writes matches it. It checks the shape, not the calendar: `toc:day:2026-02-30`
+    /// matches but does not parse.
+    pub const PATTERN: &'static str = concat!(
+        "^toc:(year:[0-9]{4}",
+        "|month:[0-9]{4}-(0[1-9]|1[0-2])",
+        "|week:[0-9]{4}-W(0[1-9]|[1-4][0-9]|5[0-3])",
+        "|day:",
+        date_pattern!(),
+        "|segment:",
+        date_pattern!(),
+        ":",
+        ulid_pattern!(),
+        ")$"
+    );
+
     /// A month id, checked.
     pub fn month(year: i32, month: u32) -> crate::Result<TocNodeId> {
         let node_id = TocNodeId::Month { year, month };
@@ -440,6 +474,36 @@ impl<'de> Deserialize<'de> for TocNodeId {
     }
 }
 
+/// On the wire a node id is its text form, so its schema is a string with the shape of
+/// every level's key. The pattern checks the shape only: calendar validity (no
+/// `2026-02-30`, week 53 only in years that have one, no year `0000`) is left to parsing.
+impl JsonSchema for TocNodeId {
+    fn schema_name() -> Cow<'static, str> {
+        "TocNodeId".into()
+    }
+
+    fn schema_id() -> Cow<'static, str> {
+        "memory_toc::TocNodeId".into()
+    }
+
+    fn json_schema(_generator: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "description": "The id of a node of the time table of contents: `toc:year:YYYY`, \
+                `toc:month:YYYY-MM`, `toc:week:YYYY-Www` (ISO week), `toc:day:YYYY-MM-DD` or \
+                `toc:segment:YYYY-MM-DD:<ULID>` (26 uppercase Crockford base32 characters).",
+            "type": "string",
+            "pattern": TocNodeId::PATTERN,
+            "examples": [
+                "toc:year:2026",
+                "toc:month:2026-01",
+                "toc:week:2026-W05",
+                "toc:day:2026-01-30",
+                "toc:segment:2026-01-30:01KG75GS80TNRFP1SNRFQZ3CTM"
+            ]
+        })
+    }
+}
+
 /// The id of a grip: `grip:<ts_ms>:<ULID>`, where `ts_ms` is the time of the grip's
 /// first event.
 ///
@@ -451,6 +515,11 @@ pub struct GripId {
 }
 
 impl GripId {
+    /// The shape of the text form as a regular expression, as published in the JSON
+    /// Schemas: every id [`Display`](fmt::Display) writes matches it (the pattern cannot
+    /// say that the timestamp fits in 64 bits).
+    pub const PATTERN: &'static str = concat!("^grip:(0|[1-9][0-9]*):", ulid_pattern!(), "$");
+
     /// A grip id from its parts, as read back from storage.
     #[must_use]
     pub fn new(ts_ms: u64, ulid: Ulid) -> GripId {
@@ -540,6 +609,27 @@ impl<'de> Deserialize<'de> for GripId {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<GripId, D::Error> {
         let text = String::deserialize(deserializer)?;
         text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// On the wire a grip id is its text form; see [`GripId::PATTERN`].
+impl JsonSchema for GripId {
+    fn schema_name() -> Cow<'static, str> {
+        "GripId".into()
+    }
+
+    fn schema_id() -> Cow<'static, str> {
+        "memory_toc::GripId".into()
+    }
+
+    fn json_schema(_generator: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "description": "The id of a grip: `grip:<ts_ms>:<ULID>`, the epoch milliseconds of \
+                its first event in plain decimal and a ULID in canonical form.",
+            "type": "string",
+            "pattern": GripId::PATTERN,
+            "examples": ["grip:1769767200000:01KG75GS80XK3VEHCQ4WS299A0"]
+        })
     }
 }
 
@@ -1132,7 +1222,91 @@ mod tests {
         );
     }
 
+    fn matches(pattern: &str, text: &str) -> bool {
+        regex::Regex::new(pattern)
+            .expect("the pattern compiles")
+            .is_match(text)
+    }
+
+    #[test]
+    fn schemas_are_patterned_strings_that_match_the_text_forms() {
+        for (schema, pattern) in [
+            (schemars::schema_for!(TocNodeId), TocNodeId::PATTERN),
+            (schemars::schema_for!(GripId), GripId::PATTERN),
+        ] {
+            assert_eq!(schema.get("type"), Some(&serde_json::json!("string")));
+            assert_eq!(schema.get("pattern"), Some(&serde_json::json!(pattern)));
+            let examples = schema.get("examples").and_then(|e| e.as_array());
+            for example in examples.expect("examples") {
+                let text = example.as_str().expect("a string example");
+                assert!(matches(pattern, text), "{text}");
+                let round_trip = match text.parse::<TocNodeId>() {
+                    Ok(node_id) => node_id.to_string(),
+                    Err(_) => text.parse::<GripId>().expect("an id").to_string(),
+                };
+                assert_eq!(round_trip, text);
+            }
+        }
+        for text in [
+            "toc:year:2026",
+            "toc:week:2020-W53",
+            "toc:day:2024-02-29",
+            PINNED_SEGMENT_ID,
+        ] {
+            assert!(matches(TocNodeId::PATTERN, text), "{text}");
+        }
+        for text in [
+            "toc:year:26",
+            "toc:month:2026-13",
+            "toc:week:2026-W5",
+            "toc:week:2026-W54",
+            "toc:day:2026-1-30",
+            "toc:segment:2026-01-30:01kg75gs80tnrfp1snrfqz3ctm",
+            "toc:segment:2026-01-30:81KG75GS80TNRFP1SNRFQZ3CTM",
+            "toc:hour:2026-01-30T09",
+            " toc:year:2026",
+            PINNED_GRIP_ID,
+        ] {
+            assert!(!matches(TocNodeId::PATTERN, text), "{text}");
+        }
+        assert!(matches(GripId::PATTERN, PINNED_GRIP_ID));
+        assert!(matches(GripId::PATTERN, &format!("grip:0:{SAMPLE_ULID}")));
+        for text in [
+            format!("grip:017:{SAMPLE_ULID}"),
+            format!("grip:+17:{SAMPLE_ULID}"),
+            format!("grip:17:{}", SAMPLE_ULID.to_lowercase()),
+            "grip:17:short".to_string(),
+            PINNED_SEGMENT_ID.to_string(),
+        ] {
+            assert!(!matches(GripId::PATTERN, &text), "{text}");
+        }
+    }
+
     proptest! {
+        #[test]
+        fn every_id_written_matches_its_schema_pattern(
+            days_since_epoch in -700_000_i64..2_900_000,
+            ts_ms in 0_u64..(1 << 48),
+            event_id in "\\PC{1,16}",
+        ) {
+            let Some(day) = NaiveDate::from_ymd_opt(1970, 1, 1)
+                .and_then(|epoch| epoch.checked_add_signed(chrono::TimeDelta::days(days_since_epoch)))
+            else {
+                return Ok(());
+            };
+            let mut node_ids = calendar::ancestors(day).to_vec();
+            node_ids.push(TocNodeId::Day(day));
+            node_ids.push(TocNodeId::segment_for(day, ts_ms, &event_id));
+            for node_id in node_ids {
+                if node_id.validate().is_ok() {
+                    let text = node_id.to_string();
+                    prop_assert!(matches(TocNodeId::PATTERN, &text), "{}", text);
+                }
+            }
+            let grip_text = GripId::derive(ts_ms, &event_id, 0).to_string();
+            prop_assert!(matches(GripId::PATTERN, &grip_text), "{}", grip_text);
+        }
+
         #[test]
         fn valid_days_and_weeks_round_trip(days_since_epoch in -700_000_i64..2_900_000) {
             let Some(day) = NaiveDate::from_ymd_opt(1970, 1, 1)

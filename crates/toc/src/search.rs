@@ -67,6 +67,7 @@
 
 use std::fmt;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::level::TocLevel;
@@ -82,7 +83,7 @@ pub const DEFAULT_SEARCH_LIMIT: usize = 10;
 /// (`"bullets"`).
 ///
 /// A search given no fields looks in all four ([`SearchField::ALL`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SearchField {
     /// The node's title.
@@ -111,7 +112,7 @@ impl SearchField {
 }
 
 /// One place in a node where a query matched: the plan's `SearchMatch`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct NodeMatch {
     /// Which field matched.
     pub field: SearchField,
@@ -136,7 +137,7 @@ impl NodeMatch {
 }
 
 /// A child that matched a [`search_children`] query: the plan's `SearchNodeResult`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ChildResult {
     /// The matching child, to drill into with `toc.node` or the next search.
     pub node_id: TocNodeId,
@@ -156,7 +157,7 @@ pub struct ChildResult {
 }
 
 /// One page of [`search_children`] results: the plan's `SearchChildrenResponse`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct SearchChildrenPage {
     /// The best matching children, best first.
     pub results: Vec<ChildResult>,

@@ -1,9 +1,10 @@
 //! Errors as they cross the service edge: one code from a closed set and a message.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// The service edge's error codes; every failure a caller can see maps to exactly one.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorCode {
     /// The request itself is wrong; retrying it unchanged will fail again.
@@ -30,7 +31,7 @@ impl ErrorCode {
 }
 
 /// The body of an error reply.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct ErrorBody {
     /// What kind of failure.
     pub code: ErrorCode,
@@ -39,7 +40,7 @@ pub struct ErrorBody {
 }
 
 /// An error reply: `{"error": {"code": …, "message": …}}`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema, thiserror::Error)]
 #[error("{}: {}", error.code.as_str(), error.message)]
 pub struct ServiceError {
     /// The error.
@@ -89,5 +90,28 @@ mod tests {
             json,
             serde_json::json!({"error": {"code": "invalid_argument", "message": "bad"}})
         );
+    }
+
+    #[test]
+    fn schema_names_the_wire_fields_and_every_code() {
+        let schema = serde_json::to_value(schemars::schema_for!(ServiceError)).expect("json");
+        assert_eq!(schema["required"], serde_json::json!(["error"]));
+        let body = &schema["$defs"]["ErrorBody"];
+        let mut properties: Vec<&String> = body["properties"]
+            .as_object()
+            .expect("properties")
+            .keys()
+            .collect();
+        properties.sort();
+        assert_eq!(properties, ["code", "message"]);
+        let text = schema["$defs"]["ErrorCode"].to_string();
+        for code in [
+            ErrorCode::InvalidArgument,
+            ErrorCode::NotFound,
+            ErrorCode::Unavailable,
+            ErrorCode::Internal,
+        ] {
+            assert!(text.contains(&format!("\"{}\"", code.as_str())), "{text}");
+        }
     }
 }

@@ -164,7 +164,7 @@ pub struct EventV1 {
 }
 
 /// A validated event: every field present and within limits.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Event {
     /// Idempotency key within the project.
     pub event_id: String,
@@ -175,8 +175,14 @@ pub struct Event {
     /// The agent that produced the event, when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent_id: Option<String>,
-    /// Milliseconds since the Unix epoch (UTC), never negative.
+    /// Milliseconds since the Unix epoch (UTC), never negative. On the wire it is
+    /// `timestamp`, RFC 3339 in UTC with milliseconds (see [`format_timestamp_ms`]).
     #[serde(rename = "timestamp", with = "timestamp_rfc3339")]
+    #[schemars(
+        with = "String",
+        extend("format" = "date-time"),
+        description = "When it happened: RFC 3339 in UTC with millisecond precision, e.g. `2026-01-30T09:15:00.123Z`."
+    )]
     pub timestamp_ms: u64,
     /// What happened.
     pub kind: EventKind,
@@ -262,5 +268,39 @@ mod tests {
         assert_eq!(json["timestamp"], "2026-01-30T09:15:00.123Z");
         let back: Event = serde_json::from_value(json).expect("deserialize");
         assert_eq!(back, event);
+    }
+
+    #[test]
+    fn event_schema_names_the_serialized_fields_and_a_date_time_timestamp() {
+        let event = Event {
+            event_id: "e1".into(),
+            session_id: "s1".into(),
+            project_id: "default".into(),
+            agent_id: Some("claude".into()),
+            timestamp_ms: 1_769_764_500_123,
+            kind: EventKind::ToolCall,
+            role: Role::Assistant,
+            text: "ls".into(),
+            metadata: BTreeMap::from([("tool".to_string(), "bash".to_string())]),
+        };
+        let json = serde_json::to_value(&event).expect("serialize");
+        let mut serialized: Vec<&String> = json.as_object().expect("an object").keys().collect();
+        serialized.sort();
+        for contract in [
+            schemars::generate::SchemaSettings::default().for_serialize(),
+            schemars::generate::SchemaSettings::default().for_deserialize(),
+        ] {
+            let schema =
+                serde_json::to_value(contract.into_generator().into_root_schema_for::<Event>())
+                    .expect("schema is JSON");
+            let properties = schema["properties"].as_object().expect("properties");
+            let mut named: Vec<&String> = properties.keys().collect();
+            named.sort();
+            assert_eq!(named, serialized);
+            let timestamp = &properties["timestamp"];
+            assert_eq!(timestamp["type"], "string");
+            assert_eq!(timestamp["format"], "date-time");
+            assert!(json["timestamp"].is_string());
+        }
     }
 }
