@@ -1,29 +1,69 @@
 #!/usr/bin/env bash
 # Reproducible load run: a private nats-server (JetStream) and the release daemon on
 # loopback, then the load generator, side by side with the raw NATS ceiling in the same
-# run. Usage: benches/run-load.sh [EVENTS_FOR_FILE_INGEST]
-# Prints the lines recorded in docs/benchmarks.md.
+# run. Prints the lines recorded in docs/benchmarks.md.
+#
+# Usage: benches/run-load.sh [all|ingest|toc] [EVENTS_FOR_FILE_INGEST]
+#   ingest  embedded and NATS ingest, ack latency, JetStream (issue 2)
+#   toc     time table of contents: a year of data preloaded with `ingest --file --wait`,
+#           then `loadgen query` (the TOC query mix over NATS) and `loadgen navigable`
+#           (ingest-to-navigable delay of a live session)
+#   all     both (default); a bare number is EVENTS_FOR_FILE_INGEST of the ingest section
+# Environment: TOC_EVENTS (default 100000), TOC_REQUESTS per call kind (default 500).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 scripts/setup.sh >/dev/null
 source .tools/env
+SECTION=all
+if [[ "${1:-}" =~ ^(all|ingest|toc)$ ]]; then
+    SECTION=$1
+    shift
+fi
 FILE_EVENTS=${1:-200000}
+TOC_EVENTS=${TOC_EVENTS:-100000}
+TOC_REQUESTS=${TOC_REQUESTS:-500}
 
 cargo build --release -q -p memory-daemon -p memory-benches --bin memory-daemon --bin loadgen
 BIN=target/release/memory-daemon
 LOADGEN=target/release/loadgen
 WORK=$(mktemp -d)
-cleanup() {
+stop_stack() {
     [[ -n "${DAEMON_PID:-}" ]] && kill "$DAEMON_PID" 2>/dev/null || true
+    [[ -n "${DAEMON_PID:-}" ]] && wait "$DAEMON_PID" 2>/dev/null || true
     [[ -n "${NATS_PID:-}" ]] && kill "$NATS_PID" 2>/dev/null || true
-    wait 2>/dev/null || true
+    [[ -n "${NATS_PID:-}" ]] && wait "$NATS_PID" 2>/dev/null || true
+    DAEMON_PID=
+    NATS_PID=
+}
+cleanup() {
+    stop_stack
     rm -rf "$WORK"
 }
 trap cleanup EXIT
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
+# A private nats-server with JetStream and the daemon serving DATA_DIR; sets URL and METRICS.
+start_stack() {
+    local data_dir=$1 port
+    port=$(free_port)
+    METRICS=$(free_port)
+    mkdir -p "$WORK/js-$port"
+    "$NATS_SERVER_BIN" -a 127.0.0.1 -p "$port" -js -sd "$WORK/js-$port" >"$WORK/nats-$port.log" 2>&1 &
+    NATS_PID=$!
+    URL="nats://127.0.0.1:$port"
+    "$BIN" --data-dir "$data_dir" serve --nats-url "$URL" --metrics-listen "127.0.0.1:$METRICS" >"$WORK/daemon-$port.log" 2>&1 &
+    DAEMON_PID=$!
+    for _ in $(seq 1 200); do
+        if curl -sf "http://127.0.0.1:$METRICS/readyz" >/dev/null 2>&1; then break; fi
+        sleep 0.05
+    done
+}
+
 echo "== machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -sr), $(date -u +%F)"
+echo "== load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+if [[ "$SECTION" != toc ]]; then
 
 echo "== embedded ingest --file ($FILE_EVENTS events)"
 "$LOADGEN" gen-file --events "$FILE_EVENTS" --out "$WORK/events.jsonl" >/dev/null
@@ -39,18 +79,7 @@ print(f"embedded ingest ({durability}): {n} events in {end-start:.2f} s wall (pr
 PY
 done
 
-PORT=$(free_port)
-METRICS=$(free_port)
-mkdir -p "$WORK/js"
-"$NATS_SERVER_BIN" -a 127.0.0.1 -p "$PORT" -js -sd "$WORK/js" >"$WORK/nats.log" 2>&1 &
-NATS_PID=$!
-URL="nats://127.0.0.1:$PORT"
-"$BIN" --data-dir "$WORK/daemon" serve --nats-url "$URL" --metrics-listen "127.0.0.1:$METRICS" >"$WORK/daemon.log" 2>&1 &
-DAEMON_PID=$!
-for _ in $(seq 1 200); do
-    if curl -sf "http://127.0.0.1:$METRICS/readyz" >/dev/null 2>&1; then break; fi
-    sleep 0.05
-done
+start_stack "$WORK/daemon"
 
 # Let the kernel write back what the embedded runs left dirty, so their writeback does
 # not land inside the fresh daemon's fsyncs.
@@ -80,3 +109,56 @@ end=$(date +%s.%N)
 python3 -c "print(f'jetstream: 20000 events published and durably stored in {$end-$start:.2f} s = {20000/($end-$start):.0f} events/s (stored count: $n)')"
 RSS=$(awk '/VmHWM/ {print $2}' /proc/$DAEMON_PID/status)
 echo "daemon peak RSS: $((RSS / 1024)) MiB"
+stop_stack
+fi
+
+if [[ "$SECTION" != ingest ]]; then
+echo "== time table of contents: a year of data"
+"$LOADGEN" gen-file --dataset year --events "$TOC_EVENTS" --out "$WORK/year.jsonl"
+sync
+start=$(date +%s.%N)
+"$BIN" --data-dir "$WORK/toc" ingest --file "$WORK/year.jsonl" --wait >"$WORK/toc-ingest.out"
+end=$(date +%s.%N)
+python3 - "$start" "$end" "$(cat "$WORK/toc-ingest.out")" <<'PY'
+import sys, re
+start, end, out = float(sys.argv[1]), float(sys.argv[2]), sys.argv[3]
+n = int(re.search(r"(\d+) accepted", out).group(1))
+print(f"ingest --file --wait (events durable and the whole TOC built): {n} events in {end-start:.2f} s wall = {n/(end-start):.0f} events/s; {out}")
+PY
+"$BIN" --data-dir "$WORK/toc" status --json >"$WORK/toc-status.json"
+python3 - "$WORK/toc-status.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+projects = ", ".join(f"{p} {v.get('events', 0)} events" for p, v in sorted(r["projects"].items()))
+print(f"store after preload: {projects}; outbox head {r['outbox_head']}; disk {r.get('disk_bytes', 0) / 1048576:.0f} MiB")
+PY
+sync
+start_stack "$WORK/toc"
+echo "== TOC query mix over NATS, one client (load average $(cut -d' ' -f1-3 /proc/loadavg))"
+"$LOADGEN" query --nats-url "$URL" --project webapp --requests "$TOC_REQUESTS" --concurrency 1
+echo "== TOC query mix over NATS, 4 clients (load average $(cut -d' ' -f1-3 /proc/loadavg))"
+"$LOADGEN" query --nats-url "$URL" --project webapp --requests "$TOC_REQUESTS" --concurrency 4
+echo "== daemon-side query latency (memory_query_latency_seconds, both runs)"
+curl -s "http://127.0.0.1:$METRICS/metrics" >"$WORK/metrics.txt"
+python3 - "$WORK/metrics.txt" <<'PY'
+import re, sys
+sums, counts = {}, {}
+for line in open(sys.argv[1]):
+    m = re.match(r'memory_query_latency_seconds_(sum|count)\{method="([^"]+)"\} (\S+)', line)
+    if m:
+        (sums if m.group(1) == "sum" else counts)[m.group(2)] = float(m.group(3))
+for method in sorted(counts):
+    print(f"  {method:<22} {int(counts[method]):>6} calls, mean {1000 * sums[method] / counts[method]:8.3f} ms in QueryService::call")
+PY
+echo "== ingest-to-navigable, idle daemon (load average $(cut -d' ' -f1-3 /proc/loadavg))"
+"$LOADGEN" navigable --nats-url "$URL" --project webapp --rate 20 --seconds 30
+echo "== ingest-to-navigable while 2 clients run the query mix"
+"$LOADGEN" query --nats-url "$URL" --project webapp --requests 200 --concurrency 2 >"$WORK/background-query.out" &
+BACKGROUND=$!
+"$LOADGEN" navigable --nats-url "$URL" --project mobile-app --rate 20 --seconds 30
+wait "$BACKGROUND" && echo "background query mix: done" || echo "background query mix failed: $(tail -3 "$WORK/background-query.out")"
+RSS=$(awk '/VmHWM/ {print $2}' /proc/$DAEMON_PID/status)
+echo "daemon peak RSS: $((RSS / 1024)) MiB"
+stop_stack
+fi
+echo "== load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -789,7 +789,9 @@ impl Session<'_> {
         // Assistants often say more than one thing; tool output runs to several lines.
         let (more, pool) = match kind {
             "assistant_message" if !glue => (self.rng.pick(&[0, 0, 0, 1, 1, 2]), topic.assistant),
-            "tool_result" if self.rng.chance(0.35) => (self.rng.pick(&[2, 3, 4, 6, 8]), topic.results),
+            "tool_result" if self.rng.chance(0.35) => {
+                (self.rng.pick(&[2, 3, 4, 6, 8]), topic.results)
+            }
             _ => (&0, topic.results),
         };
         for _ in 0..*more {

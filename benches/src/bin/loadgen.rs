@@ -590,12 +590,12 @@ async fn navigable(
     for (day, (baseline, ours)) in &days {
         let now = day_events(&client, &node_subject, &format!("toc:day:{day}")).await?;
         println!(
-            "day {day}: num_events {baseline} before, {now} after, {ours} published (the              difference counts exactly ours: {})",
+            "day {day}: num_events {baseline} before, {now} after, {ours} published (the difference is exactly ours: {})",
             now - baseline == *ours
         );
     }
     println!(
-        "navigable: {} events into live session {session_id} of {project} at {rate}/s offered          ({:.1}/s achieved, {late_starts} sent late), poll every {} ms, mean {:.1} polls per event, {timeouts} timeouts",
+        "navigable: {} events into live session {session_id} of {project} at {rate}/s offered ({:.1}/s achieved, {late_starts} sent late), poll every {} ms, mean {:.1} polls per event, {timeouts} timeouts",
         total,
         total as f64 / elapsed,
         poll.as_millis(),
