@@ -254,7 +254,9 @@ pub struct TocConfig {
     /// Longest grip excerpt, characters. Default 280.
     pub grip_max_chars: usize,
     /// Most events one index-free (TOC tier) search reads: when a time range holds
-    /// more, only the segments whose summaries match best are read. Default 20000.
+    /// more, only the segments whose summaries match best are read: reading an event
+    /// costs a few microseconds, so 5000 keeps a search near 100 ms on two cores
+    /// (docs/benchmarks.md). Default 5000.
     pub search_scan_budget_events: usize,
 }
 
@@ -267,7 +269,7 @@ impl Default for TocConfig {
             segment_overlap_tokens: 400,
             grips_per_segment: 8,
             grip_max_chars: 280,
-            search_scan_budget_events: 20_000,
+            search_scan_budget_events: 5_000,
         }
     }
 }

@@ -75,10 +75,11 @@ pub struct QueryService {
     scan_budget_events: usize,
 }
 
-/// Events the index-free search reads per query at most, by default: enough to score
-/// every turn of a few months of one project exactly; beyond it the search reads the
-/// segments whose summaries match best.
-pub const DEFAULT_SCAN_BUDGET_EVENTS: usize = 20_000;
+/// Events the index-free search reads per query at most, by default: every turn of a
+/// few weeks of one busy project is scored exactly; beyond it the search reads the
+/// segments whose summaries match best. Reading and decoding an event costs a few
+/// microseconds, so this bounds a search near 100 ms on two cores (docs/benchmarks.md).
+pub const DEFAULT_SCAN_BUDGET_EVENTS: usize = 5_000;
 
 impl QueryService {
     /// A service over `store` with day boundaries in `tz` (the TOC's zone).

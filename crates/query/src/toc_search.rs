@@ -22,7 +22,7 @@ use std::time::Instant;
 
 use memory_actors::{GripExtractor, RollupBuilder, Segmenter};
 use memory_store::Store;
-use memory_toc::terms::{TermIndex, is_stopword, query_terms, stem, tokenize};
+use memory_toc::terms::{TermIndex, TermPrefilter, is_stopword, query_terms, stem, tokenize};
 use memory_toc::{TocLevel, TocNode, estimate_tokens, parse_time_hint};
 use memory_types::{Event, OutboxSeq, ServiceError};
 
@@ -167,9 +167,18 @@ fn node_text(node: &TocNode) -> String {
 /// Stage 1: each node's share of the query's rarity-weighted terms, best first (most
 /// recent first among equals).
 fn rank_by_summary(nodes: Vec<TocNode>, terms: &[String]) -> Vec<Candidate> {
+    let prefilter = TermPrefilter::new(terms);
+    // Nodes that cannot hold a term get an empty index instead of a tokenized one.
     let indexes: Vec<TermIndex> = nodes
         .iter()
-        .map(|node| TermIndex::new(&node_text(node)))
+        .map(|node| {
+            let text = node_text(node);
+            if prefilter.may_match(&text) {
+                TermIndex::new(&text)
+            } else {
+                TermIndex::default()
+            }
+        })
         .collect();
     let num_nodes = nodes.len() as f32;
     let weights: Vec<f32> = terms
@@ -279,6 +288,7 @@ fn score_events(
     to_ms: Option<u64>,
 ) -> Result<Vec<Vec<ScoredEvent>>, ServiceError> {
     let mut open_segments = None;
+    let prefilter = TermPrefilter::new(terms);
     let mut per_segment = Vec::with_capacity(opened.len());
     let mut term_counts: Vec<Vec<(Vec<u32>, usize)>> = Vec::with_capacity(opened.len());
     let mut doc_freq = vec![0u32; terms.len()];
@@ -293,7 +303,7 @@ fn score_events(
         let counts: Vec<(Vec<u32>, usize)> = events
             .iter()
             .map(|event| {
-                let (tf, len) = term_frequencies(&event.text, terms);
+                let (tf, len) = term_frequencies(&event.text, terms, &prefilter);
                 for (df, count) in doc_freq.iter_mut().zip(&tf) {
                     *df += u32::from(*count > 0);
                 }
@@ -346,15 +356,22 @@ fn score_events(
     Ok(scored)
 }
 
-/// How often each query term occurs in `text`, and the text's length in terms.
-fn term_frequencies(text: &str, terms: &[String]) -> (Vec<u32>, usize) {
+/// How often each query term occurs in `text`, and the text's length for BM25's length
+/// normalization, in words: counting them needs no tokenizing or stemming, so the texts
+/// the prefilter rules out (most of them) are never tokenized.
+fn term_frequencies(text: &str, terms: &[String], prefilter: &TermPrefilter) -> (Vec<u32>, usize) {
     let mut tf = vec![0u32; terms.len()];
-    let mut len = 0;
+    let len = text
+        .split(|ch: char| !ch.is_alphanumeric())
+        .filter(|word| !word.is_empty())
+        .count();
+    if !prefilter.may_match(text) {
+        return (tf, len);
+    }
     for token in tokenize(text) {
         if is_stopword(&token) {
             continue;
         }
-        len += 1;
         let token_stem = stem(&token);
         if let Some(position) = terms.iter().position(|term| *term == token_stem) {
             tf[position] += 1;

@@ -73,7 +73,7 @@ use serde::{Deserialize, Serialize};
 use crate::level::TocLevel;
 use crate::node::{TocNode, estimate_tokens};
 use crate::node_id::{GripId, TocNodeId};
-use crate::terms::{TermIndex, query_terms, term_overlap_score};
+use crate::terms::{TermIndex, TermPrefilter, query_terms, term_overlap_score};
 
 /// The number of results (children) or matches (within a node) a request gets when it
 /// does not say: the plan's default of 10.
@@ -185,7 +185,7 @@ pub fn search_node(node: &TocNode, query: &str, fields: &[SearchField]) -> Vec<N
     if terms.is_empty() {
         return Vec::new();
     }
-    find_matches(node, &terms, fields)
+    find_matches(node, &terms, &TermPrefilter::new(&terms), fields)
         .iter()
         .map(BorrowedMatch::to_node_match)
         .collect()
@@ -226,10 +226,11 @@ pub fn search_children(
     if terms.is_empty() {
         return SearchChildrenPage::default();
     }
+    let prefilter = TermPrefilter::new(&terms);
     let mut candidates: Vec<Candidate<'_>> = children
         .iter()
         .filter_map(|child| {
-            let matches = find_matches(child, &terms, fields);
+            let matches = find_matches(child, &terms, &prefilter, fields);
             if matches.is_empty() {
                 return None;
             }
@@ -321,11 +322,16 @@ impl BorrowedMatch<'_> {
 fn find_matches<'node>(
     node: &'node TocNode,
     terms: &[String],
+    prefilter: &TermPrefilter,
     fields: &[SearchField],
 ) -> Vec<BorrowedMatch<'node>> {
     debug_assert!(!terms.is_empty(), "an empty query matches nothing");
     let mut matches: Vec<BorrowedMatch<'node>> = Vec::new();
     let mut match_text = |field: SearchField, text: &'node str, grip_ids: &'node [GripId]| {
+        // Most texts hold no query term; rule them out before tokenizing them.
+        if !prefilter.may_match(text) {
+            return;
+        }
         if let Some(score) = term_overlap_score(&TermIndex::new(text), terms) {
             matches.push(BorrowedMatch {
                 field,

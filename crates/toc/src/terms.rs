@@ -524,6 +524,63 @@ pub fn term_overlap_score(text_index: &TermIndex, terms: &[String]) -> Option<f3
     Some(num_matched as f32 / terms.len() as f32)
 }
 
+/// A cheap necessary condition for a text to hold any of some terms: a substring test
+/// of the lowercased text, with no tokenizing or stemming.
+///
+/// Scanning many texts for a query (every event of a time range, every node of a level)
+/// is dominated by tokenizing them; most hold none of the query's terms, and this rules
+/// them out first. It never rules out a text that does hold a term
+/// ([`TermIndex::contains`]): each term is probed by a prefix that every word with that
+/// stem contains (the stem without a final `e`, `i` or `y`, which stemming may add or
+/// exchange: `use`/`using`, `query`/`queries`; the irregular words of the stemmer's exception table are probed whole), in
+/// the text lowercased the way the tokenizer lowercases, with `_` removed so that
+/// `refresh_token` holds the compound `refreshtoken`. A property test checks it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TermPrefilter {
+    probes: Vec<String>,
+}
+
+impl TermPrefilter {
+    /// The prefilter of `terms` (stems, as [`query_terms`] returns them).
+    #[must_use]
+    pub fn new(terms: &[String]) -> Self {
+        let mut probes: Vec<String> = Vec::with_capacity(terms.len());
+        for term in terms {
+            let mut probe = term.as_str();
+            if probe.len() >= 3
+                && probe.is_ascii()
+                && let Some(shorter) = probe.strip_suffix(['e', 'i', 'y'])
+            {
+                probe = shorter;
+            }
+            probes.push(probe.to_string());
+            probes.extend(
+                STEM_EXCEPTIONS
+                    .iter()
+                    .filter(|(_, exception_stem)| exception_stem == term)
+                    .map(|(word, _)| (*word).to_string()),
+            );
+        }
+        probes.sort();
+        probes.dedup();
+        TermPrefilter { probes }
+    }
+
+    /// False when `text` certainly holds none of the terms; true when it may.
+    #[must_use]
+    pub fn may_match(&self, text: &str) -> bool {
+        if self.probes.is_empty() {
+            return false;
+        }
+        let mut haystack = String::with_capacity(text.len());
+        push_lowercase(text, &mut haystack);
+        haystack.retain(|ch| ch != '_');
+        self.probes
+            .iter()
+            .any(|probe| haystack.contains(probe.as_str()))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -932,5 +989,63 @@ mod tests {
             Some(0.5)
         );
         assert_eq!(term_overlap_score(&index, &query_terms("postgres")), None);
+    }
+
+    #[test]
+    fn the_prefilter_keeps_every_text_that_holds_a_term() {
+        let cases = [
+            ("Why are we dying here?", "die"),
+            ("I was lying", "lies"),
+            ("using the cache", "use"),
+            ("queries were slow", "query"),
+            ("the query", "queries"),
+            ("rotate refresh_token", "refreshtoken"),
+            ("getUserToken()", "tokens"),
+            ("It panicked twice", "panic"),
+            ("hoping for the best", "hope"),
+            ("stopped the worker", "stop"),
+            ("Ünïcode Wörter", "wörter"),
+        ];
+        for (text, query) in cases {
+            let terms = query_terms(query);
+            let index = TermIndex::new(text);
+            assert!(
+                terms.iter().any(|t| index.contains(t)),
+                "{text:?} holds {query:?}"
+            );
+            assert!(
+                TermPrefilter::new(&terms).may_match(text),
+                "{text:?} kept for {query:?}"
+            );
+        }
+        let terms = query_terms("kafka");
+        assert!(!TermPrefilter::new(&terms).may_match("postgres connection pool"));
+        assert!(!TermPrefilter::new(&[]).may_match("anything"));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_prefilter_never_rules_out_a_match(
+            words in proptest::collection::vec(proptest::sample::select(vec![
+                "dying", "die", "lying", "tie", "tying", "using", "used", "use", "queries", "query",
+                "queried", "getUserToken", "refresh_token", "refreshToken", "panicked", "panic",
+                "hoping", "hope", "stopped", "agreed", "quickly", "tokens", "embeds", "statuses",
+                "focused", "menus", "JWT", "jwts", "API", "apis", "café", "naïve", "x", "42",
+                "v2", "utf8Decode", "HTTPServer", "alias", "news", "boxes", "flies", "Tokenized",
+            ]), 1..8),
+            query in proptest::sample::select(vec![
+                "die", "lie", "use", "query", "token", "refreshtoken", "panic", "hope", "stop",
+                "agree", "quick", "embed", "status", "focus", "menus", "jwt", "api", "café",
+                "utf8decode", "server", "alias", "news", "box", "fly", "tokenize", "getusertoken",
+            ]),
+            separator in proptest::sample::select(vec![" ", "_", "-", ".", "/", "\n"]),
+        ) {
+            let text = words.join(separator);
+            let terms = query_terms(query);
+            let index = TermIndex::new(&text);
+            if terms.iter().any(|term| index.contains(term)) {
+                proptest::prop_assert!(TermPrefilter::new(&terms).may_match(&text), "{text:?} / {query:?}");
+            }
+        }
     }
 }
