@@ -34,6 +34,8 @@ mod supervisor;
 mod term_df;
 #[cfg(test)]
 mod test_support;
+#[cfg(any(test, feature = "testsuite"))]
+pub mod testsuite;
 
 pub use consumer::{
     ConsumerActor, ConsumerArgs, ConsumerCounters, ConsumerError, ConsumerFactory, ConsumerHandle,

@@ -572,32 +572,13 @@ mod tests {
     use std::time::Duration;
 
     use memory_store::StoreOptions;
-    use memory_types::{ProjectScope, ValidationLimits, parse_single};
 
     use super::*;
     use crate::consumer::RunnerConfig;
     use crate::pipeline::{Pipeline, PipelineConfig};
     use crate::segmenter::SegmenterConfig;
     use crate::test_support::event;
-
-    fn sample_events() -> Vec<Event> {
-        let path =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../sample/conversations.jsonl");
-        let text = std::fs::read_to_string(path).expect("bundled sample");
-        let limits = ValidationLimits::default();
-        text.lines()
-            .filter(|line| !line.trim().is_empty())
-            .map(|line| {
-                parse_single(
-                    line.as_bytes(),
-                    ProjectScope::Default("default"),
-                    &limits,
-                    None,
-                )
-                .expect("valid sample event")
-            })
-            .collect()
-    }
+    use crate::testsuite::sample_events;
 
     async fn start(dir: &std::path::Path, timezone: Tz) -> (Store, Pipeline) {
         let store = Store::open(dir, &StoreOptions::default()).expect("store");

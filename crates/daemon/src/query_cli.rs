@@ -127,6 +127,26 @@ fn print_json(value: &Value) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Sends one call and settles what needs nothing more: an error is reported (exit 1),
+/// and with `--json` the reply is printed (exit 0). `Ok(Ok(value))` is a reply left
+/// for the caller's human-readable printer.
+async fn call_or_print(
+    client: &QueryClient,
+    target: &QueryTarget,
+    method: &str,
+    body: &Value,
+) -> anyhow::Result<Result<Value, ExitCode>> {
+    let value = match client.call(&target.project, method, body).await {
+        Ok(value) => value,
+        Err(err) => return report_error(&err, target.json).map(Err),
+    };
+    if target.json {
+        print_json(&value)?;
+        return Ok(Err(ExitCode::SUCCESS));
+    }
+    Ok(Ok(value))
+}
+
 /// Prints a call's error the same way in both modes and returns exit code 1.
 fn report_error(err: &ServiceError, json: bool) -> anyhow::Result<ExitCode> {
     if json {
@@ -205,14 +225,10 @@ pub async fn search(
     };
     let mut body = body;
     strip_nulls(&mut body);
-    let value = match client.call(&target.project, method, &body).await {
+    let value = match call_or_print(&client, target, method, &body).await? {
         Ok(value) => value,
-        Err(err) => return report_error(&err, target.json),
+        Err(code) => return Ok(code),
     };
-    if target.json {
-        print_json(&value)?;
-        return Ok(ExitCode::SUCCESS);
-    }
     match method {
         "toc.search_node" => {
             let response: SearchNodeResponse = decode(value)?;
@@ -364,14 +380,10 @@ pub async fn navigate(
     let client = QueryClient::open(config, data_dir, args.target.nats_url.as_deref()).await?;
     let mut body = json!({"query": args.query, "token_budget": args.token_budget, "now": args.now});
     strip_nulls(&mut body);
-    let value = match client.call(&args.target.project, "navigate", &body).await {
+    let value = match call_or_print(&client, &args.target, "navigate", &body).await? {
         Ok(value) => value,
-        Err(err) => return report_error(&err, args.target.json),
+        Err(code) => return Ok(code),
     };
-    if args.target.json {
-        print_json(&value)?;
-        return Ok(ExitCode::SUCCESS);
-    }
     let response: NavigateResponse = decode(value)?;
     if args.verbose {
         say_raw!("{}", response.explanation);
@@ -429,14 +441,10 @@ pub async fn toc(
     };
     strip_nulls(&mut body);
     let client = QueryClient::open(config, data_dir, target.nats_url.as_deref()).await?;
-    let value = match client.call(&target.project, method, &body).await {
+    let value = match call_or_print(&client, &target, method, &body).await? {
         Ok(value) => value,
-        Err(err) => return report_error(&err, target.json),
+        Err(code) => return Ok(code),
     };
-    if target.json {
-        print_json(&value)?;
-        return Ok(ExitCode::SUCCESS);
-    }
     match method {
         "toc.root" => {
             let response: TocRootResponse = decode(value)?;
@@ -499,14 +507,10 @@ pub async fn grip(
     let mut body = json!({"grip_id": grip_id, "before": before, "after": after});
     strip_nulls(&mut body);
     let client = QueryClient::open(config, data_dir, target.nats_url.as_deref()).await?;
-    let value = match client.call(&target.project, "grip.expand", &body).await {
+    let value = match call_or_print(&client, &target, "grip.expand", &body).await? {
         Ok(value) => value,
-        Err(err) => return report_error(&err, target.json),
+        Err(code) => return Ok(code),
     };
-    if target.json {
-        print_json(&value)?;
-        return Ok(ExitCode::SUCCESS);
-    }
     let response: GripExpandResponse = decode(value)?;
     say!(
         "{} in {} (session {})",

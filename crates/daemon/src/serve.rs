@@ -182,68 +182,53 @@ impl memory_nats::QueryHandler for QueryAdapter {
 }
 
 /// `memory.admin.rebuild` `{"projection": "toc"}`: deletes and replays the TOC; the
-/// reply comes once the replay is under way, with the outbox head it replays up to.
+/// reply comes once the replay is under way.
 async fn spawn_rebuild(
     client: async_nats::Client,
     pipeline: Arc<memory_actors::Pipeline>,
     shutdown: CancellationToken,
 ) -> anyhow::Result<tokio::task::JoinHandle<()>> {
-    let mut subscriber = client
-        .subscribe(crate::query_cli::ADMIN_REBUILD_SUBJECT)
-        .await
-        .context("cannot subscribe to admin rebuild")?;
-    Ok(tokio::spawn(async move {
-        loop {
-            let message = tokio::select! {
-                () = shutdown.cancelled() => break,
-                message = subscriber.next() => message,
-            };
-            let Some(message) = message else { break };
-            let Some(reply) = message.reply else { continue };
-            let projection = serde_json::from_slice::<serde_json::Value>(&message.payload)
-                .ok()
-                .and_then(|v| {
-                    v.get("projection")
-                        .and_then(|p| p.as_str().map(str::to_string))
-                });
-            let answer = match projection.as_deref() {
-                Some("toc") => match pipeline.rebuild_toc().await {
-                    Ok(()) => serde_json::json!({"projection": "toc", "status": "rebuilding"}),
-                    Err(err) => serde_json::to_value(memory_types::ServiceError::internal(err))
-                        .unwrap_or_default(),
-                },
-                other => serde_json::to_value(memory_types::ServiceError::invalid_argument(
-                    format!("unknown projection {other:?}; projections: toc"),
-                ))
-                .unwrap_or_default(),
-            };
-            let body = serde_json::to_vec(&answer).unwrap_or_default();
-            if let Err(err) = client.publish(reply, body.into()).await {
-                warn!(error = %err, "cannot answer admin rebuild");
+    spawn_admin_responder(
+        client,
+        crate::query_cli::ADMIN_REBUILD_SUBJECT,
+        shutdown,
+        move |payload| {
+            let pipeline = pipeline.clone();
+            async move {
+                let projection = serde_json::from_slice::<serde_json::Value>(&payload)
+                    .ok()
+                    .and_then(|v| {
+                        v.get("projection")
+                            .and_then(|p| p.as_str().map(str::to_string))
+                    });
+                let answer = match projection.as_deref() {
+                    Some("toc") => match pipeline.rebuild_toc().await {
+                        Ok(()) => serde_json::json!({"projection": "toc", "status": "rebuilding"}),
+                        Err(err) => serde_json::to_value(memory_types::ServiceError::internal(err))
+                            .unwrap_or_default(),
+                    },
+                    other => serde_json::to_value(memory_types::ServiceError::invalid_argument(
+                        format!("unknown projection {other:?}; projections: toc"),
+                    ))
+                    .unwrap_or_default(),
+                };
+                serde_json::to_vec(&answer).unwrap_or_default()
             }
-        }
-    }))
+        },
+    )
+    .await
 }
 
+/// `memory.admin.status`: the status report.
 async fn spawn_admin(
     client: async_nats::Client,
     store: memory_store::Store,
     shutdown: CancellationToken,
 ) -> anyhow::Result<tokio::task::JoinHandle<()>> {
-    let mut subscriber = client
-        .subscribe(ADMIN_STATUS_SUBJECT)
-        .await
-        .context("cannot subscribe to admin status")?;
-    Ok(tokio::spawn(async move {
-        loop {
-            let message = tokio::select! {
-                () = shutdown.cancelled() => break,
-                message = subscriber.next() => message,
-            };
-            let Some(message) = message else { break };
-            let Some(reply) = message.reply else { continue };
-            let store = store.clone();
-            let body = tokio::task::spawn_blocking(move || crate::status::report(&store))
+    spawn_admin_responder(client, ADMIN_STATUS_SUBJECT, shutdown, move |_| {
+        let store = store.clone();
+        async move {
+            tokio::task::spawn_blocking(move || crate::status::report(&store))
                 .await
                 .map_err(anyhow::Error::from)
                 .and_then(|r| r)
@@ -251,9 +236,38 @@ async fn spawn_admin(
                 .unwrap_or_else(|err| {
                     serde_json::to_vec(&memory_types::ServiceError::internal(err.to_string()))
                         .unwrap_or_default()
-                });
+                })
+        }
+    })
+    .await
+}
+
+/// Answers requests on an operators' subject, one at a time, until shutdown.
+async fn spawn_admin_responder<F, Fut>(
+    client: async_nats::Client,
+    subject: &'static str,
+    shutdown: CancellationToken,
+    answer: F,
+) -> anyhow::Result<tokio::task::JoinHandle<()>>
+where
+    F: Fn(bytes::Bytes) -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = Vec<u8>> + Send,
+{
+    let mut subscriber = client
+        .subscribe(subject)
+        .await
+        .with_context(|| format!("cannot subscribe to {subject}"))?;
+    Ok(tokio::spawn(async move {
+        loop {
+            let message = tokio::select! {
+                () = shutdown.cancelled() => break,
+                message = subscriber.next() => message,
+            };
+            let Some(message) = message else { break };
+            let Some(reply) = message.reply else { continue };
+            let body = answer(message.payload).await;
             if let Err(err) = client.publish(reply, body.into()).await {
-                warn!(error = %err, "cannot answer admin status");
+                warn!(error = %err, subject, "cannot answer an admin request");
             }
         }
     }))

@@ -61,20 +61,6 @@ struct Walk<'a> {
     queue: Vec<Pending>,
 }
 
-fn node_text(node: &TocNode) -> String {
-    let mut text = node.title.clone();
-    for part in node
-        .summary
-        .iter()
-        .chain(node.bullets.iter().map(|b| &b.text))
-        .chain(node.keywords.iter())
-    {
-        text.push('\n');
-        text.push_str(part);
-    }
-    text
-}
-
 impl Walk<'_> {
     /// The share of query terms a node holds anywhere (1 for a time-only question):
     /// in its own text or, for a period, in its children's. A week's summary names its
@@ -84,12 +70,12 @@ impl Walk<'_> {
         if self.terms.is_empty() {
             return Ok(1.0);
         }
-        let mut text = node_text(node);
+        let mut text = node.searchable_text();
         if node.level < TocLevel::Day {
             for child_id in &node.child_ids {
                 if let Some(child) = self.service.try_node(self.project_id, child_id)? {
                     text.push('\n');
-                    text.push_str(&node_text(&child));
+                    text.push_str(&child.searchable_text());
                 }
             }
         }

@@ -169,17 +169,13 @@ pub fn query_schema_json() -> String {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeMap;
-    use std::path::PathBuf;
-    use std::time::Duration;
-
-    use memory_actors::{Pipeline, PipelineConfig, RunnerConfig};
-    use memory_store::{Store, StoreOptions};
     use memory_toc::{
         Grip, GripId, SearchField, TocBullet, TocLevel, TocNode, TocNodeId, Tz, search_children,
     };
-    use memory_types::{Event, EventKind, ProjectScope, Role, ServiceError, ValidationLimits};
+    use memory_types::{Event, EventKind, Role, ServiceError};
     use serde::Serialize;
+    use std::collections::BTreeMap;
+    use std::path::PathBuf;
 
     use super::*;
     use crate::QueryService;
@@ -660,40 +656,8 @@ mod tests {
     // Real replies of a real service, over the bundled sample
 
     fn service() -> (tempfile::TempDir, QueryService) {
-        let path =
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../sample/conversations.jsonl");
-        let text = std::fs::read_to_string(path).expect("bundled sample");
-        let limits = ValidationLimits::default();
-        let events: Vec<Event> = text
-            .lines()
-            .filter(|line| !line.trim().is_empty())
-            .map(|line| {
-                memory_types::parse_single(
-                    line.as_bytes(),
-                    ProjectScope::Default("default"),
-                    &limits,
-                    None,
-                )
-                .expect("valid sample event")
-            })
-            .collect();
         let dir = tempfile::tempdir().expect("tempdir");
-        let store = Store::open(dir.path(), &StoreOptions::default()).expect("store");
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .expect("runtime");
-        runtime.block_on(async {
-            let config = PipelineConfig {
-                runner: RunnerConfig::for_tests(),
-                ..PipelineConfig::default()
-            };
-            let pipeline = Pipeline::start(store.clone(), config).await.expect("start");
-            pipeline.ingest.append(events).await.expect("append");
-            assert!(pipeline.wait_caught_up(Duration::from_secs(60)).await);
-            pipeline.shutdown().await;
-        });
+        let store = memory_actors::testsuite::sample_store(dir.path());
         (dir, QueryService::new(store, Tz::UTC))
     }
 

@@ -1,33 +1,11 @@
 //! The calls over the bundled sample conversations, on a real store and pipeline.
 
-use std::time::Duration;
-
-use memory_actors::{Pipeline, PipelineConfig, RunnerConfig};
-use memory_store::{Store, StoreOptions};
+use memory_actors::testsuite::sample_store;
 use memory_toc::{TocLevel, Tz};
-use memory_types::{ErrorCode, Event, ProjectScope, ValidationLimits, parse_single};
+use memory_types::ErrorCode;
 use serde_json::{Value, json};
 
 use crate::QueryService;
-
-fn sample_events() -> Vec<Event> {
-    let path =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../sample/conversations.jsonl");
-    let text = std::fs::read_to_string(path).expect("bundled sample");
-    let limits = ValidationLimits::default();
-    text.lines()
-        .filter(|line| !line.trim().is_empty())
-        .map(|line| {
-            parse_single(
-                line.as_bytes(),
-                ProjectScope::Default("default"),
-                &limits,
-                None,
-            )
-            .expect("valid sample event")
-        })
-        .collect()
-}
 
 /// One store with the sample, shared by the tests of this module.
 fn service() -> &'static QueryService {
@@ -36,26 +14,7 @@ fn service() -> &'static QueryService {
     &SERVICE
         .get_or_init(|| {
             let dir = tempfile::tempdir().expect("tempdir");
-            let store = Store::open(dir.path(), &StoreOptions::default()).expect("store");
-            let runtime = tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(2)
-                .enable_all()
-                .build()
-                .expect("runtime");
-            runtime.block_on(async {
-                let config = PipelineConfig {
-                    runner: RunnerConfig::for_tests(),
-                    ..PipelineConfig::default()
-                };
-                let pipeline = Pipeline::start(store.clone(), config).await.expect("start");
-                pipeline
-                    .ingest
-                    .append(sample_events())
-                    .await
-                    .expect("append");
-                assert!(pipeline.wait_caught_up(Duration::from_secs(60)).await);
-                pipeline.shutdown().await;
-            });
+            let store = sample_store(dir.path());
             (dir, QueryService::new(store, Tz::UTC))
         })
         .1

@@ -149,21 +149,6 @@ fn overlaps(node: &TocNode, from_ms: Option<u64>, to_ms: Option<u64>) -> bool {
     from_ms.is_none_or(|from| node.end_ms >= from) && to_ms.is_none_or(|to| node.start_ms < to)
 }
 
-/// The text of a node that stage 1 matches: everything the summarizer wrote.
-fn node_text(node: &TocNode) -> String {
-    let mut text = node.title.clone();
-    for part in node
-        .summary
-        .iter()
-        .chain(node.bullets.iter().map(|b| &b.text))
-        .chain(node.keywords.iter())
-    {
-        text.push('\n');
-        text.push_str(part);
-    }
-    text
-}
-
 /// Stage 1: each node's share of the query's rarity-weighted terms, best first (most
 /// recent first among equals).
 fn rank_by_summary(nodes: Vec<TocNode>, terms: &[String]) -> Vec<Candidate> {
@@ -172,7 +157,7 @@ fn rank_by_summary(nodes: Vec<TocNode>, terms: &[String]) -> Vec<Candidate> {
     let indexes: Vec<TermIndex> = nodes
         .iter()
         .map(|node| {
-            let text = node_text(node);
+            let text = node.searchable_text();
             if prefilter.may_match(&text) {
                 TermIndex::new(&text)
             } else {

@@ -90,6 +90,23 @@ pub struct TocNode {
 }
 
 impl TocNode {
+    /// Everything a summarizer wrote into the node — title, summary, bullets, keywords —
+    /// one per line: the text that index-free search matches a node on.
+    #[must_use]
+    pub fn searchable_text(&self) -> String {
+        let mut text = self.title.clone();
+        for part in self
+            .summary
+            .iter()
+            .chain(self.bullets.iter().map(|bullet| &bullet.text))
+            .chain(self.keywords.iter())
+        {
+            text.push('\n');
+            text.push_str(part);
+        }
+        text
+    }
+
     /// The estimated tokens of the node's readable content: title, summary, bullet
     /// texts and keywords, at four characters a token and at least 1.
     ///

@@ -1,0 +1,65 @@
+//! Fixtures for tests in this crate and in crates that test against a real pipeline
+//! (feature `testsuite`): the bundled sample conversations, and a store built from them.
+
+use std::path::Path;
+use std::time::Duration;
+
+use memory_store::{Store, StoreOptions};
+use memory_types::{Event, ProjectScope, ValidationLimits, parse_single};
+
+use crate::consumer::RunnerConfig;
+use crate::pipeline::{Pipeline, PipelineConfig};
+
+/// The events of `sample/conversations.jsonl` (two projects, fifteen sessions).
+///
+/// # Panics
+/// When the bundled sample is missing or invalid: the checkout is broken.
+#[must_use]
+pub fn sample_events() -> Vec<Event> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../sample/conversations.jsonl");
+    let text = std::fs::read_to_string(path).expect("bundled sample");
+    let limits = ValidationLimits::default();
+    text.lines()
+        .filter(|line| !line.trim().is_empty())
+        .map(|line| {
+            parse_single(
+                line.as_bytes(),
+                ProjectScope::Default("default"),
+                &limits,
+                None,
+            )
+            .expect("valid sample event")
+        })
+        .collect()
+}
+
+/// A store in `dir` holding the sample with every projection (the whole TOC) built.
+/// Runs its own runtime: call it from a synchronous test.
+///
+/// # Panics
+/// When the store or the pipeline cannot start, or the projections do not catch up
+/// within a minute.
+#[must_use]
+pub fn sample_store(dir: &Path) -> Store {
+    let store = Store::open(dir, &StoreOptions::default()).expect("store");
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    runtime.block_on(async {
+        let config = PipelineConfig {
+            runner: RunnerConfig::for_tests(),
+            ..PipelineConfig::default()
+        };
+        let pipeline = Pipeline::start(store.clone(), config).await.expect("start");
+        pipeline
+            .ingest
+            .append(sample_events())
+            .await
+            .expect("append");
+        assert!(pipeline.wait_caught_up(Duration::from_secs(60)).await);
+        pipeline.shutdown().await;
+    });
+    store
+}
