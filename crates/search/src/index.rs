@@ -1,0 +1,368 @@
+//! [`Bm25Index`]: the tantivy index on disk (or in RAM for tests), its single writer
+//! [`Bm25Writer`], and search.
+//!
+//! Every call here blocks: opening, `upsert` (may wait on the indexing queue),
+//! `commit_with_payload` (fsyncs, tens of ms), `search` (sub-ms to ms). An async caller
+//! (the BM25 indexer and query actors) runs them in `tokio::task::spawn_blocking`.
+//!
+//! The reader reloads manually, right after each commit of [`Bm25Writer`], so a search
+//! that starts after `commit_with_payload` returns sees that commit. A writer in another
+//! process is not seen until [`Bm25Index::reload`].
+
+use std::path::Path;
+
+use tantivy::collector::{Count, TopDocs};
+use tantivy::directory::MmapDirectory;
+use tantivy::query::TermQuery;
+use tantivy::schema::{IndexRecordOption, Value};
+use tantivy::snippet::SnippetGenerator;
+use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, Searcher, TantivyDocument, Term};
+
+use crate::analyzer::{MEMORY_EN, MemoryEnTokenizer};
+use crate::query::Bm25Query;
+use crate::schema::{Bm25Schema, DocType, SearchDoc};
+use crate::{Result, SearchError};
+
+/// The BM25 index: schema, tantivy index and a reader. Cheap to share behind an `Arc`;
+/// searching takes `&self`.
+#[derive(Clone)]
+pub struct Bm25Index {
+    index: Index,
+    reader: IndexReader,
+    schema: Bm25Schema,
+    memory_budget_bytes: usize,
+}
+
+impl std::fmt::Debug for Bm25Index {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("Bm25Index")
+            .field("memory_budget_bytes", &self.memory_budget_bytes)
+            .finish_non_exhaustive()
+    }
+}
+
+/// One search hit.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Hit {
+    /// The record's id.
+    pub doc_id: String,
+    /// What the record is.
+    pub doc_type: DocType,
+    /// The TOC level, for TOC nodes.
+    pub level: Option<String>,
+    /// The tenant.
+    pub project_id: String,
+    /// The session, when the record has one.
+    pub session_id: Option<String>,
+    /// The stored text, or a fragment of it when the query asked for snippets.
+    pub text: String,
+    /// When the record happened, ms since the Unix epoch.
+    pub timestamp_ms: u64,
+    /// The BM25 score (higher is better); comparable only within one search.
+    pub score: f32,
+}
+
+/// The result of [`Bm25Index::search`].
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SearchResults {
+    /// The best hits, best first, at most `limit`.
+    pub hits: Vec<Hit>,
+    /// How many documents match in all.
+    pub total_hits: u64,
+}
+
+/// Live document counts per [`DocType`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DocCounts {
+    /// `toc_node` documents.
+    pub num_toc_nodes: u64,
+    /// `grip` documents.
+    pub num_grips: u64,
+    /// `event` documents.
+    pub num_events: u64,
+    /// `idea` documents.
+    pub num_ideas: u64,
+}
+
+impl DocCounts {
+    /// The count of one type.
+    #[must_use]
+    pub fn get(&self, doc_type: DocType) -> u64 {
+        match doc_type {
+            DocType::TocNode => self.num_toc_nodes,
+            DocType::Grip => self.num_grips,
+            DocType::Event => self.num_events,
+            DocType::Idea => self.num_ideas,
+        }
+    }
+
+    /// All documents.
+    #[must_use]
+    pub fn total(&self) -> u64 {
+        self.num_toc_nodes + self.num_grips + self.num_events + self.num_ideas
+    }
+}
+
+impl Bm25Index {
+    /// Opens the index in `path`, creating the directory and an empty index if needed.
+    /// `memory_budget_bytes` is the writer's indexing memory (tantivy wants at least
+    /// 15 MB per indexing thread; a smaller budget gets fewer threads, and below 15 MB
+    /// [`Bm25Index::writer`] fails).
+    ///
+    /// A directory that holds an index with another schema is an error
+    /// ([`SearchError::Tantivy`]); the caller rebuilds. Writer locks are OS file locks,
+    /// released when a process dies, so a crashed writer leaves no stale lock behind.
+    pub fn open_or_create(path: &Path, memory_budget_bytes: usize) -> Result<Self> {
+        std::fs::create_dir_all(path).map_err(|error| SearchError::OpenDirectory {
+            path: path.display().to_string(),
+            message: error.to_string(),
+        })?;
+        let directory =
+            MmapDirectory::open(path).map_err(|error| SearchError::open_directory(path, &error))?;
+        let schema = Bm25Schema::new();
+        let index = Index::open_or_create(directory, schema.schema.clone())?;
+        Self::from_index(index, schema, memory_budget_bytes)
+    }
+
+    /// An empty index in memory, for tests and benchmarks.
+    pub fn create_in_ram(memory_budget_bytes: usize) -> Result<Self> {
+        let schema = Bm25Schema::new();
+        let index = Index::create_in_ram(schema.schema.clone());
+        Self::from_index(index, schema, memory_budget_bytes)
+    }
+
+    fn from_index(index: Index, schema: Bm25Schema, memory_budget_bytes: usize) -> Result<Self> {
+        index
+            .tokenizers()
+            .register(MEMORY_EN, MemoryEnTokenizer::analyzer());
+        let reader = index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .try_into()?;
+        Ok(Self {
+            index,
+            reader,
+            schema,
+            memory_budget_bytes,
+        })
+    }
+
+    /// The schema and field handles.
+    #[must_use]
+    pub fn schema(&self) -> &Bm25Schema {
+        &self.schema
+    }
+
+    /// The index writer. There is one per index at a time: a second call while the first
+    /// writer lives (in this or another process) is a `LockFailure`
+    /// ([`SearchError::Tantivy`]).
+    pub fn writer(&self) -> Result<Bm25Writer> {
+        let writer = self
+            .index
+            .writer::<TantivyDocument>(self.memory_budget_bytes)?;
+        Ok(Bm25Writer {
+            writer,
+            reader: self.reader.clone(),
+            schema: self.schema.clone(),
+        })
+    }
+
+    /// The payload of the last commit ([`Bm25Writer::commit_with_payload`]), `None` for an
+    /// index never committed with one. Read from disk, so it is the durable value.
+    pub fn last_payload(&self) -> Result<Option<String>> {
+        Ok(self.index.load_metas()?.payload)
+    }
+
+    /// Makes searches see the latest commit, e.g. one made by another process.
+    /// Commits of this index's own [`Bm25Writer`] are seen without it.
+    pub fn reload(&self) -> Result<()> {
+        Ok(self.reader.reload()?)
+    }
+
+    /// Live (not deleted) documents, all types.
+    #[must_use]
+    pub fn num_docs(&self) -> u64 {
+        self.reader.searcher().num_docs()
+    }
+
+    /// Live documents per type, all projects.
+    pub fn doc_counts(&self) -> Result<DocCounts> {
+        let searcher = self.reader.searcher();
+        let mut counts = DocCounts::default();
+        for doc_type in DocType::ALL {
+            let query = TermQuery::new(
+                Term::from_field_text(self.schema.doc_type, doc_type.as_str()),
+                IndexRecordOption::Basic,
+            );
+            let count = searcher.search(&query, &Count)? as u64;
+            match doc_type {
+                DocType::TocNode => counts.num_toc_nodes = count,
+                DocType::Grip => counts.num_grips = count,
+                DocType::Event => counts.num_events = count,
+                DocType::Idea => counts.num_ideas = count,
+            }
+        }
+        Ok(counts)
+    }
+
+    /// The best `limit` hits for `query`, best first, and the number of matches. A
+    /// `limit` of 0 only counts.
+    pub fn search(&self, query: &Bm25Query, limit: usize) -> Result<SearchResults> {
+        let searcher = self.reader.searcher();
+        let tantivy_query = query.to_tantivy(&self.schema);
+        if limit == 0 {
+            let total_hits = searcher.search(&*tantivy_query, &Count)? as u64;
+            return Ok(SearchResults {
+                hits: Vec::new(),
+                total_hits,
+            });
+        }
+        let (top_docs, total_hits) = searcher.search(
+            &*tantivy_query,
+            &(TopDocs::with_limit(limit).order_by_score(), Count),
+        )?;
+        let snippet_generator_opt = match query.snippet_max_chars_opt() {
+            Some(max_chars) => {
+                let mut generator =
+                    SnippetGenerator::create(&searcher, &*tantivy_query, self.schema.text)?;
+                generator.set_max_num_chars(max_chars);
+                Some(generator)
+            }
+            None => None,
+        };
+        let mut hits = Vec::with_capacity(top_docs.len());
+        for (score, doc_address) in top_docs {
+            let document: TantivyDocument = searcher.doc(doc_address)?;
+            let mut hit = self.hit_of(&document, score)?;
+            if let Some(generator) = &snippet_generator_opt {
+                let snippet = generator.snippet(&hit.text);
+                let fragment = if snippet.is_empty() {
+                    truncate_at_char_boundary(&hit.text, query.snippet_max_chars_opt().unwrap_or(0))
+                } else {
+                    snippet.fragment()
+                };
+                hit.text = fragment.to_owned();
+            }
+            hits.push(hit);
+        }
+        Ok(SearchResults {
+            hits,
+            total_hits: total_hits as u64,
+        })
+    }
+
+    /// A searcher on the current commit, for callers that need tantivy directly.
+    #[must_use]
+    pub fn searcher(&self) -> Searcher {
+        self.reader.searcher()
+    }
+
+    fn hit_of(&self, document: &TantivyDocument, score: f32) -> Result<Hit> {
+        let text_of = |field, name: &'static str| -> Result<String> {
+            optional_text(document, field).ok_or(SearchError::CorruptDocument { field: name })
+        };
+        let doc_type_text = text_of(self.schema.doc_type, "doc_type")?;
+        let doc_type = doc_type_text
+            .parse()
+            .map_err(|_| SearchError::CorruptDocument { field: "doc_type" })?;
+        let timestamp_ms = document
+            .get_first(self.schema.timestamp_ms)
+            .and_then(|value| value.as_u64())
+            .ok_or(SearchError::CorruptDocument {
+                field: "timestamp_ms",
+            })?;
+        Ok(Hit {
+            doc_id: text_of(self.schema.doc_id, "doc_id")?,
+            doc_type,
+            level: optional_text(document, self.schema.level),
+            project_id: text_of(self.schema.project_id, "project_id")?,
+            session_id: optional_text(document, self.schema.session_id),
+            text: text_of(self.schema.text, "text")?,
+            timestamp_ms,
+            score,
+        })
+    }
+}
+
+fn optional_text(document: &TantivyDocument, field: tantivy::schema::Field) -> Option<String> {
+    document
+        .get_first(field)
+        .and_then(|value| value.as_str().map(str::to_owned))
+}
+
+fn truncate_at_char_boundary(text: &str, max_bytes: usize) -> &str {
+    if text.len() <= max_bytes {
+        return text;
+    }
+    let mut end = max_bytes;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+/// The single writer of a [`Bm25Index`]. Changes are invisible until
+/// [`Bm25Writer::commit_with_payload`]; dropping the writer without committing discards
+/// them.
+pub struct Bm25Writer {
+    writer: IndexWriter<TantivyDocument>,
+    reader: IndexReader,
+    schema: Bm25Schema,
+}
+
+impl std::fmt::Debug for Bm25Writer {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.debug_struct("Bm25Writer").finish_non_exhaustive()
+    }
+}
+
+impl Bm25Writer {
+    /// Adds `doc`, replacing any document with the same `doc_id` (delete + add, applied
+    /// in order at commit). Applying the same document twice leaves one copy.
+    pub fn upsert(&mut self, doc: &SearchDoc) -> Result<()> {
+        self.writer
+            .delete_term(Term::from_field_text(self.schema.doc_id, &doc.doc_id));
+        self.writer.add_document(self.schema.to_document(doc))?;
+        Ok(())
+    }
+
+    /// Removes the document with `doc_id`, if any.
+    pub fn delete(&mut self, doc_id: &str) {
+        self.writer
+            .delete_term(Term::from_field_text(self.schema.doc_id, doc_id));
+    }
+
+    /// Removes every document (for a rebuild in place).
+    pub fn delete_all(&mut self) -> Result<()> {
+        self.writer.delete_all_documents()?;
+        Ok(())
+    }
+
+    /// Makes every change since the last commit durable and searchable, atomically with
+    /// `payload` (the consumer's outbox cursor), then reloads the reader. Returns the
+    /// commit's opstamp.
+    pub fn commit_with_payload(&mut self, payload: &str) -> Result<u64> {
+        let mut prepared = self.writer.prepare_commit()?;
+        prepared.set_payload(payload);
+        let opstamp = prepared.commit()?;
+        self.reader.reload()?;
+        Ok(opstamp)
+    }
+
+    /// Discards the changes since the last commit.
+    pub fn rollback(&mut self) -> Result<()> {
+        self.writer.rollback()?;
+        Ok(())
+    }
+
+    /// Waits for background merges and releases the writer lock.
+    pub fn wait_merging_threads(self) -> Result<()> {
+        self.writer.wait_merging_threads()?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+#[path = "index_tests.rs"]
+mod tests;
