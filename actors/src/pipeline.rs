@@ -37,8 +37,7 @@ pub struct PipelineConfig {
     pub segmenter: SegmenterConfig,
     /// How many grips, how long.
     pub grips: GripConfig,
-    /// How TOC nodes are written (time zone, summarizer). Its zone must be the
-    /// segmenter's.
+    /// How TOC nodes are written (the summarizer); their zone is the segmenter's.
     pub rollup: RollupConfig,
 }
 
@@ -101,9 +100,10 @@ impl Pipeline {
         let grip_factory: ConsumerFactory<GripExtractor> =
             Arc::new(move |store: &Store| GripExtractor::open(store, grip_config.clone()));
         let grip_spec = consumer_spec(GRIP_EXTRACTOR, &store, grip_factory, &config.runner);
-        let rollup_config = config.rollup.clone();
-        let rollup_factory: ConsumerFactory<RollupBuilder> =
-            Arc::new(move |store: &Store| RollupBuilder::open(store, rollup_config.clone()));
+        let (rollup_config, timezone) = (config.rollup.clone(), config.segmenter.timezone);
+        let rollup_factory: ConsumerFactory<RollupBuilder> = Arc::new(move |store: &Store| {
+            RollupBuilder::open(store, rollup_config.clone(), timezone)
+        });
         let rollup_spec = consumer_spec(ROLLUP_BUILDER, &store, rollup_factory, &config.runner);
         let ingest_spec = {
             let store = store.clone();

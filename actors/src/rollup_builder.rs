@@ -52,11 +52,11 @@ const CHILDREN_KEYSPACE: &str = "toc_children";
 const TERM_DF_KEYSPACE: &str = "toc_term_df";
 const RECORD_VERSION: u8 = 1;
 
-/// How the rollup builder writes nodes.
+/// How the rollup builder writes nodes. Its time zone is the segmenter's
+/// ([`crate::SegmenterConfig::timezone`]), passed by the pipeline, so the two cannot
+/// disagree about which day a segment belongs to.
 #[derive(Clone)]
 pub struct RollupConfig {
-    /// Zone of the day boundaries (the segmenter's zone).
-    pub timezone: Tz,
     /// Writes closed segments and parents: extractive by default, an LLM when configured.
     pub summarizer: Arc<dyn Summarizer>,
 }
@@ -64,7 +64,6 @@ pub struct RollupConfig {
 impl Default for RollupConfig {
     fn default() -> Self {
         RollupConfig {
-            timezone: Tz::UTC,
             summarizer: Arc::new(ExtractiveSummarizer::default()),
         }
     }
@@ -73,7 +72,6 @@ impl Default for RollupConfig {
 impl std::fmt::Debug for RollupConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RollupConfig")
-            .field("timezone", &self.timezone)
             .field("summarizer", &self.summarizer.name())
             .finish()
     }
@@ -93,6 +91,8 @@ pub fn node_version(level: TocLevel, num_events: u64, closed: bool, children: &[
 /// The consumer.
 pub struct RollupBuilder {
     config: RollupConfig,
+    /// The segmenter's zone: open segments are named by their first event's local day.
+    timezone: Tz,
     provisional: ExtractiveSummarizer,
     nodes: Keyspace,
     children: Keyspace,
@@ -124,9 +124,10 @@ impl RollupBuilder {
     ///
     /// # Errors
     /// Store failures.
-    pub fn open(store: &Store, config: RollupConfig) -> Result<Self, ConsumerError> {
+    pub fn open(store: &Store, config: RollupConfig, timezone: Tz) -> Result<Self, ConsumerError> {
         Ok(RollupBuilder {
             config,
+            timezone,
             provisional: ExtractiveSummarizer::default(),
             nodes: store.projection_keyspace(NODES_KEYSPACE)?,
             children: store.projection_keyspace(CHILDREN_KEYSPACE)?,
@@ -259,7 +260,7 @@ impl RollupBuilder {
         session_id: &str,
     ) -> Result<(), ConsumerError> {
         let Some(open) =
-            Segmenter::open_segment(work.store, self.config.timezone, project_id, session_id)?
+            Segmenter::open_segment(work.store, self.timezone, project_id, session_id)?
         else {
             return Ok(());
         };
@@ -587,10 +588,6 @@ mod tests {
             segmenter: SegmenterConfig {
                 timezone,
                 ..SegmenterConfig::default()
-            },
-            rollup: RollupConfig {
-                timezone,
-                ..RollupConfig::default()
             },
             ..PipelineConfig::default()
         };

@@ -750,7 +750,7 @@ async fn the_query_service_answers_over_nats_and_live_work_is_navigable() -> any
     assert_eq!(cli["tier"], "toc", "{cli}");
 
     // A session still going is in its day node within moments, not at midnight.
-    let now_ms = u64::try_from(chrono_now_ms())?;
+    let now_ms = memory_types::now_ms();
     let live = json!({"event_id": "live-1", "session_id": "live", "timestamp": now_ms,
                       "kind": "user_message", "text": "Start the zanzibar authorization spike today."});
     let reply = request(&client, "memory.ingest.webapp", serde_json::to_vec(&live)?).await?;
@@ -776,13 +776,6 @@ async fn the_query_service_answers_over_nats_and_live_work_is_navigable() -> any
     assert!(search_requests >= 4, "{stats}");
     drop(stack);
     Ok(())
-}
-
-fn chrono_now_ms() -> u128 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|elapsed| elapsed.as_millis())
-        .unwrap_or_default()
 }
 
 /// Runs the CLI on a data dir with extra environment; returns stdout.

@@ -75,7 +75,6 @@ pub fn pipeline_config(config: &Config) -> PipelineConfig {
             ..GripConfig::default()
         },
         rollup: RollupConfig {
-            timezone: config.toc.tz().unwrap_or(chrono_tz::Tz::UTC),
             summarizer: summarizer(config),
         },
     }

@@ -218,10 +218,11 @@ pub async fn search(
             json!({"child_level": level, "query": query, "limit": args.limit, "token_budget": args.token_budget}),
         )
     } else {
-        let mut body = json!({"query": query, "limit": args.limit, "token_budget": args.token_budget,
-                              "mode": args.mode, "from": args.from, "to": args.to});
-        strip_nulls(&mut body);
-        ("search", body)
+        (
+            "search",
+            json!({"query": query, "limit": args.limit, "token_budget": args.token_budget,
+                          "mode": args.mode, "from": args.from, "to": args.to}),
+        )
     };
     let mut body = body;
     strip_nulls(&mut body);

@@ -1,7 +1,7 @@
 //! The calls over the bundled sample conversations, on a real store and pipeline.
 
 use memory_actors::testsuite::sample_store;
-use memory_toc::{TocLevel, Tz};
+use memory_toc::Tz;
 use memory_types::ErrorCode;
 use serde_json::{Value, json};
 
@@ -260,7 +260,6 @@ fn navigate_explains_its_path_and_respects_the_budget() {
         actions.contains(&"broaden") || actions.contains(&"sibling"),
         "{actions:?}"
     );
-    let _ = TocLevel::Day;
 }
 
 #[test]

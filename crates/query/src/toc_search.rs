@@ -312,7 +312,16 @@ fn score_events(
     let store = service.store();
     let mut scored = Vec::with_capacity(opened.len());
     for ((candidate, events), counts) in opened.iter().zip(per_segment).zip(term_counts) {
-        let grip_events = matching_grip_events(store, &candidate.node, terms)?;
+        // A segment none of whose events holds a term scores nothing whatever its
+        // grips quote: its grips are not read.
+        let any_term = counts
+            .iter()
+            .any(|(tf, _)| tf.iter().any(|count| *count > 0));
+        let grip_events = if any_term {
+            matching_grip_events(store, &candidate.node, terms)?
+        } else {
+            BTreeSet::new()
+        };
         let summary_lift = 1.0 + SUMMARY_MATCH_BOOST * candidate.summary_score;
         let segment_scored = events
             .into_iter()

@@ -90,55 +90,14 @@ pub fn analyze(text: &str) -> Vec<String> {
     out
 }
 
-/// Calls `emit(word_start, word_end, term)` for every term of `text`.
+/// Calls `emit(word_start, word_end, term)` for every term of `text`: the tokens of
+/// [`terms::for_each_located_token`] without stopwords, stemmed.
 fn for_each_term(text: &str, mut emit: impl FnMut(usize, usize, String)) {
-    for (word_start, word) in words(text) {
-        let word_end = word_start + word.len();
-        // Fast path, same result: a lowercase ASCII word without `_` is one token.
-        if word
-            .bytes()
-            .all(|byte| byte.is_ascii_lowercase() || byte.is_ascii_digit())
-        {
-            if is_kept_token(word) && !terms::is_stopword(word) {
-                emit(word_start, word_end, terms::stem(word));
-            }
-            continue;
+    terms::for_each_located_token(text, |word_start, word_end, token| {
+        if !terms::is_stopword(token) {
+            emit(word_start, word_end, terms::stem(token));
         }
-        for token in terms::tokenize(word) {
-            if !terms::is_stopword(&token) {
-                emit(word_start, word_end, terms::stem(&token));
-            }
-        }
-    }
-}
-
-/// The words of `text` with their byte offsets: maximal runs of the characters
-/// [`memory_toc::terms::tokenize`] does not split on (alphanumeric and `_`).
-fn words(text: &str) -> impl Iterator<Item = (usize, &str)> {
-    let mut rest_start = 0;
-    std::iter::from_fn(move || {
-        let rest = &text[rest_start..];
-        let start = rest_start + rest.find(is_word_char)?;
-        let end = text[start..]
-            .find(|ch: char| !is_word_char(ch))
-            .map_or(text.len(), |len| start + len);
-        rest_start = end;
-        Some((start, &text[start..end]))
-    })
-}
-
-fn is_word_char(ch: char) -> bool {
-    ch.is_alphanumeric() || ch == '_'
-}
-
-/// Same rule as `memory_toc::terms`: two or more characters, or one digit.
-fn is_kept_token(token: &str) -> bool {
-    let mut chars = token.chars();
-    match (chars.next(), chars.next()) {
-        (Some(_), Some(_)) => true,
-        (Some(only), None) => only.is_numeric(),
-        (None, _) => false,
-    }
+    });
 }
 
 #[cfg(test)]

@@ -102,30 +102,48 @@ pub fn tokenize(text: &str) -> Vec<String> {
 
 /// Calls `emit` with each token [`tokenize`] would return, reusing one buffer.
 fn for_each_token(text: &str, mut emit: impl FnMut(&str)) {
+    for_each_located_token(text, |_, _, token| emit(token));
+}
+
+/// Calls `emit(word_start, word_end, token)` for each token [`tokenize`] would return,
+/// with the byte range of the word it comes from (all parts of `getUserToken` and its
+/// compound carry the whole identifier's range). For analyzers that must report
+/// offsets, so they cut text exactly as this module does.
+pub fn for_each_located_token(text: &str, mut emit: impl FnMut(usize, usize, &str)) {
     let mut part_ranges: Vec<(usize, usize)> = Vec::new();
     let mut token = String::new();
-    for word in text.split(|ch: char| !is_word_char(ch)) {
-        if word.is_empty() {
-            continue;
-        }
-        split_identifier(word, &mut part_ranges);
-        for &(start, end) in &part_ranges {
-            token.clear();
-            push_lowercase(&word[start..end], &mut token);
-            if is_kept_token(&token) {
-                emit(&token);
+    let mut word_start_opt: Option<usize> = None;
+    let word_ends = text
+        .char_indices()
+        .map(|(index, ch)| (index, is_word_char(ch)))
+        .chain(std::iter::once((text.len(), false)));
+    for (index, in_word) in word_ends {
+        match (in_word, word_start_opt) {
+            (true, None) => word_start_opt = Some(index),
+            (false, Some(word_start)) => {
+                word_start_opt = None;
+                let word = &text[word_start..index];
+                split_identifier(word, &mut part_ranges);
+                for &(start, end) in &part_ranges {
+                    token.clear();
+                    push_lowercase(&word[start..end], &mut token);
+                    if is_kept_token(&token) {
+                        emit(word_start, index, &token);
+                    }
+                }
+                if part_ranges.len() > 1 {
+                    token.clear();
+                    for &(start, end) in &part_ranges {
+                        push_lowercase(&word[start..end], &mut token);
+                    }
+                    debug_assert!(
+                        is_kept_token(&token),
+                        "a compound has two or more characters"
+                    );
+                    emit(word_start, index, &token);
+                }
             }
-        }
-        if part_ranges.len() > 1 {
-            token.clear();
-            for &(start, end) in &part_ranges {
-                push_lowercase(&word[start..end], &mut token);
-            }
-            debug_assert!(
-                is_kept_token(&token),
-                "a compound has two or more characters"
-            );
-            emit(&token);
+            _ => {}
         }
     }
 }
