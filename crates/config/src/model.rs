@@ -31,6 +31,8 @@ pub struct Config {
     pub toc: TocConfig,
     /// The optional LLM summarizer.
     pub llm: LlmConfig,
+    /// The accelerator indexes (BM25 now, vectors later) behind `search`.
+    pub teleport: TeleportConfig,
     /// Logs, traces and metrics.
     pub telemetry: TelemetryConfig,
 }
@@ -355,6 +357,128 @@ impl LlmConfig {
     }
 }
 
+/// `[teleport]`: the accelerator indexes behind `search`. They are projections of the
+/// log, optional and disposable: with them off, missing or broken, `search` answers from
+/// the time table of contents. Changes take effect at the next start (no hot reload).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TeleportConfig {
+    /// Master switch of every teleport index. Default true.
+    pub enabled: bool,
+    /// The BM25 keyword index.
+    pub bm25: Bm25Config,
+}
+
+impl Default for TeleportConfig {
+    fn default() -> Self {
+        TeleportConfig {
+            enabled: true,
+            bm25: Bm25Config::default(),
+        }
+    }
+}
+
+impl TeleportConfig {
+    /// Whether the BM25 index runs: both switches on.
+    #[must_use]
+    pub fn bm25_enabled(&self) -> bool {
+        self.enabled && self.bm25.enabled
+    }
+}
+
+/// `[teleport.bm25]`: the tantivy index of TOC nodes, grips and raw events.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Bm25Config {
+    /// Whether the BM25 index is built and searched. Default true.
+    pub enabled: bool,
+    /// Where the index lives; a relative path is under the data dir. Default
+    /// `<data dir>/bm25-index`.
+    pub index_path: Option<PathBuf>,
+    /// Memory of the index writer, MiB; tantivy needs at least 15. Default 50.
+    pub memory_budget_mb: u64,
+    /// Longest time indexed changes wait for a commit while the indexer is busy, seconds.
+    /// Whenever it catches up with the log it commits at once (at most once a second),
+    /// so a fresh event is searchable within a second or two. Default 60.
+    pub commit_interval_secs: u64,
+    /// Index raw events too, not only TOC nodes and grips, so detail no summary kept is
+    /// still found. Default true (docs/benchmarks.md has the measurement).
+    pub index_events: bool,
+    /// `search` treats the index as stale, and answers from the time table of contents,
+    /// when it has been behind the log for longer than this, seconds. Default 30.
+    pub stale_after_secs: u64,
+    /// When lifecycle pruning runs: a five-field cron expression in `toc.timezone`.
+    /// Default `0 3 * * *` (03:00 daily).
+    pub prune_schedule: String,
+    /// How long documents stay in the index, per kind.
+    pub retention_days: RetentionDays,
+}
+
+impl Default for Bm25Config {
+    fn default() -> Self {
+        Bm25Config {
+            enabled: true,
+            index_path: None,
+            memory_budget_mb: 50,
+            commit_interval_secs: 60,
+            index_events: true,
+            stale_after_secs: 30,
+            prune_schedule: "0 3 * * *".into(),
+            retention_days: RetentionDays::default(),
+        }
+    }
+}
+
+impl Bm25Config {
+    /// The index directory: `index_path` (relative to `data_dir` when relative), else
+    /// `<data_dir>/bm25-index`.
+    #[must_use]
+    pub fn resolve_index_path(&self, data_dir: &Path) -> PathBuf {
+        match &self.index_path {
+            Some(path) if path.is_absolute() => path.clone(),
+            Some(path) => data_dir.join(path),
+            None => data_dir.join("bm25-index"),
+        }
+    }
+}
+
+/// `[teleport.bm25.retention_days]`: lifecycle pruning. Documents older than this many
+/// days are removed from the BM25 index by the scheduled prune (never from the log or
+/// the TOC, which keep everything); 0 keeps them forever. Fine-grained documents go
+/// first because their day, week and month rollups stay searchable.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RetentionDays {
+    /// Segment nodes. Default 30.
+    pub segment: u32,
+    /// Grips (they belong to segments). Default 30.
+    pub grip: u32,
+    /// Raw events. Default 30.
+    pub event: u32,
+    /// Day nodes. Default 180.
+    pub day: u32,
+    /// Week nodes. Default 1825 (5 years).
+    pub week: u32,
+    /// Month nodes. Default 0 (kept).
+    pub month: u32,
+    /// Year nodes. Default 0 (kept).
+    pub year: u32,
+}
+
+impl Default for RetentionDays {
+    fn default() -> Self {
+        RetentionDays {
+            segment: 30,
+            grip: 30,
+            event: 30,
+            day: 180,
+            week: 1_825,
+            month: 0,
+            year: 0,
+        }
+    }
+}
+
 /// Log line format.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -528,6 +652,22 @@ impl Config {
         if !(0.0..=2.0).contains(&llm.temperature) {
             return invalid("llm.temperature", "must be between 0 and 2");
         }
+        let bm25 = &self.teleport.bm25;
+        if bm25.memory_budget_mb < 15 {
+            return invalid(
+                "teleport.bm25.memory_budget_mb",
+                "must be at least 15 (tantivy's smallest indexing arena)",
+            );
+        }
+        if bm25.commit_interval_secs == 0 {
+            return invalid("teleport.bm25.commit_interval_secs", "must be greater than 0");
+        }
+        if let Err(err) = bm25.prune_schedule.parse::<croner::Cron>() {
+            return invalid(
+                "teleport.bm25.prune_schedule",
+                &format!("{:?} is not a cron expression: {err}", bm25.prune_schedule),
+            );
+        }
         if self.nats.url.trim().is_empty() {
             return invalid("nats.url", "must not be empty");
         }
@@ -631,6 +771,7 @@ mod tests {
             "tls_key_file",
             "otlp_endpoint",
             "api_key",
+            "index_path",
         ] {
             assert!(
                 documented.contains(&format!("# {optional} =")),
@@ -668,6 +809,34 @@ mod tests {
         let err =
             Config::from_toml_str("[toc]\ntimezone = \"Mars/Olympus\"\n").expect_err("bad zone");
         assert!(err.to_string().contains("toc.timezone"), "{err}");
+    }
+
+    #[test]
+    fn teleport_settings_are_checked() {
+        let config = Config::from_toml_str(
+            "[teleport]\nenabled = false\n[teleport.bm25]\nindex_path = \"idx\"\n\
+             [teleport.bm25.retention_days]\nsegment = 7\n",
+        )
+        .expect("valid");
+        assert!(!config.teleport.bm25_enabled());
+        assert_eq!(config.teleport.bm25.retention_days.segment, 7);
+        assert_eq!(
+            config.teleport.bm25.resolve_index_path(Path::new("/data")),
+            Path::new("/data/idx")
+        );
+        assert_eq!(
+            Config::default()
+                .teleport
+                .bm25
+                .resolve_index_path(Path::new("/data")),
+            Path::new("/data/bm25-index")
+        );
+        let err = Config::from_toml_str("[teleport.bm25]\nprune_schedule = \"at three\"\n")
+            .expect_err("bad cron");
+        assert!(err.to_string().contains("prune_schedule"), "{err}");
+        let err = Config::from_toml_str("[teleport.bm25]\nmemory_budget_mb = 5\n")
+            .expect_err("small budget");
+        assert!(err.to_string().contains("memory_budget_mb"), "{err}");
     }
 
     #[test]

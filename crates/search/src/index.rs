@@ -20,7 +20,8 @@ use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, Searcher, TantivyDo
 
 use crate::analyzer::{MEMORY_EN, MemoryEnTokenizer};
 use crate::query::Bm25Query;
-use crate::schema::{Bm25Schema, DocType, SearchDoc};
+use crate::query::DocSelector;
+use crate::schema::{Bm25Schema, DocType, SearchDoc, doc_key};
 use crate::{Result, SearchError};
 
 /// The BM25 index: schema, tantivy index and a reader. Cheap to share behind an `Arc`;
@@ -252,6 +253,12 @@ impl Bm25Index {
         })
     }
 
+    /// How many live documents `selector` matches.
+    pub fn count_matching(&self, selector: &DocSelector) -> Result<u64> {
+        let query = selector.to_tantivy(&self.schema);
+        Ok(self.reader.searcher().search(&*query, &Count)? as u64)
+    }
+
     /// A searcher on the current commit, for callers that need tantivy directly.
     #[must_use]
     pub fn searcher(&self) -> Searcher {
@@ -318,19 +325,33 @@ impl std::fmt::Debug for Bm25Writer {
 }
 
 impl Bm25Writer {
-    /// Adds `doc`, replacing any document with the same `doc_id` (delete + add, applied
-    /// in order at commit). Applying the same document twice leaves one copy.
+    /// Adds `doc`, replacing any document with the same key (project, type, id): delete
+    /// + add, applied in order at commit. Applying the same document twice leaves one
+    /// copy.
     pub fn upsert(&mut self, doc: &SearchDoc) -> Result<()> {
         self.writer
-            .delete_term(Term::from_field_text(self.schema.doc_id, &doc.doc_id));
+            .delete_term(Term::from_field_text(self.schema.doc_key, &doc.key()));
         self.writer.add_document(self.schema.to_document(doc))?;
         Ok(())
     }
 
-    /// Removes the document with `doc_id`, if any.
-    pub fn delete(&mut self, doc_id: &str) {
-        self.writer
-            .delete_term(Term::from_field_text(self.schema.doc_id, doc_id));
+    /// Removes the document of this project, type and id, if any.
+    pub fn delete(&mut self, project_id: &str, doc_type: DocType, doc_id: &str) {
+        self.writer.delete_term(Term::from_field_text(
+            self.schema.doc_key,
+            &doc_key(project_id, doc_type, doc_id),
+        ));
+    }
+
+    /// Removes every document `selector` matches, all projects; returns how many there
+    /// were at the last commit (documents added since are removed too but not counted).
+    pub fn delete_matching(&mut self, selector: &DocSelector) -> Result<u64> {
+        let query = selector.to_tantivy(&self.schema);
+        let count = self.reader.searcher().search(&*query, &Count)? as u64;
+        if count > 0 {
+            self.writer.delete_query(query)?;
+        }
+        Ok(count)
     }
 
     /// Removes every document (for a rebuild in place).

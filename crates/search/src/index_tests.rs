@@ -204,7 +204,7 @@ fn upsert_replaces_and_delete_removes() -> Result<()> {
 
     replaced.text = "changed again".to_owned();
     writer.upsert(&replaced)?;
-    writer.delete("evt-plan");
+    writer.delete("alpha", DocType::Event, "evt-plan");
     writer.commit_with_payload("3")?;
     assert!(ids(&index, &query("Caroline", "alpha")?)?.is_empty());
     assert_eq!(index.num_docs(), 4);
@@ -329,5 +329,60 @@ fn payload_and_docs_survive_reopen() -> Result<()> {
         writer.commit_with_payload(&format!("seq {round}"))?;
         writer.wait_merging_threads()?;
     }
+    Ok(())
+}
+
+#[test]
+fn same_id_in_two_projects_or_types_are_two_documents() -> Result<()> {
+    let mut alpha_day = doc(DocType::TocNode, "toc:day:2026-01-30", "alpha", "jwt rotation", 1);
+    alpha_day.level = Some("day".to_owned());
+    let mut beta_day = alpha_day.clone();
+    beta_day.project_id = "beta".to_owned();
+    beta_day.text = "jwt in beta".to_owned();
+    let event_with_node_id = doc(DocType::Event, "toc:day:2026-01-30", "alpha", "jwt event", 2);
+    let index = index_with(&[alpha_day.clone(), beta_day, event_with_node_id])?;
+    assert_eq!(index.num_docs(), 3);
+    let mut writer = index.writer()?;
+    alpha_day.text = "jwt rotation, revised".to_owned();
+    writer.upsert(&alpha_day)?;
+    writer.commit_with_payload("2")?;
+    assert_eq!(index.num_docs(), 3);
+    assert_eq!(ids(&index, &query("jwt", "beta")?)?, ["toc:day:2026-01-30"]);
+    writer.delete("beta", DocType::TocNode, "toc:day:2026-01-30");
+    writer.commit_with_payload("3")?;
+    assert!(ids(&index, &query("jwt", "beta")?)?.is_empty());
+    assert_eq!(ids(&index, &query("jwt", "alpha")?)?.len(), 2);
+    Ok(())
+}
+
+#[test]
+fn delete_matching_removes_by_type_level_and_age() -> Result<()> {
+    let mut docs = corpus();
+    let mut old_day = doc(DocType::TocNode, "toc:day:2020-01-01", "alpha", "old day jwt", 500);
+    old_day.level = Some("day".to_owned());
+    docs.push(old_day);
+    let index = index_with(&docs)?;
+    let old_segments = DocSelector::new(DocType::TocNode)
+        .level("segment")
+        .before_ms(3_001);
+    assert_eq!(index.count_matching(&old_segments)?, 1);
+    assert_eq!(
+        index.count_matching(&DocSelector::new(DocType::Event).before_ms(1_001))?,
+        1
+    );
+    assert_eq!(
+        index.count_matching(&DocSelector::new(DocType::Event).project_id("beta"))?,
+        1
+    );
+    let mut writer = index.writer()?;
+    assert_eq!(writer.delete_matching(&old_segments)?, 1);
+    assert_eq!(
+        writer.delete_matching(&DocSelector::new(DocType::Event).before_ms(1_001))?,
+        1
+    );
+    writer.commit_with_payload("pruned")?;
+    let counts = index.doc_counts()?;
+    assert_eq!((counts.num_toc_nodes, counts.num_events), (1, 2));
+    assert_eq!(ids(&index, &query("old day", "alpha")?)?, ["toc:day:2020-01-01"]);
     Ok(())
 }

@@ -6,7 +6,9 @@
 //! terms of [`memory_toc::terms`] (identifiers split, light stemming, stopwords out), so
 //! BM25 and the index-free TOC search agree. Queries are built from terms, never parsed
 //! as syntax, so natural language and code never fail to parse ([`query`]). The index
-//! keeps the indexer's outbox cursor in its commit payload ([`index`]).
+//! keeps the indexer's outbox cursor in its commit payload ([`index`]). On disk it lives
+//! in generations swapped atomically by a rebuild ([`layout`]). Documents are built from
+//! TOC nodes, grips and events by [`documents`].
 //!
 //! ```
 //! use memory_search::{Bm25Index, Bm25Query, DocType, SearchDoc};
@@ -45,13 +47,17 @@
 #![deny(clippy::unwrap_used)]
 
 pub mod analyzer;
+pub mod documents;
 mod error;
 pub mod index;
+pub mod layout;
 pub mod query;
 pub mod schema;
 
 pub use analyzer::{MEMORY_EN, MemoryEnTokenizer};
+pub use documents::{event_doc, grip_doc, toc_node_doc};
 pub use error::{Result, SearchError};
 pub use index::{Bm25Index, Bm25Writer, DocCounts, Hit, SearchResults};
-pub use query::Bm25Query;
-pub use schema::{Bm25Schema, DocType, SearchDoc};
+pub use layout::{Generation, IndexDir, OpenOutcome};
+pub use query::{Bm25Query, DocSelector};
+pub use schema::{Bm25Schema, DocType, SearchDoc, doc_key};

@@ -17,8 +17,12 @@ pub mod field_names {
     /// `toc_node | grip | event | idea`, untokenized, stored.
     pub const DOC_TYPE: &str = "doc_type";
     /// The record's id (`toc:day:2026-01-30`, `grip:…`, an event id), untokenized,
-    /// stored; the update key.
+    /// stored. Unique within a project and type only: every project has a
+    /// `toc:day:2026-01-30`, and event ids are the producers'.
     pub const DOC_ID: &str = "doc_id";
+    /// `project \0 doc_type \0 doc_id`, untokenized, not stored: the update key, unique
+    /// across the index.
+    pub const DOC_KEY: &str = "doc_key";
     /// The tenant, untokenized, stored.
     pub const PROJECT_ID: &str = "project_id";
     /// The session, untokenized, stored; absent for TOC nodes above segments.
@@ -84,13 +88,13 @@ impl FromStr for DocType {
     }
 }
 
-/// One document of the index. `doc_id` is unique across the index: writing a document
-/// with an existing `doc_id` replaces it.
+/// One document of the index. Its key is (`project_id`, `doc_type`, `doc_id`): writing a
+/// document with an existing key replaces it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SearchDoc {
     /// What the document was made from.
     pub doc_type: DocType,
-    /// The record's id, the update key.
+    /// The record's id, unique within its project and type.
     pub doc_id: String,
     /// The tenant.
     pub project_id: String,
@@ -106,6 +110,22 @@ pub struct SearchDoc {
     pub timestamp_ms: u64,
 }
 
+impl SearchDoc {
+    /// The update key ([`field_names::DOC_KEY`]).
+    #[must_use]
+    pub fn key(&self) -> String {
+        doc_key(&self.project_id, self.doc_type, &self.doc_id)
+    }
+}
+
+/// The update key of a document: project, type and id joined by NUL, which none of them
+/// holds (project ids are NATS subject tokens; types are fixed words; ids are validated
+/// text without control characters).
+#[must_use]
+pub fn doc_key(project_id: &str, doc_type: DocType, doc_id: &str) -> String {
+    format!("{project_id}\0{}\0{doc_id}", doc_type.as_str())
+}
+
 /// The schema and its field handles.
 #[derive(Clone, Debug)]
 pub struct Bm25Schema {
@@ -115,6 +135,8 @@ pub struct Bm25Schema {
     pub doc_type: tantivy::schema::Field,
     /// `doc_id`.
     pub doc_id: tantivy::schema::Field,
+    /// `doc_key`.
+    pub doc_key: tantivy::schema::Field,
     /// `project_id`.
     pub project_id: tantivy::schema::Field,
     /// `session_id`.
@@ -145,6 +167,7 @@ impl Bm25Schema {
         let mut builder = Schema::builder();
         let doc_type = builder.add_text_field(field_names::DOC_TYPE, STRING | STORED);
         let doc_id = builder.add_text_field(field_names::DOC_ID, STRING | STORED);
+        let doc_key = builder.add_text_field(field_names::DOC_KEY, STRING);
         let project_id = builder.add_text_field(field_names::PROJECT_ID, STRING | STORED);
         let session_id = builder.add_text_field(field_names::SESSION_ID, STRING | STORED);
         let level = builder.add_text_field(field_names::LEVEL, STRING | STORED);
@@ -156,6 +179,7 @@ impl Bm25Schema {
             schema: builder.build(),
             doc_type,
             doc_id,
+            doc_key,
             project_id,
             session_id,
             level,
@@ -171,6 +195,7 @@ impl Bm25Schema {
         let mut document = TantivyDocument::default();
         document.add_text(self.doc_type, doc.doc_type.as_str());
         document.add_text(self.doc_id, &doc.doc_id);
+        document.add_text(self.doc_key, doc.key());
         document.add_text(self.project_id, &doc.project_id);
         if let Some(session_id) = &doc.session_id {
             document.add_text(self.session_id, session_id);
@@ -216,6 +241,7 @@ mod tests {
         for name in [
             "doc_type",
             "doc_id",
+            "doc_key",
             "project_id",
             "session_id",
             "level",
