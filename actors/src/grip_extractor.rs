@@ -64,6 +64,22 @@ impl GripExtractor {
         )?)
     }
 
+    /// Every grip of every project, in id order (index rebuilds).
+    ///
+    /// # Errors
+    /// Store or decoding failures.
+    pub fn all_grips(store: &Store) -> impl Iterator<Item = Result<Grip, ConsumerError>> + use<> {
+        let keyspace = store.projection_keyspace(GRIPS_KEYSPACE);
+        let iter: Box<dyn Iterator<Item = Result<Grip, ConsumerError>>> = match keyspace {
+            Ok(keyspace) => Box::new(keyspace.iter().map(|guard| {
+                let (_, value) = guard.into_inner().map_err(StoreError::from)?;
+                Ok(codec::decode("grip", RECORD_VERSION, &value)?)
+            })),
+            Err(err) => Box::new(std::iter::once(Err(ConsumerError::from(err)))),
+        };
+        iter
+    }
+
     /// The grips of one segment, in event order.
     ///
     /// # Errors

@@ -21,6 +21,9 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used))]
 
 mod ask;
+mod bm25_index;
+mod bm25_indexer;
+mod bm25_pruner;
 mod consumer;
 mod grip_extractor;
 mod ingest;
@@ -37,6 +40,12 @@ mod test_support;
 #[cfg(any(test, feature = "testsuite"))]
 pub mod testsuite;
 
+pub use bm25_index::{
+    BM25_INDEXER, Bm25Handle, Bm25Settings, Bm25Status, CAUGHT_UP_COMMIT_GAP, CommitPayload,
+    PruneKind, PruneReport, RebuildProgress, RebuildReport, Retention, Unavailable,
+};
+pub use bm25_indexer::Bm25Indexer;
+pub use bm25_pruner::{Bm25Pruner, Bm25PrunerArgs, Bm25PrunerMsg};
 pub use consumer::{
     ConsumerActor, ConsumerArgs, ConsumerCounters, ConsumerError, ConsumerFactory, ConsumerHandle,
     ConsumerMsg, OutboxConsumer, RunnerConfig, StepOutcome,
@@ -45,7 +54,7 @@ pub use grip_extractor::{GRIP_EXTRACTOR, GRIPS_EXTRACTED, GripExtractor};
 pub use ingest::{
     AppendReply, IngestActor, IngestArgs, IngestCounters, IngestError, IngestHandle, IngestMsg,
 };
-pub use metrics::{ACTOR_METRICS, ActorMetrics};
+pub use metrics::{ACTOR_METRICS, ActorMetrics, BM25_METRICS, Bm25Metrics};
 pub use pipeline::{Pipeline, PipelineConfig};
 pub use rollup_builder::{
     ROLLUP_BUILDER, RollupBuilder, RollupConfig, TOC_NODE_WRITTEN, bullet_grips, node_version,

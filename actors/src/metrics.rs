@@ -128,3 +128,76 @@ pub static ACTOR_METRICS: LazyLock<ActorMetrics> = LazyLock::new(|| ActorMetrics
         &["actor"],
     ),
 });
+
+/// The BM25 index's metrics, under the names of the BM25 PRD (no `memory_` prefix).
+pub struct Bm25Metrics {
+    /// `bm25_index_doc_count{doc_type}`: live documents per type.
+    pub doc_count: IntGaugeVec,
+    /// `bm25_index_size_bytes`: bytes on disk of the current generation.
+    pub size_bytes: prometheus::IntGauge,
+    /// `bm25_search_latency_seconds`: one tantivy search.
+    pub search_latency: Histogram,
+    /// `bm25_commit_latency_seconds`: one commit (fsync included).
+    pub commit_latency: Histogram,
+    /// `bm25_commit_total`: successful commits.
+    pub commit_total: prometheus::IntCounter,
+    /// `bm25_commit_errors_total`: failed commits.
+    pub commit_errors: prometheus::IntCounter,
+    /// `bm25_index_operations_total{op}`: documents added, deleted and pruned.
+    pub operations: IntCounterVec,
+    /// `bm25_rebuild_duration_seconds`: the last rebuild.
+    pub rebuild_duration: prometheus::Gauge,
+    /// `bm25_prune_runs_total{outcome}`: scheduled prunes.
+    pub prune_total: IntCounterVec,
+}
+
+/// The BM25 metrics, registered on first use.
+pub static BM25_METRICS: LazyLock<Bm25Metrics> = LazyLock::new(|| Bm25Metrics {
+    doc_count: gauge_vec(
+        "bm25_index_doc_count",
+        "Live documents in the BM25 index by type",
+        &["doc_type"],
+    ),
+    size_bytes: register(
+        prometheus::IntGauge::new(
+            "bm25_index_size_bytes",
+            "Bytes on disk of the BM25 index's current generation",
+        )
+        .expect("constant metric definition is valid"),
+    ),
+    search_latency: histogram(
+        "bm25_search_latency_seconds",
+        "Duration of one BM25 search",
+        LATENCY_BUCKETS,
+    ),
+    commit_latency: histogram(
+        "bm25_commit_latency_seconds",
+        "Duration of one BM25 index commit",
+        LATENCY_BUCKETS,
+    ),
+    commit_total: register(
+        prometheus::IntCounter::new("bm25_commit_total", "Successful BM25 index commits")
+            .expect("constant metric definition is valid"),
+    ),
+    commit_errors: register(
+        prometheus::IntCounter::new("bm25_commit_errors_total", "Failed BM25 index commits")
+            .expect("constant metric definition is valid"),
+    ),
+    operations: counter_vec(
+        "bm25_index_operations_total",
+        "BM25 index document operations by kind (add, delete, prune)",
+        &["op"],
+    ),
+    rebuild_duration: register(
+        prometheus::Gauge::new(
+            "bm25_rebuild_duration_seconds",
+            "Duration of the last BM25 index rebuild",
+        )
+        .expect("constant metric definition is valid"),
+    ),
+    prune_total: counter_vec(
+        "bm25_prune_runs_total",
+        "Scheduled BM25 lifecycle prunes by outcome",
+        &["outcome"],
+    ),
+});

@@ -9,6 +9,9 @@ use memory_toc::grips::GripConfig;
 use ractor::{Actor, ActorRef, SpawnErr};
 use tracing::info;
 
+use crate::bm25_index::{BM25_INDEXER, Bm25Handle, Bm25Settings, RebuildReport};
+use crate::bm25_indexer::Bm25Indexer;
+use crate::bm25_pruner::{Bm25Pruner, Bm25PrunerArgs};
 use crate::consumer::{
     ConsumerActor, ConsumerArgs, ConsumerCounters, ConsumerFactory, ConsumerHandle, OutboxConsumer,
     RunnerConfig,
@@ -39,6 +42,10 @@ pub struct PipelineConfig {
     pub grips: GripConfig,
     /// How TOC nodes are written (the summarizer); their zone is the segmenter's.
     pub rollup: RollupConfig,
+    /// The BM25 index, `None` when disabled.
+    pub bm25: Option<Bm25Settings>,
+    /// When the BM25 index is pruned (in the segmenter's zone); `None` never.
+    pub bm25_prune_schedule: Option<croner::Cron>,
 }
 
 impl Default for PipelineConfig {
@@ -52,6 +59,8 @@ impl Default for PipelineConfig {
             segmenter: SegmenterConfig::default(),
             grips: GripConfig::default(),
             rollup: RollupConfig::default(),
+            bm25: None,
+            bm25_prune_schedule: None,
         }
     }
 }
@@ -69,6 +78,10 @@ pub struct Pipeline {
     pub grip_extractor: ConsumerHandle<GripExtractor>,
     /// Writes the TOC tree.
     pub rollup_builder: ConsumerHandle<RollupBuilder>,
+    /// The BM25 index, when enabled: searched by queries, written by its indexer.
+    pub bm25: Option<Bm25Handle>,
+    /// Keeps the BM25 index up to date, when enabled.
+    pub bm25_indexer: Option<ConsumerHandle<Bm25Indexer>>,
     store: Store,
 }
 
@@ -105,6 +118,40 @@ impl Pipeline {
             RollupBuilder::open(store, rollup_config.clone(), timezone)
         });
         let rollup_spec = consumer_spec(ROLLUP_BUILDER, &store, rollup_factory, &config.runner);
+        // Opened once, here: the indexer restarted after a panic reuses it (and its
+        // writer lock), queries share it.
+        let bm25 = match config.bm25.clone() {
+            Some(settings) => Some(
+                tokio::task::spawn_blocking(move || Bm25Handle::open(settings))
+                    .await
+                    .map_err(|err| SpawnErr::StartupFailed(Box::new(err)))?,
+            ),
+            None => None,
+        };
+        let mut bm25_specs = Vec::new();
+        if let Some(handle) = &bm25 {
+            let indexer_handle = handle.clone();
+            let factory: ConsumerFactory<Bm25Indexer> =
+                Arc::new(move |_: &Store| Ok(Bm25Indexer::new(indexer_handle.clone())));
+            bm25_specs.push(consumer_spec(BM25_INDEXER, &store, factory, &config.runner));
+            if let Some(schedule) = config.bm25_prune_schedule.clone() {
+                let (handle, store, timezone) =
+                    (handle.clone(), store.clone(), config.segmenter.timezone);
+                bm25_specs.push(ChildSpec::new("bm25_pruner", move |name, supervisor| {
+                    let args = Bm25PrunerArgs {
+                        handle: handle.clone(),
+                        store: store.clone(),
+                        schedule: schedule.clone(),
+                        timezone,
+                    };
+                    async move {
+                        Actor::spawn_linked(Some(name), Bm25Pruner, args, supervisor)
+                            .await
+                            .map(|(actor, _)| actor.get_cell())
+                    }
+                }));
+            }
+        }
         let ingest_spec = {
             let store = store.clone();
             let (max_batch_events, max_pending_events) =
@@ -124,13 +171,16 @@ impl Pipeline {
         };
         let args = SupervisorArgs {
             prefix: prefix.clone(),
-            children: vec![
-                catalog_spec,
-                rollup_spec,
-                grip_spec,
-                segmenter_spec,
-                ingest_spec,
-            ],
+            children: bm25_specs
+                .into_iter()
+                .chain([
+                    catalog_spec,
+                    rollup_spec,
+                    grip_spec,
+                    segmenter_spec,
+                    ingest_spec,
+                ])
+                .collect(),
             backoff: config.restart_backoff,
             healthy_after: Duration::from_secs(60),
         };
@@ -144,6 +194,10 @@ impl Pipeline {
             segmenter: ConsumerHandle::new(Supervisor::child_name(&prefix, SEGMENTER)),
             grip_extractor: ConsumerHandle::new(Supervisor::child_name(&prefix, GRIP_EXTRACTOR)),
             rollup_builder: ConsumerHandle::new(Supervisor::child_name(&prefix, ROLLUP_BUILDER)),
+            bm25_indexer: bm25
+                .as_ref()
+                .map(|_| ConsumerHandle::new(Supervisor::child_name(&prefix, BM25_INDEXER))),
+            bm25,
             store,
         })
     }
@@ -155,7 +209,35 @@ impl Pipeline {
         counters.extend(self.segmenter.counters().await);
         counters.extend(self.grip_extractor.counters().await);
         counters.extend(self.rollup_builder.counters().await);
+        if let Some(indexer) = &self.bm25_indexer {
+            counters.extend(indexer.counters().await);
+        }
         counters
+    }
+
+    /// Rebuilds the BM25 index from the store into a new generation and swaps it in;
+    /// searches use the old one meanwhile. Progress is in the handle's status.
+    ///
+    /// # Errors
+    /// When the index is disabled, or the rebuild fails (the old index then stays).
+    pub async fn rebuild_bm25(&self) -> Result<RebuildReport, String> {
+        let (Some(handle), Some(indexer)) = (&self.bm25, &self.bm25_indexer) else {
+            return Err(
+                "the bm25 index is disabled ([teleport] / [teleport.bm25] enabled = false)".into(),
+            );
+        };
+        let started = std::time::Instant::now();
+        // The TOC first, so the rebuild sees every node the log implies.
+        self.wait_caught_up(Duration::from_secs(60)).await;
+        indexer.reset_from(self.store.head()).await?;
+        let status = handle.status(self.store.head());
+        let elapsed = started.elapsed();
+        Ok(RebuildReport {
+            num_docs: status.num_docs,
+            duration_ms: u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX),
+            docs_per_sec: status.num_docs as f64 / elapsed.as_secs_f64().max(1e-9),
+            cursor: status.cursor,
+        })
     }
 
     /// Deletes the whole time table of contents (segments, grips, nodes) and rebuilds it
@@ -186,13 +268,35 @@ impl Pipeline {
             let caught_up = self.session_catalog.wait_for(head, remaining()).await
                 && self.segmenter.wait_for(head, remaining()).await
                 && self.grip_extractor.wait_for(head, remaining()).await
-                && self.rollup_builder.wait_for(head, remaining()).await;
+                && self.rollup_builder.wait_for(head, remaining()).await
+                && self.wait_bm25_committed(head, remaining()).await;
             if !caught_up {
                 return false;
             }
             if self.store.head() == head {
                 return true;
             }
+        }
+    }
+
+    /// Waits until the BM25 index has *committed* (searchable) everything up to `seq`;
+    /// true at once when it is disabled or broken (a broken index waits for a rebuild).
+    async fn wait_bm25_committed(&self, seq: memory_store::OutboxSeq, timeout: Duration) -> bool {
+        let (Some(handle), Some(indexer)) = (&self.bm25, &self.bm25_indexer) else {
+            return true;
+        };
+        if !indexer.wait_for(seq, timeout).await {
+            return false;
+        }
+        let deadline = std::time::Instant::now() + timeout;
+        loop {
+            if handle.committed_cursor() >= seq || handle.error().is_some() {
+                return true;
+            }
+            if std::time::Instant::now() >= deadline {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
         }
     }
 
@@ -203,6 +307,14 @@ impl Pipeline {
             .supervisor
             .stop_and_wait(Some("shutdown".into()), Some(Duration::from_secs(30)))
             .await;
+        // Graceful shutdown commits what the indexer applied (PRD FR-04).
+        if let Some(handle) = self.bm25.clone() {
+            let store = self.store.clone();
+            let committed = tokio::task::spawn_blocking(move || handle.commit(&store)).await;
+            if let Ok(Err(err)) = committed {
+                tracing::warn!(error = %err, "final bm25 commit failed; the indexer replays at the next start");
+            }
+        }
         let _ = self.store.sync();
         info!("pipeline stopped");
     }

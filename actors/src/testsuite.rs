@@ -7,6 +7,7 @@ use std::time::Duration;
 use memory_store::{Store, StoreOptions};
 use memory_types::{Event, ProjectScope, ValidationLimits, parse_single};
 
+use crate::bm25_index::Bm25Settings;
 use crate::consumer::RunnerConfig;
 use crate::pipeline::{Pipeline, PipelineConfig};
 
@@ -41,6 +42,21 @@ pub fn sample_events() -> Vec<Event> {
 /// within a minute.
 #[must_use]
 pub fn sample_store(dir: &Path) -> Store {
+    build_sample_store(dir, None)
+}
+
+/// [`sample_store`] plus the BM25 index of the sample in `dir/bm25-index`, whose
+/// settings are returned.
+///
+/// # Panics
+/// As [`sample_store`].
+#[must_use]
+pub fn sample_store_with_bm25(dir: &Path) -> (Store, Bm25Settings) {
+    let settings = Bm25Settings::new(dir.join("bm25-index"));
+    (build_sample_store(dir, Some(settings.clone())), settings)
+}
+
+fn build_sample_store(dir: &Path, bm25: Option<Bm25Settings>) -> Store {
     let store = Store::open(dir, &StoreOptions::default()).expect("store");
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -50,6 +66,7 @@ pub fn sample_store(dir: &Path) -> Store {
     runtime.block_on(async {
         let config = PipelineConfig {
             runner: RunnerConfig::for_tests(),
+            bm25,
             ..PipelineConfig::default()
         };
         let pipeline = Pipeline::start(store.clone(), config).await.expect("start");

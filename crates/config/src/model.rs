@@ -660,7 +660,10 @@ impl Config {
             );
         }
         if bm25.commit_interval_secs == 0 {
-            return invalid("teleport.bm25.commit_interval_secs", "must be greater than 0");
+            return invalid(
+                "teleport.bm25.commit_interval_secs",
+                "must be greater than 0",
+            );
         }
         if let Err(err) = bm25.prune_schedule.parse::<croner::Cron>() {
             return invalid(

@@ -325,9 +325,9 @@ impl std::fmt::Debug for Bm25Writer {
 }
 
 impl Bm25Writer {
-    /// Adds `doc`, replacing any document with the same key (project, type, id): delete
-    /// + add, applied in order at commit. Applying the same document twice leaves one
-    /// copy.
+    /// Adds `doc`, replacing any document with the same key (project, type, id) by a
+    /// delete and an add, applied in order at commit. Applying the same document twice
+    /// leaves one copy.
     pub fn upsert(&mut self, doc: &SearchDoc) -> Result<()> {
         self.writer
             .delete_term(Term::from_field_text(self.schema.doc_key, &doc.key()));

@@ -334,12 +334,24 @@ fn payload_and_docs_survive_reopen() -> Result<()> {
 
 #[test]
 fn same_id_in_two_projects_or_types_are_two_documents() -> Result<()> {
-    let mut alpha_day = doc(DocType::TocNode, "toc:day:2026-01-30", "alpha", "jwt rotation", 1);
+    let mut alpha_day = doc(
+        DocType::TocNode,
+        "toc:day:2026-01-30",
+        "alpha",
+        "jwt rotation",
+        1,
+    );
     alpha_day.level = Some("day".to_owned());
     let mut beta_day = alpha_day.clone();
     beta_day.project_id = "beta".to_owned();
     beta_day.text = "jwt in beta".to_owned();
-    let event_with_node_id = doc(DocType::Event, "toc:day:2026-01-30", "alpha", "jwt event", 2);
+    let event_with_node_id = doc(
+        DocType::Event,
+        "toc:day:2026-01-30",
+        "alpha",
+        "jwt event",
+        2,
+    );
     let index = index_with(&[alpha_day.clone(), beta_day, event_with_node_id])?;
     assert_eq!(index.num_docs(), 3);
     let mut writer = index.writer()?;
@@ -358,7 +370,13 @@ fn same_id_in_two_projects_or_types_are_two_documents() -> Result<()> {
 #[test]
 fn delete_matching_removes_by_type_level_and_age() -> Result<()> {
     let mut docs = corpus();
-    let mut old_day = doc(DocType::TocNode, "toc:day:2020-01-01", "alpha", "old day jwt", 500);
+    let mut old_day = doc(
+        DocType::TocNode,
+        "toc:day:2020-01-01",
+        "alpha",
+        "old day jwt",
+        500,
+    );
     old_day.level = Some("day".to_owned());
     docs.push(old_day);
     let index = index_with(&docs)?;
@@ -383,6 +401,9 @@ fn delete_matching_removes_by_type_level_and_age() -> Result<()> {
     writer.commit_with_payload("pruned")?;
     let counts = index.doc_counts()?;
     assert_eq!((counts.num_toc_nodes, counts.num_events), (1, 2));
-    assert_eq!(ids(&index, &query("old day", "alpha")?)?, ["toc:day:2020-01-01"]);
+    assert_eq!(
+        ids(&index, &query("old day", "alpha")?)?,
+        ["toc:day:2020-01-01"]
+    );
     Ok(())
 }

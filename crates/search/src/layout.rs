@@ -176,7 +176,8 @@ impl IndexDir {
             let name = entry.file_name().to_string_lossy().into_owned();
             if is_generation_name(&name) && Some(name.as_str()) != keep {
                 tracing::info!(generation = %name, "removing an index generation that is not current");
-                fs::remove_dir_all(entry.path()).map_err(|error| io_error(&entry.path(), &error))?;
+                fs::remove_dir_all(entry.path())
+                    .map_err(|error| io_error(&entry.path(), &error))?;
             }
         }
         Ok(())

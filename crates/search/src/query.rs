@@ -247,7 +247,10 @@ impl DocSelector {
                 )),
             ));
         }
-        Box::new(ConstScoreQuery::new(Box::new(BooleanQuery::new(clauses)), 1.0))
+        Box::new(ConstScoreQuery::new(
+            Box::new(BooleanQuery::new(clauses)),
+            1.0,
+        ))
     }
 }
 

@@ -1,0 +1,991 @@
+//! [`Bm25Handle`]: the BM25 index as one process shares it. The indexer
+//! ([`crate::Bm25Indexer`]) writes through it, the pruner ([`crate::Bm25Pruner`]) prunes
+//! through it, queries search through it and `teleport.status` reads it.
+//!
+//! The index is a projection: everything in it is rebuilt from the log and the TOC
+//! projection ([`Bm25Handle::rebuild`]). Its durable cursor is not in the store but in
+//! the tantivy commit payload ([`CommitPayload`]), written atomically with the documents
+//! it covers, so a crash between the two can neither lose nor double-apply: after a
+//! crash the indexer replays from the payload's cursor, and replaying is harmless
+//! because every write is an upsert by key. The cursor is mirrored into the store's
+//! cursor partition after each commit, only so that outbox truncation never removes an
+//! entry the index still needs.
+//!
+//! Health: an index that does not open (corrupt files, another schema) or whose commit
+//! failed is *unhealthy*: it reports why, `search` answers from the TOC, and a rebuild
+//! (which writes a fresh generation) makes it healthy again. A commit failure rolls the
+//! writer back and replays the lost changes at the next batch.
+//!
+//! Every method blocks (tantivy and the store do I/O): async callers use
+//! `spawn_blocking`.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
+use std::time::{Duration, Instant};
+
+use memory_search::{
+    Bm25Index, Bm25Query, Bm25Writer, DocCounts, DocSelector, DocType, IndexDir, OpenOutcome,
+    SearchDoc, SearchError, SearchResults, event_doc, grip_doc, toc_node_doc,
+};
+use memory_store::{FeedItem, OutboxSeq, Store};
+use memory_types::now_ms;
+use serde::{Deserialize, Serialize};
+use tracing::{info, warn};
+
+use crate::consumer::ConsumerError;
+use crate::grip_extractor::{GRIPS_EXTRACTED, GripExtractor};
+use crate::metrics::BM25_METRICS;
+use crate::rollup_builder::{RollupBuilder, TOC_NODE_WRITTEN};
+
+/// The indexer's name: cursor key (mirror), metrics label, dead-letter source.
+pub const BM25_INDEXER: &str = "bm25_indexer";
+/// Version of [`CommitPayload`]'s JSON.
+const PAYLOAD_FORMAT: u32 = 1;
+/// While the indexer is caught up with the log it commits at most this often, so a
+/// steady trickle of events is searchable within about a second without a commit (and
+/// a new tantivy segment) per event.
+pub const CAUGHT_UP_COMMIT_GAP: Duration = Duration::from_secs(1);
+/// Feed items read per step of a rebuild or replay.
+const REBUILD_BATCH: usize = 10_000;
+
+/// How the BM25 index is kept: from `[teleport.bm25]`.
+#[derive(Clone, Debug)]
+pub struct Bm25Settings {
+    /// The index directory (generations and `CURRENT`).
+    pub index_dir: PathBuf,
+    /// The writer's memory, bytes.
+    pub memory_budget_bytes: usize,
+    /// Longest wait for a commit while busy.
+    pub commit_interval: Duration,
+    /// Whether raw events are indexed.
+    pub index_events: bool,
+    /// Behind the log for longer than this, the index is stale for `search`.
+    pub stale_after: Duration,
+    /// Lifecycle retention.
+    pub retention: Retention,
+}
+
+impl Bm25Settings {
+    /// Defaults for an index in `index_dir` (tests and tools).
+    #[must_use]
+    pub fn new(index_dir: impl Into<PathBuf>) -> Self {
+        Bm25Settings {
+            index_dir: index_dir.into(),
+            memory_budget_bytes: 50 * 1024 * 1024,
+            commit_interval: Duration::from_secs(60),
+            index_events: true,
+            stale_after: Duration::from_secs(30),
+            retention: Retention::default(),
+        }
+    }
+}
+
+/// What lifecycle pruning removes: one kind of document, by its TOC level or type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PruneKind {
+    /// Segment nodes.
+    Segment,
+    /// Grips.
+    Grip,
+    /// Raw events.
+    Event,
+    /// Day nodes.
+    Day,
+    /// Week nodes.
+    Week,
+    /// Month nodes.
+    Month,
+    /// Year nodes.
+    Year,
+}
+
+impl PruneKind {
+    /// Every kind, finest first.
+    pub const ALL: [PruneKind; 7] = [
+        PruneKind::Segment,
+        PruneKind::Grip,
+        PruneKind::Event,
+        PruneKind::Day,
+        PruneKind::Week,
+        PruneKind::Month,
+        PruneKind::Year,
+    ];
+
+    /// The name used in reports, metrics and the CLI.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PruneKind::Segment => "segment",
+            PruneKind::Grip => "grip",
+            PruneKind::Event => "event",
+            PruneKind::Day => "day",
+            PruneKind::Week => "week",
+            PruneKind::Month => "month",
+            PruneKind::Year => "year",
+        }
+    }
+
+    /// The kinds a `--level` argument names: a kind by name, `segment` for the whole
+    /// finest grain (segment nodes, their grips and raw events) as the PRD's
+    /// `--level segment` means, `all` for every kind; `None` for anything else.
+    #[must_use]
+    pub fn parse_level(level: &str) -> Option<Vec<PruneKind>> {
+        match level {
+            "all" => Some(PruneKind::ALL.to_vec()),
+            "segment" => Some(vec![PruneKind::Segment, PruneKind::Grip, PruneKind::Event]),
+            other => PruneKind::ALL
+                .into_iter()
+                .find(|kind| kind.as_str() == other)
+                .map(|kind| vec![kind]),
+        }
+    }
+
+    fn selector(self) -> DocSelector {
+        match self {
+            PruneKind::Grip => DocSelector::new(DocType::Grip),
+            PruneKind::Event => DocSelector::new(DocType::Event),
+            level => DocSelector::new(DocType::TocNode).level(level.as_str()),
+        }
+    }
+}
+
+/// Days each kind stays in the index; 0 keeps it forever.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Retention {
+    /// Per kind.
+    pub days: BTreeMap<PruneKind, u32>,
+}
+
+impl Default for Retention {
+    /// The PRD's lifecycle: segments (and grips, events) 30 days, days 180, weeks five
+    /// years, months and years kept.
+    fn default() -> Self {
+        Retention {
+            days: BTreeMap::from([
+                (PruneKind::Segment, 30),
+                (PruneKind::Grip, 30),
+                (PruneKind::Event, 30),
+                (PruneKind::Day, 180),
+                (PruneKind::Week, 1_825),
+                (PruneKind::Month, 0),
+                (PruneKind::Year, 0),
+            ]),
+        }
+    }
+}
+
+impl Retention {
+    /// The cutoffs at `now_ms`: each kind with a retention and the time before which its
+    /// documents go.
+    #[must_use]
+    pub fn cutoffs(&self, now_ms: u64) -> Vec<(PruneKind, u64)> {
+        self.days
+            .iter()
+            .filter(|(_, days)| **days > 0)
+            .map(|(kind, days)| (*kind, now_ms.saturating_sub(u64::from(*days) * DAY_MS)))
+            .collect()
+    }
+}
+
+const DAY_MS: u64 = 86_400_000;
+
+/// The JSON in each tantivy commit's payload.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CommitPayload {
+    /// [`PAYLOAD_FORMAT`].
+    pub format: u32,
+    /// Every outbox entry up to here is in this commit.
+    pub cursor: u64,
+    /// When it was committed, ms since the epoch.
+    pub committed_at_ms: u64,
+    /// The last prune, kept across commits.
+    pub last_prune: Option<PruneReport>,
+}
+
+impl CommitPayload {
+    fn parse(text: &str) -> Result<Self, String> {
+        let payload: CommitPayload = serde_json::from_str(text)
+            .map_err(|err| format!("unreadable commit payload {text:?}: {err}"))?;
+        if payload.format != PAYLOAD_FORMAT {
+            return Err(format!(
+                "commit payload format {} is not {PAYLOAD_FORMAT}",
+                payload.format
+            ));
+        }
+        Ok(payload)
+    }
+}
+
+/// What one prune removed.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PruneReport {
+    /// When, ms since the epoch.
+    pub at_ms: u64,
+    /// Documents removed per kind (`segment`, `grip`, `event`, `day`, …).
+    pub pruned: BTreeMap<String, u64>,
+}
+
+impl PruneReport {
+    /// All documents removed.
+    #[must_use]
+    pub fn total(&self) -> u64 {
+        self.pruned.values().sum()
+    }
+}
+
+/// A rebuild in progress.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct RebuildProgress {
+    /// When it started, ms since the epoch.
+    pub started_at_ms: u64,
+    /// `events`, `toc_nodes`, `grips` or `committing`.
+    pub phase: String,
+    /// Documents written so far.
+    pub num_docs: u64,
+    /// Events in the log (the bulk of the work when events are indexed).
+    pub num_events_total: u64,
+}
+
+/// What a finished rebuild did.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct RebuildReport {
+    /// Documents in the new index.
+    pub num_docs: u64,
+    /// How long it took.
+    pub duration_ms: u64,
+    /// Documents per second.
+    pub docs_per_sec: f64,
+    /// The outbox position it covers.
+    pub cursor: u64,
+}
+
+/// Why the index cannot answer now.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Unavailable {
+    /// Broken: did not open, or a commit failed.
+    #[error("the bm25 index is unhealthy: {0}")]
+    Unhealthy(String),
+    /// Behind the log for longer than allowed.
+    #[error(
+        "the bm25 index is stale: {entries_behind} log entries behind for {behind_secs} s \
+         (indexer catching up or rebuilding)"
+    )]
+    Stale {
+        /// Outbox entries not yet committed.
+        entries_behind: u64,
+        /// Seconds since it last had everything.
+        behind_secs: u64,
+    },
+}
+
+/// The status `teleport.status` reports.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Bm25Status {
+    /// Opened and its last commit succeeded.
+    pub healthy: bool,
+    /// Why not, when not.
+    pub error: Option<String>,
+    /// Live documents per type.
+    pub doc_counts: BTreeMap<String, u64>,
+    /// All live documents.
+    pub num_docs: u64,
+    /// Bytes on disk of the current generation.
+    pub index_size_bytes: u64,
+    /// The committed cursor.
+    pub cursor: u64,
+    /// The log's head.
+    pub head: u64,
+    /// When the last commit happened, ms since the epoch.
+    pub last_commit_ms: Option<u64>,
+    /// The last prune.
+    pub last_prune: Option<PruneReport>,
+    /// The rebuild in progress.
+    pub rebuild: Option<RebuildProgress>,
+    /// The index directory.
+    pub index_path: String,
+    /// Whether this process writes the index (false for a read-only CLI view).
+    pub writable: bool,
+}
+
+struct ReaderState {
+    index: Option<Bm25Index>,
+    error: Option<String>,
+    committed: CommitPayload,
+    /// The committed payload was missing: the index must be populated from the store.
+    unpopulated: bool,
+}
+
+struct WriterState {
+    writer: Bm25Writer,
+    /// Every change up to here is in the writer (committed or not).
+    applied: OutboxSeq,
+    /// Changes since the last commit.
+    dirty: bool,
+    last_commit: Instant,
+}
+
+struct Shared {
+    settings: Bm25Settings,
+    dir: IndexDir,
+    reader: RwLock<ReaderState>,
+    writer: Mutex<Option<WriterState>>,
+    rebuild: Mutex<Option<RebuildProgress>>,
+    /// When the committed index last held everything the log did.
+    caught_up_at: Mutex<Instant>,
+    writable: bool,
+}
+
+/// The shared BM25 index. Cheap to clone.
+#[derive(Clone)]
+pub struct Bm25Handle {
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for Bm25Handle {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("Bm25Handle")
+            .field("index_dir", &self.shared.settings.index_dir)
+            .finish_non_exhaustive()
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl Bm25Handle {
+    /// Opens (or creates) the index for writing. Never fails: an index that does not
+    /// open is reported unhealthy until a rebuild replaces it.
+    #[must_use]
+    pub fn open(settings: Bm25Settings) -> Self {
+        let dir = IndexDir::new(&settings.index_dir);
+        let opened = dir
+            .open(settings.memory_budget_bytes)
+            .and_then(|(index, outcome)| {
+                let writer = index.writer()?;
+                Ok((index, writer, outcome))
+            });
+        let (reader, writer) = match opened {
+            Ok((index, writer, outcome)) => {
+                if outcome == OpenOutcome::Created {
+                    info!(path = %settings.index_dir.display(), "bm25 index created; it will be populated from the log");
+                }
+                let (committed, unpopulated, error) = read_payload(&index);
+                let applied = OutboxSeq(committed.cursor);
+                (
+                    ReaderState {
+                        index: Some(index),
+                        error,
+                        committed,
+                        unpopulated,
+                    },
+                    Some(WriterState {
+                        writer,
+                        applied,
+                        dirty: false,
+                        last_commit: Instant::now(),
+                    }),
+                )
+            }
+            Err(err) => {
+                warn!(path = %settings.index_dir.display(), error = %err, "bm25 index does not open; search falls back to the TOC until it is rebuilt");
+                (broken_reader(err.to_string()), None)
+            }
+        };
+        Self::from_parts(settings, dir, reader, writer, true)
+    }
+
+    /// Opens the index for reading only (the CLI in embedded mode): no writer, nothing
+    /// created or removed. A missing index is unhealthy with a message that says so.
+    #[must_use]
+    pub fn open_read_only(settings: Bm25Settings) -> Self {
+        let dir = IndexDir::new(&settings.index_dir);
+        let reader = match dir.open_read_only(settings.memory_budget_bytes) {
+            Ok(Some(index)) => {
+                let (committed, unpopulated, error) = read_payload(&index);
+                ReaderState {
+                    index: Some(index),
+                    error,
+                    committed,
+                    unpopulated,
+                }
+            }
+            Ok(None) => broken_reader(format!(
+                "no index at {} yet (it is built when the daemon or `ingest` runs)",
+                settings.index_dir.display()
+            )),
+            Err(err) => broken_reader(err.to_string()),
+        };
+        Self::from_parts(settings, dir, reader, None, false)
+    }
+
+    fn from_parts(
+        settings: Bm25Settings,
+        dir: IndexDir,
+        reader: ReaderState,
+        writer: Option<WriterState>,
+        writable: bool,
+    ) -> Self {
+        let handle = Bm25Handle {
+            shared: Arc::new(Shared {
+                settings,
+                dir,
+                reader: RwLock::new(reader),
+                writer: Mutex::new(writer),
+                rebuild: Mutex::new(None),
+                caught_up_at: Mutex::new(Instant::now()),
+                writable,
+            }),
+        };
+        handle.publish_gauges();
+        handle
+    }
+
+    /// The settings it was opened with.
+    #[must_use]
+    pub fn settings(&self) -> &Bm25Settings {
+        &self.shared.settings
+    }
+
+    fn read_state(&self) -> std::sync::RwLockReadGuard<'_, ReaderState> {
+        self.shared
+            .reader
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn write_state(&self) -> std::sync::RwLockWriteGuard<'_, ReaderState> {
+        self.shared
+            .reader
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The committed cursor: every outbox entry up to it is searchable.
+    #[must_use]
+    pub fn committed_cursor(&self) -> OutboxSeq {
+        OutboxSeq(self.read_state().committed.cursor)
+    }
+
+    /// Why the index is unhealthy, or `None` when it is healthy.
+    #[must_use]
+    pub fn error(&self) -> Option<String> {
+        let state = self.read_state();
+        match (&state.index, &state.error) {
+            (_, Some(error)) => Some(error.clone()),
+            (None, None) => Some("not open".to_owned()),
+            (Some(_), None) => None,
+        }
+    }
+
+    /// Whether `search` may use the index now, given the log's head. Unhealthy, or
+    /// stale: behind the head for longer than `stale_after` (for a read-only view, which
+    /// has no indexer to catch up, behind at all).
+    ///
+    /// # Errors
+    /// Why not.
+    pub fn availability(&self, head: OutboxSeq) -> Result<(), Unavailable> {
+        if let Some(error) = self.error() {
+            return Err(Unavailable::Unhealthy(error));
+        }
+        let committed = self.committed_cursor();
+        if committed >= head {
+            return Ok(());
+        }
+        let behind = lock(&self.shared.caught_up_at).elapsed();
+        if !self.shared.writable || behind > self.shared.settings.stale_after {
+            return Err(Unavailable::Stale {
+                entries_behind: head.0 - committed.0,
+                behind_secs: behind.as_secs(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Searches the committed index.
+    ///
+    /// # Errors
+    /// [`SearchError::EmptyQuery`] for a query without terms; anything else means the
+    /// index failed, and it is then reported unhealthy.
+    pub fn search(&self, query: &Bm25Query, limit: usize) -> Result<SearchResults, SearchError> {
+        let index = self
+            .read_state()
+            .index
+            .clone()
+            .ok_or_else(|| SearchError::OpenDirectory {
+                path: self.shared.settings.index_dir.display().to_string(),
+                message: "the index is not open".to_owned(),
+            })?;
+        let started = Instant::now();
+        let result = index.search(query, limit);
+        BM25_METRICS
+            .search_latency
+            .observe(started.elapsed().as_secs_f64());
+        if let Err(err) = &result
+            && !matches!(err, SearchError::EmptyQuery)
+        {
+            warn!(error = %err, "bm25 search failed; the index is marked unhealthy");
+            self.write_state().error = Some(format!("search failed: {err}"));
+        }
+        result
+    }
+
+    /// The status for `teleport.status`.
+    #[must_use]
+    pub fn status(&self, head: OutboxSeq) -> Bm25Status {
+        let error = self.error();
+        let state = self.read_state();
+        let counts = state
+            .index
+            .as_ref()
+            .and_then(|index| index.doc_counts().ok())
+            .unwrap_or_default();
+        Bm25Status {
+            healthy: error.is_none(),
+            error,
+            doc_counts: doc_count_map(&counts),
+            num_docs: counts.total(),
+            index_size_bytes: self.shared.dir.size_bytes(),
+            cursor: state.committed.cursor,
+            head: head.0,
+            last_commit_ms: (state.committed.committed_at_ms > 0)
+                .then_some(state.committed.committed_at_ms),
+            last_prune: state.committed.last_prune.clone(),
+            rebuild: lock(&self.shared.rebuild).clone(),
+            index_path: self.shared.settings.index_dir.display().to_string(),
+            writable: self.shared.writable,
+        }
+    }
+
+    /// Whether the index must be populated from the store before it follows the feed
+    /// (first start, deleted index, unreadable payload).
+    #[must_use]
+    pub fn needs_population(&self) -> bool {
+        self.read_state().unpopulated
+    }
+
+    /// Applies feed items to the writer (not committed). A no-op without a writer (the
+    /// index is broken; a rebuild will catch up from the store).
+    ///
+    /// # Errors
+    /// Store failures reading the records an item names, or tantivy failures.
+    pub fn apply(
+        &self,
+        store: &Store,
+        items: &[FeedItem],
+        up_to: OutboxSeq,
+    ) -> Result<(), ConsumerError> {
+        let mut guard = lock(&self.shared.writer);
+        let Some(state) = guard.as_mut() else {
+            return Ok(());
+        };
+        let index_events = self.shared.settings.index_events;
+        for item in items {
+            apply_item(&mut state.writer, store, item, index_events)?;
+        }
+        state.applied = state.applied.max(up_to);
+        state.dirty = true;
+        Ok(())
+    }
+
+    /// Commits when it is due: `commit_interval` since the last commit, or caught up
+    /// with `head` and [`CAUGHT_UP_COMMIT_GAP`] since the last commit.
+    ///
+    /// # Errors
+    /// A failed commit (see [`Bm25Handle::commit`]).
+    pub fn commit_if_due(&self, store: &Store) -> Result<(), ConsumerError> {
+        let due = {
+            let guard = lock(&self.shared.writer);
+            guard.as_ref().is_some_and(|state| {
+                let since = state.last_commit.elapsed();
+                state.dirty
+                    && (since >= self.shared.settings.commit_interval
+                        || (state.applied >= store.head() && since >= CAUGHT_UP_COMMIT_GAP))
+            })
+        };
+        if due { self.commit(store) } else { Ok(()) }
+    }
+
+    /// Commits what was applied, if anything, with the cursor in the payload. On
+    /// failure the writer is rolled back (losing the uncommitted changes) and the index
+    /// reported unhealthy; the caller replays from [`Bm25Handle::committed_cursor`].
+    ///
+    /// # Errors
+    /// [`ConsumerError::Transient`] when the commit failed.
+    pub fn commit(&self, store: &Store) -> Result<(), ConsumerError> {
+        let mut guard = lock(&self.shared.writer);
+        let Some(state) = guard.as_mut() else {
+            return Ok(());
+        };
+        if !state.dirty {
+            if state.applied >= store.head() {
+                *lock(&self.shared.caught_up_at) = Instant::now();
+            }
+            return Ok(());
+        }
+        let last_prune = self.read_state().committed.last_prune.clone();
+        self.commit_locked(store, state, last_prune)
+    }
+
+    fn commit_locked(
+        &self,
+        store: &Store,
+        state: &mut WriterState,
+        last_prune: Option<PruneReport>,
+    ) -> Result<(), ConsumerError> {
+        let payload = CommitPayload {
+            format: PAYLOAD_FORMAT,
+            cursor: state.applied.0,
+            committed_at_ms: now_ms(),
+            last_prune,
+        };
+        let text = serde_json::to_string(&payload)
+            .map_err(|err| ConsumerError::Rejected(format!("commit payload: {err}")))?;
+        let started = Instant::now();
+        let head_before = store.head();
+        match state.writer.commit_with_payload(&text) {
+            Ok(_) => {
+                BM25_METRICS.commit_total.inc();
+                BM25_METRICS
+                    .commit_latency
+                    .observe(started.elapsed().as_secs_f64());
+                state.dirty = false;
+                state.last_commit = Instant::now();
+                if state.applied >= head_before {
+                    *lock(&self.shared.caught_up_at) = Instant::now();
+                }
+                {
+                    let mut reader = self.write_state();
+                    reader.committed = payload;
+                    reader.error = None;
+                    reader.unpopulated = false;
+                }
+                if let Err(err) = store.set_cursor(BM25_INDEXER, state.applied) {
+                    warn!(error = %err, "cannot mirror the bm25 cursor into the store");
+                }
+                self.publish_gauges();
+                Ok(())
+            }
+            Err(err) => {
+                BM25_METRICS.commit_errors.inc();
+                warn!(error = %err, "bm25 commit failed; rolling back and replaying");
+                if let Err(rollback_err) = state.writer.rollback() {
+                    warn!(error = %rollback_err, "bm25 rollback failed");
+                }
+                let committed = self.committed_cursor();
+                state.applied = committed;
+                state.dirty = false;
+                self.write_state().error = Some(format!("commit failed: {err}"));
+                Err(ConsumerError::Transient(format!(
+                    "bm25 commit failed: {err}"
+                )))
+            }
+        }
+    }
+
+    /// Where the writer stands: every entry up to it has been applied.
+    #[must_use]
+    pub fn applied_cursor(&self) -> Option<OutboxSeq> {
+        lock(&self.shared.writer)
+            .as_ref()
+            .map(|state| state.applied)
+    }
+
+    /// Removes the documents of `kinds` older than `before_ms` (a different cutoff per
+    /// kind), commits, and records the report in the payload. Only index documents are
+    /// removed: the log and the TOC keep everything.
+    ///
+    /// # Errors
+    /// Without a writer (read-only view, broken index), or when tantivy fails.
+    pub fn prune(
+        &self,
+        store: &Store,
+        cutoffs: &[(PruneKind, u64)],
+    ) -> Result<PruneReport, ConsumerError> {
+        let mut guard = lock(&self.shared.writer);
+        let Some(state) = guard.as_mut() else {
+            return Err(ConsumerError::Transient(
+                self.error()
+                    .unwrap_or_else(|| "the bm25 index is open read-only".to_owned()),
+            ));
+        };
+        let mut report = PruneReport {
+            at_ms: now_ms(),
+            pruned: BTreeMap::new(),
+        };
+        for (kind, before_ms) in cutoffs {
+            let removed = state
+                .writer
+                .delete_matching(&kind.selector().before_ms(*before_ms))
+                .map_err(|err| {
+                    ConsumerError::Transient(format!("prune {}: {err}", kind.as_str()))
+                })?;
+            *report.pruned.entry(kind.as_str().to_owned()).or_default() += removed;
+            BM25_METRICS
+                .operations
+                .with_label_values(&["prune"])
+                .inc_by(removed);
+        }
+        state.dirty = true;
+        self.commit_locked(store, state, Some(report.clone()))?;
+        info!(pruned = report.total(), "bm25 index pruned");
+        Ok(report)
+    }
+
+    /// Builds a new generation from the store — every event (when indexed), TOC node
+    /// and grip — with `start` as its cursor, then swaps it in atomically and makes the
+    /// index healthy. Searches keep using the old generation until the swap. The caller
+    /// makes sure nothing is applied meanwhile (the indexer runs it as its reset) and
+    /// that `start` is at most the head when the rebuild begins.
+    ///
+    /// # Errors
+    /// Store or tantivy failures; the old generation then stays current.
+    pub fn rebuild(&self, store: &Store, start: OutboxSeq) -> Result<RebuildReport, ConsumerError> {
+        if !self.shared.writable {
+            return Err(ConsumerError::Rejected(
+                "a read-only view cannot rebuild the index".to_owned(),
+            ));
+        }
+        let started = Instant::now();
+        let num_events_total = store
+            .status()
+            .map(|status| status.events_by_project.values().sum())
+            .unwrap_or(0);
+        *lock(&self.shared.rebuild) = Some(RebuildProgress {
+            started_at_ms: now_ms(),
+            phase: "events".to_owned(),
+            num_docs: 0,
+            num_events_total,
+        });
+        let result = self.build_generation(store, start);
+        *lock(&self.shared.rebuild) = None;
+        let (generation, index, writer, num_docs) = result?;
+        let payload = {
+            let mut guard = lock(&self.shared.writer);
+            // The old writer goes first so its threads stop before its files do.
+            drop(guard.take());
+            self.shared.dir.promote(&generation).map_err(to_transient)?;
+            *guard = Some(WriterState {
+                writer,
+                applied: start,
+                dirty: false,
+                last_commit: Instant::now(),
+            });
+            let (payload, _, _) = read_payload(&index);
+            let mut reader = self.write_state();
+            reader.index = Some(index);
+            reader.error = None;
+            reader.committed = payload.clone();
+            reader.unpopulated = false;
+            payload
+        };
+        if let Err(err) = store.set_cursor(BM25_INDEXER, OutboxSeq(payload.cursor)) {
+            warn!(error = %err, "cannot mirror the bm25 cursor into the store");
+        }
+        let elapsed = started.elapsed();
+        BM25_METRICS.rebuild_duration.set(elapsed.as_secs_f64());
+        self.publish_gauges();
+        let report = RebuildReport {
+            num_docs,
+            duration_ms: u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX),
+            docs_per_sec: num_docs as f64 / elapsed.as_secs_f64().max(1e-9),
+            cursor: start.0,
+        };
+        info!(
+            num_docs,
+            duration_ms = report.duration_ms,
+            docs_per_sec = report.docs_per_sec as u64,
+            "bm25 index rebuilt"
+        );
+        Ok(report)
+    }
+
+    fn build_generation(
+        &self,
+        store: &Store,
+        start: OutboxSeq,
+    ) -> Result<(memory_search::Generation, Bm25Index, Bm25Writer, u64), ConsumerError> {
+        let (generation, index) = self
+            .shared
+            .dir
+            .create_generation(self.shared.settings.memory_budget_bytes)
+            .map_err(to_transient)?;
+        let mut writer = index.writer().map_err(to_transient)?;
+        let mut num_docs = 0u64;
+        let mut add = |writer: &mut Bm25Writer, doc: &SearchDoc| -> Result<(), ConsumerError> {
+            writer.upsert(doc).map_err(to_transient)?;
+            num_docs += 1;
+            if num_docs.is_multiple_of(1_000)
+                && let Some(progress) = lock(&self.shared.rebuild).as_mut()
+            {
+                progress.num_docs = num_docs;
+            }
+            Ok(())
+        };
+        if self.shared.settings.index_events {
+            let mut after = OutboxSeq::ZERO;
+            while after < start {
+                let items = store.read_feed(after, REBUILD_BATCH)?;
+                let Some(last) = items.last().map(FeedItem::seq) else {
+                    break;
+                };
+                for item in &items {
+                    if item.seq() > start {
+                        break;
+                    }
+                    if let FeedItem::Event { event, .. } = item
+                        && let Some(doc) = event_doc(event)
+                    {
+                        add(&mut writer, &doc)?;
+                    }
+                }
+                after = last;
+            }
+        }
+        self.set_phase("toc_nodes");
+        for node in RollupBuilder::all_nodes(store)?.values() {
+            add(&mut writer, &toc_node_doc(node))?;
+        }
+        self.set_phase("grips");
+        for grip in GripExtractor::all_grips(store) {
+            add(&mut writer, &grip_doc(&grip?))?;
+        }
+        self.set_phase("committing");
+        let payload = CommitPayload {
+            format: PAYLOAD_FORMAT,
+            cursor: start.0,
+            committed_at_ms: now_ms(),
+            last_prune: self.read_state().committed.last_prune.clone(),
+        };
+        let text = serde_json::to_string(&payload)
+            .map_err(|err| ConsumerError::Rejected(format!("commit payload: {err}")))?;
+        writer.commit_with_payload(&text).map_err(to_transient)?;
+        BM25_METRICS
+            .operations
+            .with_label_values(&["add"])
+            .inc_by(num_docs);
+        Ok((generation, index, writer, num_docs))
+    }
+
+    fn set_phase(&self, phase: &str) {
+        if let Some(progress) = lock(&self.shared.rebuild).as_mut() {
+            phase.clone_into(&mut progress.phase);
+        }
+    }
+
+    /// Marks the index caught up (the indexer found nothing new and nothing is pending).
+    pub fn note_caught_up(&self, store: &Store) {
+        let caught_up = lock(&self.shared.writer)
+            .as_ref()
+            .is_none_or(|state| !state.dirty && state.applied >= store.head());
+        if caught_up {
+            *lock(&self.shared.caught_up_at) = Instant::now();
+        }
+    }
+
+    fn publish_gauges(&self) {
+        let state = self.read_state();
+        if let Some(counts) = state
+            .index
+            .as_ref()
+            .and_then(|index| index.doc_counts().ok())
+        {
+            for doc_type in DocType::ALL {
+                BM25_METRICS
+                    .doc_count
+                    .with_label_values(&[doc_type.as_str()])
+                    .set(i64::try_from(counts.get(doc_type)).unwrap_or(i64::MAX));
+            }
+        }
+        BM25_METRICS
+            .size_bytes
+            .set(i64::try_from(self.shared.dir.size_bytes()).unwrap_or(i64::MAX));
+    }
+}
+
+fn broken_reader(error: String) -> ReaderState {
+    ReaderState {
+        index: None,
+        error: Some(error),
+        committed: CommitPayload::default(),
+        unpopulated: false,
+    }
+}
+
+/// The committed payload, whether the index still needs populating, and an error when
+/// the payload is unreadable (the index is then repopulated, not trusted).
+fn read_payload(index: &Bm25Index) -> (CommitPayload, bool, Option<String>) {
+    match index.last_payload() {
+        Ok(Some(text)) => match CommitPayload::parse(&text) {
+            Ok(payload) => (payload, false, None),
+            Err(err) => {
+                warn!(error = %err, "bm25 commit payload unreadable; the index will be rebuilt");
+                (CommitPayload::default(), true, None)
+            }
+        },
+        Ok(None) => (CommitPayload::default(), true, None),
+        Err(err) => (CommitPayload::default(), false, Some(err.to_string())),
+    }
+}
+
+fn doc_count_map(counts: &DocCounts) -> BTreeMap<String, u64> {
+    DocType::ALL
+        .into_iter()
+        .map(|doc_type| (doc_type.as_str().to_owned(), counts.get(doc_type)))
+        .collect()
+}
+
+fn to_transient(err: SearchError) -> ConsumerError {
+    ConsumerError::Transient(format!("bm25: {err}"))
+}
+
+/// One feed item into the writer: events as themselves, `toc_node_written` as the node
+/// now stored (or its removal when it is gone), `grips_extracted` as the segment's
+/// grips.
+fn apply_item(
+    writer: &mut Bm25Writer,
+    store: &Store,
+    item: &FeedItem,
+    index_events: bool,
+) -> Result<(), ConsumerError> {
+    let add = |writer: &mut Bm25Writer, doc: &SearchDoc| -> Result<(), ConsumerError> {
+        writer.upsert(doc).map_err(to_transient)?;
+        BM25_METRICS.operations.with_label_values(&["add"]).inc();
+        Ok(())
+    };
+    match item {
+        FeedItem::Event { event, .. } if index_events => {
+            if let Some(doc) = event_doc(event) {
+                add(writer, &doc)?;
+            }
+        }
+        FeedItem::Derived { entry, .. } if entry.kind == TOC_NODE_WRITTEN => {
+            let node_id = entry.key.parse().map_err(|err| {
+                ConsumerError::Rejected(format!("toc_node_written names {:?}: {err}", entry.key))
+            })?;
+            match RollupBuilder::node(store, &entry.project_id, &node_id)? {
+                Some(node) => add(writer, &toc_node_doc(&node))?,
+                None => {
+                    writer.delete(&entry.project_id, DocType::TocNode, &entry.key);
+                    BM25_METRICS.operations.with_label_values(&["delete"]).inc();
+                }
+            }
+        }
+        FeedItem::Derived { entry, .. } if entry.kind == GRIPS_EXTRACTED => {
+            for grip in GripExtractor::segment_grips(store, &entry.key)? {
+                add(writer, &grip_doc(&grip))?;
+            }
+        }
+        FeedItem::Event { .. } | FeedItem::Derived { .. } | FeedItem::Truncated { .. } => {}
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+#[path = "bm25_index_tests.rs"]
+mod tests;
