@@ -249,7 +249,7 @@ pub struct RebuildProgress {
 }
 
 /// What a finished rebuild did.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct RebuildReport {
     /// Documents in the new index.
     pub num_docs: u64,
@@ -267,6 +267,9 @@ pub enum Unavailable {
     /// Broken: did not open, or a commit failed.
     #[error("the bm25 index is unhealthy: {0}")]
     Unhealthy(String),
+    /// New (or deleted, or unreadable) and not yet populated from the log.
+    #[error("the bm25 index is being built from the log")]
+    Building,
     /// Behind the log for longer than allowed.
     #[error(
         "the bm25 index is stale: {entries_behind} log entries behind for {behind_secs} s \
@@ -335,6 +338,8 @@ struct Shared {
     /// When the committed index last held everything the log did.
     caught_up_at: Mutex<Instant>,
     writable: bool,
+    /// Fault injection for tests of the query-time fallback.
+    fail_searches: std::sync::atomic::AtomicBool,
 }
 
 /// The shared BM25 index. Cheap to clone.
@@ -440,6 +445,7 @@ impl Bm25Handle {
                 rebuild: Mutex::new(None),
                 caught_up_at: Mutex::new(Instant::now()),
                 writable,
+                fail_searches: std::sync::atomic::AtomicBool::new(false),
             }),
         };
         handle.publish_gauges();
@@ -493,6 +499,9 @@ impl Bm25Handle {
         if let Some(error) = self.error() {
             return Err(Unavailable::Unhealthy(error));
         }
+        if self.needs_population() {
+            return Err(Unavailable::Building);
+        }
         let committed = self.committed_cursor();
         if committed >= head {
             return Ok(());
@@ -522,7 +531,18 @@ impl Bm25Handle {
                 message: "the index is not open".to_owned(),
             })?;
         let started = Instant::now();
-        let result = index.search(query, limit);
+        let result = if self
+            .shared
+            .fail_searches
+            .load(std::sync::atomic::Ordering::Relaxed)
+        {
+            Err(SearchError::OpenDirectory {
+                path: self.shared.settings.index_dir.display().to_string(),
+                message: "injected failure".to_owned(),
+            })
+        } else {
+            index.search(query, limit)
+        };
         BM25_METRICS
             .search_latency
             .observe(started.elapsed().as_secs_f64());
@@ -533,6 +553,15 @@ impl Bm25Handle {
             self.write_state().error = Some(format!("search failed: {err}"));
         }
         result
+    }
+
+    /// Makes every search fail as a broken index would (tests of the query-time
+    /// fallback).
+    #[cfg(any(test, feature = "testsuite"))]
+    pub fn inject_search_failures(&self, fail: bool) {
+        self.shared
+            .fail_searches
+            .store(fail, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// The status for `teleport.status`.

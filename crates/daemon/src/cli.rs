@@ -60,6 +60,11 @@ pub enum Command {
         #[command(subcommand)]
         command: GripCommand,
     },
+    /// The BM25 index directly: keyword hits with scores, and its status.
+    Teleport {
+        #[command(subcommand)]
+        command: TeleportCommand,
+    },
     /// Operator tasks.
     Admin {
         /// What to do.
@@ -208,6 +213,68 @@ pub enum AdminCommand {
         /// Ask a running daemon over NATS instead of opening the data dir.
         #[arg(long)]
         nats_url: Option<String>,
+    },
+    /// Rebuild an accelerator index from the log and the TOC into a new directory and
+    /// swap it in atomically; searches use the old one meanwhile.
+    RebuildIndex {
+        /// Which index: `bm25`.
+        #[arg(long, default_value = "bm25")]
+        index: String,
+        /// Ask a running daemon over NATS instead of opening the data dir.
+        #[arg(long)]
+        nats_url: Option<String>,
+        /// Print the result as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove old documents from the BM25 index (never from the log or the TOC).
+    /// Without `--age-days`, applies the configured retention, as the scheduled prune.
+    PruneBm25 {
+        /// Remove documents older than this many days.
+        #[arg(long)]
+        age_days: Option<u32>,
+        /// Which documents `--age-days` applies to: `segment` (segment nodes, grips and
+        /// events), `grip`, `event`, `day`, `week`, `month`, `year` or `all`.
+        #[arg(long, default_value = "all", requires = "age_days")]
+        level: String,
+        /// Ask a running daemon over NATS instead of opening the data dir.
+        #[arg(long)]
+        nats_url: Option<String>,
+        /// Print the result as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// `teleport`.
+#[derive(Debug, Subcommand)]
+pub enum TeleportCommand {
+    /// BM25 search: the best documents with their scores.
+    Search {
+        /// Natural language or keywords (never parsed as syntax).
+        query: String,
+        /// Only `toc_node`, `grip` or `event` documents.
+        #[arg(long = "type")]
+        doc_type: Option<String>,
+        /// Only TOC nodes of this level (`segment`, `day`, `week`, `month`, `year`).
+        #[arg(long)]
+        level: Option<String>,
+        /// Most results.
+        #[arg(long, default_value_t = memory_query::DEFAULT_TELEPORT_LIMIT)]
+        limit: usize,
+        /// Only documents at or after this time (RFC 3339, date or epoch ms).
+        #[arg(long)]
+        from: Option<String>,
+        /// Only documents before this time.
+        #[arg(long)]
+        to: Option<String>,
+        #[command(flatten)]
+        target: QueryTarget,
+    },
+    /// Whether BM25 is enabled and healthy, its documents, size, last commit and prune.
+    Status {
+        #[command(flatten)]
+        target: QueryTarget,
     },
 }
 

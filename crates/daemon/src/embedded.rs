@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use anyhow::Context;
 use memory_actors::{
-    Backoff, Pipeline, PipelineConfig, RollupConfig, RunnerConfig, SegmenterConfig, SessionCatalog,
+    Backoff, Bm25Settings, Pipeline, PipelineConfig, PruneKind, Retention, RollupConfig,
+    RunnerConfig, SegmenterConfig, SessionCatalog,
 };
 use memory_config::{Config, DurabilityConfig};
 use memory_store::{Durability, Store, StoreOptions};
@@ -41,8 +42,40 @@ pub fn limits(config: &Config) -> ValidationLimits {
     }
 }
 
-/// Pipeline tuning from config.
-pub fn pipeline_config(config: &Config) -> PipelineConfig {
+/// The BM25 index's settings from `[teleport.bm25]`, `None` when it is disabled.
+pub fn bm25_settings(config: &Config, data_dir: &Path) -> Option<Bm25Settings> {
+    if !config.teleport.bm25_enabled() {
+        return None;
+    }
+    let bm25 = &config.teleport.bm25;
+    let days = &bm25.retention_days;
+    Some(Bm25Settings {
+        index_dir: bm25.resolve_index_path(data_dir),
+        memory_budget_bytes: usize::try_from(bm25.memory_budget_mb)
+            .unwrap_or(usize::MAX / (1 << 20))
+            .saturating_mul(1 << 20),
+        commit_interval: Duration::from_secs(bm25.commit_interval_secs),
+        index_events: bm25.index_events,
+        stale_after: Duration::from_secs(bm25.stale_after_secs),
+        retention: Retention {
+            days: [
+                (PruneKind::Segment, days.segment),
+                (PruneKind::Grip, days.grip),
+                (PruneKind::Event, days.event),
+                (PruneKind::Day, days.day),
+                (PruneKind::Week, days.week),
+                (PruneKind::Month, days.month),
+                (PruneKind::Year, days.year),
+            ]
+            .into_iter()
+            .collect(),
+        },
+    })
+}
+
+/// Pipeline tuning from config; the BM25 index lives under `data_dir` unless
+/// configured elsewhere.
+pub fn pipeline_config(config: &Config, data_dir: &Path) -> PipelineConfig {
     let consumers = &config.consumers;
     PipelineConfig {
         max_batch_events: config.ingest.max_batch_events,
@@ -77,6 +110,9 @@ pub fn pipeline_config(config: &Config) -> PipelineConfig {
         rollup: RollupConfig {
             summarizer: summarizer(config),
         },
+        bm25: bm25_settings(config, data_dir),
+        // Validated when the configuration was loaded.
+        bm25_prune_schedule: config.teleport.bm25.prune_schedule.parse().ok(),
     }
 }
 
@@ -165,10 +201,12 @@ pub async fn demo(
     Ok(code)
 }
 
-/// The time table of contents of the sample: the tree, a navigation, a search.
+/// The time table of contents of the sample: the tree, a navigation, a search by each
+/// tier.
 fn demo_queries(config: &Config, data_dir: &Path) -> anyhow::Result<()> {
     let store = open_store(config, data_dir)?;
-    let service = memory_query::QueryService::new(store, config.toc.tz()?);
+    let bm25 = bm25_settings(config, data_dir).map(memory_actors::Bm25Handle::open);
+    let service = memory_query::QueryService::new(store, config.toc.tz()?).with_bm25(bm25);
     let fail = |err: memory_types::ServiceError| anyhow::anyhow!("{err}");
     println!("\n== the time table of contents of webapp");
     for year in service.toc_root("webapp").map_err(fail)?.years {
@@ -201,18 +239,33 @@ fn demo_queries(config: &Config, data_dir: &Path) -> anyhow::Result<()> {
     for step in &navigation.path {
         println!("  {:<8} {}", step.action, step.reason);
     }
-    println!("\n== search \"why were iOS users logged out?\"");
-    let search = service
-        .search(
-            "webapp",
-            &memory_query::api::SearchRequest {
-                query: "why were iOS users logged out?".into(),
-                token_budget: Some(300),
-                ..Default::default()
-            },
-        )
-        .map_err(fail)?;
-    crate::query_cli::print_search(&search);
+    println!("\n== teleport status");
+    println!("  {}", service.teleport_status().map_err(fail)?.message);
+    for mode in [
+        memory_query::api::SearchMode::Auto,
+        memory_query::api::SearchMode::Toc,
+    ] {
+        println!(
+            "\n== search \"why were iOS users logged out?\" (mode {})",
+            if mode == memory_query::api::SearchMode::Auto {
+                "auto: the best healthy tier"
+            } else {
+                "toc: no index"
+            }
+        );
+        let search = service
+            .search(
+                "webapp",
+                &memory_query::api::SearchRequest {
+                    query: "why were iOS users logged out?".into(),
+                    token_budget: Some(300),
+                    mode: Some(mode),
+                    ..Default::default()
+                },
+            )
+            .map_err(fail)?;
+        crate::query_cli::print_search(&search);
+    }
     Ok(())
 }
 
@@ -228,7 +281,8 @@ fn tempfile_dir() -> anyhow::Result<std::path::PathBuf> {
 
 /// Starts the actors over `store` for a tool run.
 pub async fn start_pipeline(config: &Config, store: Store) -> anyhow::Result<Pipeline> {
-    Pipeline::start(store, pipeline_config(config))
+    let config = pipeline_config(config, store.path());
+    Pipeline::start(store, config)
         .await
         .map_err(|err| anyhow::anyhow!("cannot start the actors: {err}"))
 }

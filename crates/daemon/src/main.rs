@@ -4,6 +4,7 @@
 #![forbid(unsafe_code)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used))]
 
+mod admin_cli;
 mod cli;
 mod embedded;
 mod export;
@@ -11,6 +12,7 @@ mod ingest_file;
 mod query_cli;
 mod serve;
 mod status;
+mod teleport_cli;
 
 use std::process::ExitCode;
 
@@ -77,8 +79,11 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Grip { command } => {
             query_cli::grip(&config, &data_dir, command, cli.log_level.as_deref()).await
         }
+        Command::Teleport { command } => {
+            teleport_cli::run(&config, &data_dir, command, cli.log_level.as_deref()).await
+        }
         Command::Admin { command } => {
-            query_cli::admin(&config, &data_dir, command, cli.log_level.as_deref()).await
+            admin_cli::run(&config, &data_dir, command, cli.log_level.as_deref()).await
         }
         Command::Demo(args) => embedded::demo(&config, args, cli.log_level.as_deref()).await,
     }

@@ -1,4 +1,5 @@
-//! The query commands: `search`, `navigate`, `toc`, `grip`, and `admin rebuild`.
+//! The query commands: `search`, `navigate`, `toc` and `grip`, and the client both
+//! modes share (`teleport` and `admin` use it too).
 //!
 //! Each builds the same JSON request the NATS service takes and sends it either to the
 //! data dir in this process (embedded mode, the default) or to a running daemon
@@ -20,11 +21,12 @@ use memory_toc::TocNode;
 use memory_types::{Event, ServiceError};
 use serde_json::{Value, json};
 
-use crate::cli::{AdminCommand, GripCommand, NavigateArgs, QueryTarget, SearchArgs, TocCommand};
+use crate::cli::{GripCommand, NavigateArgs, QueryTarget, SearchArgs, TocCommand};
 use crate::embedded::{init_tool_tracing, open_store, start_pipeline};
 
 /// Prints a line to stdout. A reader that went away (`| head`) ends the output, not
 /// the process with a panic, which is what `println!` does on a closed pipe.
+#[macro_export]
 macro_rules! say {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
@@ -33,6 +35,7 @@ macro_rules! say {
 }
 
 /// [`say!`] without the newline.
+#[macro_export]
 macro_rules! say_raw {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
@@ -41,12 +44,10 @@ macro_rules! say_raw {
 }
 
 /// How long a remote call may take.
-const REMOTE_TIMEOUT: Duration = Duration::from_secs(30);
-/// Subject of the operators' rebuild call.
-pub const ADMIN_REBUILD_SUBJECT: &str = "memory.admin.rebuild";
+pub(crate) const REMOTE_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Where calls go.
-enum QueryClient {
+pub(crate) enum QueryClient {
     Embedded(QueryService),
     Remote(async_nats::Client),
 }
@@ -54,7 +55,7 @@ enum QueryClient {
 impl QueryClient {
     /// Opens the data dir (after letting the actors finish any work a previous run
     /// left) or connects to the daemon.
-    async fn open(
+    pub(crate) async fn open(
         config: &Config,
         data_dir: &Path,
         nats_url: Option<&str>,
@@ -70,14 +71,22 @@ impl QueryClient {
         if !pipeline.wait_caught_up(Duration::from_secs(300)).await {
             tracing::warn!("projections are still catching up; answers may miss recent events");
         }
+        let bm25 = pipeline.bm25.clone();
         pipeline.shutdown().await;
         let tz = config.toc.tz()?;
         Ok(QueryClient::Embedded(
-            QueryService::new(store, tz).with_scan_budget(config.toc.search_scan_budget_events),
+            QueryService::new(store, tz)
+                .with_scan_budget(config.toc.search_scan_budget_events)
+                .with_bm25(bm25),
         ))
     }
 
-    async fn call(&self, project: &str, method: &str, body: &Value) -> Result<Value, ServiceError> {
+    pub(crate) async fn call(
+        &self,
+        project: &str,
+        method: &str,
+        body: &Value,
+    ) -> Result<Value, ServiceError> {
         match self {
             QueryClient::Embedded(service) => {
                 let payload = serde_json::to_vec(body)
@@ -92,20 +101,32 @@ impl QueryClient {
     }
 }
 
-async fn remote_call(
+pub(crate) async fn remote_call(
     client: &async_nats::Client,
     subject: String,
     body: &Value,
 ) -> Result<Value, ServiceError> {
+    remote_call_within(client, subject, body, REMOTE_TIMEOUT).await
+}
+
+/// [`remote_call`] with its own time limit (a rebuild takes longer than a query).
+pub(crate) async fn remote_call_within(
+    client: &async_nats::Client,
+    subject: String,
+    body: &Value,
+    timeout: Duration,
+) -> Result<Value, ServiceError> {
     let payload =
         serde_json::to_vec(body).map_err(|err| ServiceError::internal(err.to_string()))?;
-    let reply = tokio::time::timeout(
-        REMOTE_TIMEOUT,
-        client.request(subject.clone(), payload.into()),
-    )
-    .await
-    .map_err(|_| ServiceError::unavailable(format!("no answer on {subject} within 30 s")))?
-    .map_err(|err| ServiceError::unavailable(format!("{subject}: {err}")))?;
+    let reply = tokio::time::timeout(timeout, client.request(subject.clone(), payload.into()))
+        .await
+        .map_err(|_| {
+            ServiceError::unavailable(format!(
+                "no answer on {subject} within {} s",
+                timeout.as_secs()
+            ))
+        })?
+        .map_err(|err| ServiceError::unavailable(format!("{subject}: {err}")))?;
     let value: Value = serde_json::from_slice(&reply.payload)
         .map_err(|err| ServiceError::internal(format!("reply is not JSON: {err}")))?;
     if value.get("error").is_some() {
@@ -116,11 +137,11 @@ async fn remote_call(
     Ok(value)
 }
 
-fn decode<T: serde::de::DeserializeOwned>(value: Value) -> anyhow::Result<T> {
+pub(crate) fn decode<T: serde::de::DeserializeOwned>(value: Value) -> anyhow::Result<T> {
     serde_json::from_value(value).context("unexpected response shape")
 }
 
-fn print_json(value: &Value) -> anyhow::Result<()> {
+pub(crate) fn print_json(value: &Value) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
     serde_json::to_writer(&mut out, value)?;
     writeln!(out)?;
@@ -130,7 +151,7 @@ fn print_json(value: &Value) -> anyhow::Result<()> {
 /// Sends one call and settles what needs nothing more: an error is reported (exit 1),
 /// and with `--json` the reply is printed (exit 0). `Ok(Ok(value))` is a reply left
 /// for the caller's human-readable printer.
-async fn call_or_print(
+pub(crate) async fn call_or_print(
     client: &QueryClient,
     target: &QueryTarget,
     method: &str,
@@ -148,7 +169,7 @@ async fn call_or_print(
 }
 
 /// Prints a call's error the same way in both modes and returns exit code 1.
-fn report_error(err: &ServiceError, json: bool) -> anyhow::Result<ExitCode> {
+pub(crate) fn report_error(err: &ServiceError, json: bool) -> anyhow::Result<ExitCode> {
     if json {
         print_json(&serde_json::to_value(err)?)?;
     } else {
@@ -157,7 +178,7 @@ fn report_error(err: &ServiceError, json: bool) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::FAILURE)
 }
 
-fn one_line(text: &str, max_chars: usize) -> String {
+pub(crate) fn one_line(text: &str, max_chars: usize) -> String {
     let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
     if flat.chars().count() <= max_chars {
         flat
@@ -166,7 +187,7 @@ fn one_line(text: &str, max_chars: usize) -> String {
     }
 }
 
-fn print_event(event: &Event, indent: &str) {
+pub(crate) fn print_event(event: &Event, indent: &str) {
     say!(
         "{indent}{} {:<9} {}",
         memory_types::format_timestamp_ms(event.timestamp_ms),
@@ -298,7 +319,7 @@ pub(crate) fn print_search(response: &SearchResponse) {
     }
 }
 
-fn strip_nulls(value: &mut Value) {
+pub(crate) fn strip_nulls(value: &mut Value) {
     if let Value::Object(map) = value {
         map.retain(|_, v| !v.is_null());
     }
@@ -532,58 +553,5 @@ pub async fn grip(
         .events_after
         .iter()
         .for_each(|e| print_event(e, "    "));
-    Ok(ExitCode::SUCCESS)
-}
-
-/// `admin rebuild --projection toc`.
-pub async fn admin(
-    config: &Config,
-    data_dir: &Path,
-    command: AdminCommand,
-    log_level: Option<&str>,
-) -> anyhow::Result<ExitCode> {
-    let _guard = init_tool_tracing(config, log_level);
-    let AdminCommand::Rebuild {
-        projection,
-        nats_url,
-    } = command;
-    if projection != "toc" {
-        anyhow::bail!("unknown projection {projection:?}; projections: toc");
-    }
-    if let Some(url) = nats_url {
-        let mut nats = config.nats.clone();
-        nats.url = url;
-        let client = memory_nats::connect(&nats, |_| {}).await?;
-        let value = remote_call(
-            &client,
-            ADMIN_REBUILD_SUBJECT.to_string(),
-            &json!({"projection": projection}),
-        )
-        .await
-        .map_err(|err| anyhow::anyhow!("{err}"))?;
-        print_json(&value)?;
-        return Ok(ExitCode::SUCCESS);
-    }
-    let started = std::time::Instant::now();
-    let store = open_store(config, data_dir)?;
-    let pipeline = start_pipeline(config, store.clone()).await?;
-    pipeline
-        .rebuild_toc()
-        .await
-        .map_err(|err| anyhow::anyhow!("rebuild failed: {err}"))?;
-    let caught_up = pipeline.wait_caught_up(Duration::from_secs(3_600)).await;
-    pipeline.shutdown().await;
-    let nodes =
-        memory_actors::RollupBuilder::all_nodes(&store).map_err(|err| anyhow::anyhow!("{err}"))?;
-    say!(
-        "rebuilt the TOC from the event log: {} nodes in {:.1} s{}",
-        nodes.len(),
-        started.elapsed().as_secs_f64(),
-        if caught_up {
-            ""
-        } else {
-            " (still catching up)"
-        }
-    );
     Ok(ExitCode::SUCCESS)
 }

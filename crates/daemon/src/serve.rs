@@ -120,7 +120,8 @@ pub async fn run(
         })
     });
     let query_service = memory_query::QueryService::new(store.clone(), config.toc.tz()?)
-        .with_scan_budget(config.toc.search_scan_budget_events);
+        .with_scan_budget(config.toc.search_scan_budget_events)
+        .with_bm25(pipeline.bm25.clone());
     let queries = memory_nats::QueryServer::start(
         client.clone(),
         Arc::new(QueryAdapter(query_service)),
@@ -132,6 +133,13 @@ pub async fn run(
     let pipeline = Arc::new(pipeline);
     let admin = spawn_admin(client.clone(), store.clone(), shutdown.clone()).await?;
     let rebuild = spawn_rebuild(client.clone(), pipeline.clone(), shutdown.clone()).await?;
+    let prune = spawn_prune(
+        client.clone(),
+        pipeline.clone(),
+        store.clone(),
+        shutdown.clone(),
+    )
+    .await?;
     info!(
         data_dir = %data_dir.display(),
         nats_url = %config.nats.url,
@@ -151,6 +159,7 @@ pub async fn run(
     }
     let _ = admin.await;
     let _ = rebuild.await;
+    let _ = prune.await;
     queries.join().await;
     match Arc::try_unwrap(pipeline) {
         Ok(pipeline) => pipeline.shutdown().await,
@@ -181,8 +190,10 @@ impl memory_nats::QueryHandler for QueryAdapter {
     }
 }
 
-/// `memory.admin.rebuild` `{"projection": "toc"}`: deletes and replays the TOC; the
-/// reply comes once the replay is under way.
+/// `memory.admin.rebuild`: `{"projection": "toc"}` deletes and replays the TOC (the
+/// reply comes once the replay is under way); `{"index_type": "bm25"}` rebuilds the BM25
+/// index into a new generation and swaps it in (the reply is the report, once done;
+/// progress is in `teleport.status` meanwhile).
 async fn spawn_rebuild(
     client: async_nats::Client,
     pipeline: Arc<memory_actors::Pipeline>,
@@ -190,29 +201,79 @@ async fn spawn_rebuild(
 ) -> anyhow::Result<tokio::task::JoinHandle<()>> {
     spawn_admin_responder(
         client,
-        crate::query_cli::ADMIN_REBUILD_SUBJECT,
+        crate::admin_cli::ADMIN_REBUILD_SUBJECT,
         shutdown,
         move |payload| {
             let pipeline = pipeline.clone();
             async move {
-                let projection = serde_json::from_slice::<serde_json::Value>(&payload)
-                    .ok()
-                    .and_then(|v| {
-                        v.get("projection")
-                            .and_then(|p| p.as_str().map(str::to_string))
-                    });
-                let answer = match projection.as_deref() {
-                    Some("toc") => match pipeline.rebuild_toc().await {
+                let request = serde_json::from_slice::<serde_json::Value>(&payload).ok();
+                let field = |name: &str| {
+                    request
+                        .as_ref()
+                        .and_then(|v| v.get(name).and_then(|p| p.as_str().map(str::to_string)))
+                };
+                let answer = match (field("projection").as_deref(), field("index_type").as_deref()) {
+                    (Some("toc"), None) => match pipeline.rebuild_toc().await {
                         Ok(()) => serde_json::json!({"projection": "toc", "status": "rebuilding"}),
                         Err(err) => serde_json::to_value(memory_types::ServiceError::internal(err))
                             .unwrap_or_default(),
                     },
-                    other => serde_json::to_value(memory_types::ServiceError::invalid_argument(
-                        format!("unknown projection {other:?}; projections: toc"),
-                    ))
-                    .unwrap_or_default(),
+                    (None, Some("bm25")) => match pipeline.rebuild_bm25().await {
+                        Ok(report) => serde_json::to_value(report).unwrap_or_default(),
+                        Err(err) => serde_json::to_value(memory_types::ServiceError::unavailable(err))
+                            .unwrap_or_default(),
+                    },
+                    (projection, index_type) => {
+                        serde_json::to_value(memory_types::ServiceError::invalid_argument(format!(
+                            "give either {{\"projection\": \"toc\"}} or {{\"index_type\": \"bm25\"}} \
+                             (got projection {projection:?}, index_type {index_type:?})"
+                        )))
+                        .unwrap_or_default()
+                    }
                 };
                 serde_json::to_vec(&answer).unwrap_or_default()
+            }
+        },
+    )
+    .await
+}
+
+/// `memory.admin.prune`: `{}` applies the configured retention to the BM25 index, as
+/// the scheduled prune does; `{"age_days": N, "level": "segment|…|all"}` removes what
+/// is older than N days. The reply is the prune report.
+async fn spawn_prune(
+    client: async_nats::Client,
+    pipeline: Arc<memory_actors::Pipeline>,
+    store: memory_store::Store,
+    shutdown: CancellationToken,
+) -> anyhow::Result<tokio::task::JoinHandle<()>> {
+    spawn_admin_responder(
+        client,
+        crate::admin_cli::ADMIN_PRUNE_SUBJECT,
+        shutdown,
+        move |payload| {
+            let (handle, store) = (pipeline.bm25.clone(), store.clone());
+            async move {
+                let answer = match (handle, crate::admin_cli::parse_prune_request(&payload)) {
+                    (None, _) => Err(memory_types::ServiceError::unavailable(
+                        "the bm25 index is disabled ([teleport] / [teleport.bm25] enabled = false)",
+                    )),
+                    (_, Err(message)) => Err(memory_types::ServiceError::invalid_argument(message)),
+                    (Some(handle), Ok((age_days, kinds))) => {
+                        tokio::task::spawn_blocking(move || {
+                            crate::admin_cli::prune_now(&handle, &store, age_days, &kinds)
+                        })
+                        .await
+                        .map_err(anyhow::Error::from)
+                        .and_then(|result| result)
+                        .map_err(|err| memory_types::ServiceError::unavailable(err.to_string()))
+                    }
+                };
+                match answer {
+                    Ok(report) => serde_json::to_vec(&report),
+                    Err(err) => serde_json::to_vec(&err),
+                }
+                .unwrap_or_default()
             }
         },
     )

@@ -453,6 +453,127 @@ pub fn parse_request<T: serde::de::DeserializeOwned>(
     })
 }
 
+/// `teleport.search`: BM25 over the index's documents (the PRD's `TeleportSearch`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TeleportSearchRequest {
+    /// Natural language or keywords; never parsed as syntax.
+    pub query: String,
+    /// Only `toc_node`, `grip`, `event` or `idea` documents.
+    #[serde(default)]
+    pub doc_type: Option<String>,
+    /// Only TOC nodes of this level.
+    #[serde(default)]
+    pub level: Option<TocLevel>,
+    /// Most results. Default 10.
+    #[serde(default)]
+    pub limit: Option<usize>,
+    /// The project; over NATS it must match the subject's.
+    #[serde(default)]
+    pub project_id: Option<String>,
+    /// Only documents at or after this time.
+    #[serde(default)]
+    pub from: Option<TimeArg>,
+    /// Only documents before this time.
+    #[serde(default)]
+    pub to: Option<TimeArg>,
+    /// Only this session's documents.
+    #[serde(default)]
+    pub session_id: Option<String>,
+}
+
+/// One `teleport.search` hit.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TeleportHit {
+    /// 1 for the best.
+    pub rank: usize,
+    /// `toc:…`, `grip:…` or an event id: open it with `toc.node`, `grip.expand` or
+    /// `events.get`.
+    pub doc_id: String,
+    /// `toc_node`, `grip`, `event` or `idea`.
+    pub doc_type: String,
+    /// For TOC nodes, their level.
+    pub level: Option<String>,
+    /// The BM25 score; comparable within one response.
+    pub score: f32,
+    /// A fragment of the document around the matched terms.
+    pub text: String,
+    /// The session, for grips and events.
+    pub session_id: Option<String>,
+    /// When it happened (a node: its start), epoch milliseconds.
+    pub timestamp_ms: u64,
+}
+
+/// The answer of `teleport.search`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TeleportSearchResponse {
+    /// Hits, best first.
+    pub results: Vec<TeleportHit>,
+    /// How many documents match in all.
+    pub total_hits: u64,
+    /// Time spent in the index, milliseconds (fractional).
+    pub search_time_ms: f64,
+}
+
+/// `teleport.status` takes no arguments.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TeleportStatusRequest {}
+
+/// A rebuild in progress.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RebuildProgressInfo {
+    /// When it started, epoch milliseconds.
+    pub started_at_ms: u64,
+    /// `events`, `toc_nodes`, `grips` or `committing`.
+    pub phase: String,
+    /// Documents written so far.
+    pub num_docs: u64,
+    /// Events in the log.
+    pub num_events_total: u64,
+}
+
+/// The answer of `teleport.status` (the PRD's `GetTeleportStatus`). Agents call it
+/// before offering teleport; `search` routes by the same facts on its own.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TeleportStatusResponse {
+    /// BM25 is switched on (`[teleport] enabled` and `[teleport.bm25] enabled`).
+    pub bm25_enabled: bool,
+    /// The index opened and its last commit succeeded.
+    pub bm25_healthy: bool,
+    /// The index has been behind the log for longer than `stale_after_secs`; `search`
+    /// answers from the TOC meanwhile.
+    pub bm25_stale: bool,
+    /// All live documents, every project.
+    pub bm25_doc_count: u64,
+    /// Live documents per type.
+    pub bm25_doc_counts: BTreeMap<String, u64>,
+    /// Bytes on disk.
+    pub bm25_index_size_bytes: u64,
+    /// Outbox position the index has committed.
+    pub bm25_cursor: u64,
+    /// The log's head (outbox position).
+    pub bm25_log_head: u64,
+    /// The last commit, epoch milliseconds.
+    pub bm25_last_commit_ms: Option<u64>,
+    /// The last lifecycle prune, epoch milliseconds.
+    pub bm25_last_prune_ms: Option<u64>,
+    /// Documents the last prune removed, per kind.
+    pub bm25_pruned: BTreeMap<String, u64>,
+    /// A rebuild in progress.
+    pub bm25_rebuild: Option<RebuildProgressInfo>,
+    /// Why the index is unhealthy.
+    pub bm25_error: Option<String>,
+    /// Vector search is switched on (not in this version: always false).
+    pub vector_enabled: bool,
+    /// The vector index is usable (always false in this version).
+    pub vector_healthy: bool,
+    /// Vectors indexed (0 in this version).
+    pub vector_doc_count: u64,
+    /// One sentence for a person.
+    pub message: String,
+}
+
 /// The `to`-exclusive range of a time pair as RFC 3339, for responses.
 #[must_use]
 pub fn range_info(from_ms: Option<u64>, to_ms: Option<u64>) -> Option<BTreeMap<String, String>> {

@@ -6,9 +6,10 @@
 //!   `grip.expand`;
 //! - the Phase 10.5 plan's index-free search: `toc.search_node`, `toc.search_children`
 //!   and `navigate` (the agent loop in code, with its path explained);
-//! - `search`, the one call agents need. It answers from the TOC tier, which needs no
-//!   index ([`toc_search`](crate::toc_search)); accelerator tiers plug in behind the
-//!   same call.
+//! - `search`, the one call agents need. A capability router picks the tier: BM25 when
+//!   the index is enabled, healthy and current, else the TOC tier, which needs no index
+//!   and says in `fallback_reason` why it answered;
+//! - the BM25 PRD's `teleport.search` and `teleport.status`.
 //!
 //! [`QueryService::call`] takes a method name and a JSON body and returns JSON or a
 //! [`memory_types::ServiceError`] (`invalid_argument`, `not_found`, `unavailable`,
@@ -24,14 +25,19 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used))]
 
 pub mod api;
+mod bm25_search;
 mod navigator;
 pub mod schema;
 mod service;
+mod teleport;
 mod toc_search;
 
 pub use navigator::STRONG_MATCH;
 pub use schema::{query_schema, query_schema_json};
 pub use service::{DEFAULT_SCAN_BUDGET_EVENTS, METHODS, QueryService};
+pub use teleport::{DEFAULT_TELEPORT_LIMIT, DISABLED_MESSAGE};
 
+#[cfg(test)]
+mod bm25_tests;
 #[cfg(test)]
 mod tests;

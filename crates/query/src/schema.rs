@@ -16,8 +16,9 @@ use serde_json::{Map, Value, json};
 use crate::api::{
     EventsGetRequest, EventsGetResponse, GripExpandRequest, GripExpandResponse, NavigateRequest,
     NavigateResponse, SearchChildrenRequest, SearchChildrenResponse, SearchNodeRequest,
-    SearchNodeResponse, SearchRequest, SearchResponse, TocBrowseRequest, TocBrowseResponse,
-    TocNodeRequest, TocNodeResponse, TocRootRequest, TocRootResponse,
+    SearchNodeResponse, SearchRequest, SearchResponse, TeleportSearchRequest,
+    TeleportSearchResponse, TeleportStatusRequest, TeleportStatusResponse, TocBrowseRequest,
+    TocBrowseResponse, TocNodeRequest, TocNodeResponse, TocRootRequest, TocRootResponse,
 };
 
 /// The NATS subject of a query call; `<method>` is one of [`crate::METHODS`].
@@ -39,6 +40,16 @@ pub const METHOD_SCHEMAS: &[(&str, &str, &str)] = &[
     ),
     ("navigate", "NavigateRequest", "NavigateResponse"),
     ("search", "SearchRequest", "SearchResponse"),
+    (
+        "teleport.search",
+        "TeleportSearchRequest",
+        "TeleportSearchResponse",
+    ),
+    (
+        "teleport.status",
+        "TeleportStatusRequest",
+        "TeleportStatusResponse",
+    ),
 ];
 
 /// The `$defs` name of the error body every method may answer instead of its response.
@@ -72,6 +83,8 @@ fn definitions() -> (Map<String, Value>, Map<String, Value>) {
         define::<SearchChildrenRequest>(&mut requests),
         define::<NavigateRequest>(&mut requests),
         define::<SearchRequest>(&mut requests),
+        define::<TeleportSearchRequest>(&mut requests),
+        define::<TeleportStatusRequest>(&mut requests),
     ];
     let mut responses = SchemaSettings::draft2020_12()
         .for_serialize()
@@ -86,6 +99,8 @@ fn definitions() -> (Map<String, Value>, Map<String, Value>) {
         define::<SearchChildrenResponse>(&mut responses),
         define::<NavigateResponse>(&mut responses),
         define::<SearchResponse>(&mut responses),
+        define::<TeleportSearchResponse>(&mut responses),
+        define::<TeleportStatusResponse>(&mut responses),
     ];
     let error_name = define::<memory_types::ServiceError>(&mut responses);
     debug_assert_eq!(error_name, ERROR_SCHEMA);

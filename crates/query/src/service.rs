@@ -3,7 +3,7 @@
 use std::sync::LazyLock;
 use std::time::Instant;
 
-use memory_actors::{GripExtractor, RollupBuilder};
+use memory_actors::{Bm25Handle, GripExtractor, RollupBuilder};
 use memory_store::Store;
 use memory_toc::{
     DEFAULT_SEARCH_LIMIT, GripId, TocLevel, TocNode, TocNodeId, Tz, search_children, search_node,
@@ -16,11 +16,12 @@ use tracing::info_span;
 use crate::api::{
     EventsGetRequest, EventsGetResponse, GripExpandRequest, GripExpandResponse, MAX_PAGE,
     NavigateRequest, NavigateResponse, SearchChildrenRequest, SearchChildrenResponse,
-    SearchNodeRequest, SearchNodeResponse, SearchRequest, SearchResponse, TocBrowseRequest,
+    SearchNodeRequest, SearchNodeResponse, SearchRequest, SearchResponse, TeleportSearchRequest,
+    TeleportSearchResponse, TeleportStatusRequest, TeleportStatusResponse, TocBrowseRequest,
     TocBrowseResponse, TocNodeRequest, TocNodeResponse, TocRootResponse, parse_node_id,
     parse_request,
 };
-use crate::{navigator, toc_search};
+use crate::{bm25_search, navigator, teleport};
 
 /// Every method a client can call, as it appears in subjects
 /// (`memory.query.<project>.<method>`).
@@ -34,6 +35,8 @@ pub const METHODS: &[&str] = &[
     "toc.search_children",
     "navigate",
     "search",
+    "teleport.search",
+    "teleport.status",
 ];
 
 struct QueryMetrics {
@@ -73,6 +76,7 @@ pub struct QueryService {
     store: Store,
     tz: Tz,
     scan_budget_events: usize,
+    bm25: Option<Bm25Handle>,
 }
 
 /// Events the index-free search reads per query at most, by default: every turn of a
@@ -89,7 +93,20 @@ impl QueryService {
             store,
             tz,
             scan_budget_events: DEFAULT_SCAN_BUDGET_EVENTS,
+            bm25: None,
         }
+    }
+
+    /// Searches through this BM25 index when it is usable (`None`: BM25 is disabled and
+    /// `search` answers from the TOC).
+    #[must_use]
+    pub fn with_bm25(mut self, bm25: Option<Bm25Handle>) -> Self {
+        self.bm25 = bm25;
+        self
+    }
+
+    pub(crate) fn bm25(&self) -> Option<&Bm25Handle> {
+        self.bm25.as_ref()
     }
 
     /// Sets how many events one index-free search may read.
@@ -171,15 +188,17 @@ impl QueryService {
             "navigate" => to_json(self.navigate(project_id, &parse_request(method, payload)?)?),
             "search" => {
                 let request: SearchRequest = parse_request(method, payload)?;
-                if let Some(body_project) = &request.project_id
-                    && body_project != project_id
-                {
-                    return Err(ServiceError::invalid_argument(format!(
-                        "project_id {body_project:?} differs from the subject's project \
-                         {project_id:?}; a request reads one project"
-                    )));
-                }
+                check_body_project(request.project_id.as_deref(), project_id)?;
                 to_json(self.search(project_id, &request)?)
+            }
+            "teleport.search" => {
+                let request: TeleportSearchRequest = parse_request(method, payload)?;
+                check_body_project(request.project_id.as_deref(), project_id)?;
+                to_json(self.teleport_search(project_id, &request)?)
+            }
+            "teleport.status" => {
+                let _: TeleportStatusRequest = parse_request(method, payload)?;
+                to_json(self.teleport_status()?)
             }
             other => Err(ServiceError::invalid_argument(format!(
                 "unknown method {other:?}; methods are {}",
@@ -449,8 +468,9 @@ impl QueryService {
         navigator::navigate(self, project_id, request)
     }
 
-    /// `search`. In this build every mode but `auto` and `toc` names a tier that does
-    /// not exist yet and answers `unavailable`.
+    /// `search`: the BM25 tier when it is usable, else the TOC tier, which says why in
+    /// `fallback_reason` (see `bm25_search`). `semantic` and `hybrid` name tiers this
+    /// build does not have and answer `unavailable`.
     ///
     /// # Errors
     /// `invalid_argument` for an empty query or bad times; `unavailable` for a forced
@@ -461,7 +481,40 @@ impl QueryService {
         request: &SearchRequest,
     ) -> Result<SearchResponse, ServiceError> {
         check_query(&request.query)?;
-        toc_search::search(self, project_id, request)
+        bm25_search::search(self, project_id, request)
+    }
+
+    /// `teleport.search`: BM25 hits with their scores.
+    ///
+    /// # Errors
+    /// `invalid_argument` for an empty or termless query or a bad filter;
+    /// `unavailable` when BM25 is disabled or the index is unhealthy.
+    pub fn teleport_search(
+        &self,
+        project_id: &str,
+        request: &TeleportSearchRequest,
+    ) -> Result<TeleportSearchResponse, ServiceError> {
+        teleport::search(self, project_id, request)
+    }
+
+    /// `teleport.status`: whether BM25 is enabled and healthy, and its numbers.
+    ///
+    /// # Errors
+    /// None today; the signature leaves room for a store failure.
+    pub fn teleport_status(&self) -> Result<TeleportStatusResponse, ServiceError> {
+        teleport::status(self)
+    }
+}
+
+fn check_body_project(body_project: Option<&str>, project_id: &str) -> Result<(), ServiceError> {
+    match body_project {
+        Some(body_project) if body_project != project_id => {
+            Err(ServiceError::invalid_argument(format!(
+                "project_id {body_project:?} differs from the subject's project \
+                 {project_id:?}; a request reads one project"
+            )))
+        }
+        _ => Ok(()),
     }
 }
 

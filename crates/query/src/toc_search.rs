@@ -27,8 +27,8 @@ use memory_toc::{TocLevel, TocNode, estimate_tokens, parse_time_hint};
 use memory_types::{Event, OutboxSeq, ServiceError};
 
 use crate::api::{
-    DEFAULT_SEARCH_RESULTS, DEFAULT_TOKEN_BUDGET, MAX_PAGE, SearchMode, SearchRequest,
-    SearchResponse, SearchResult, now_or, range_info,
+    DEFAULT_SEARCH_RESULTS, DEFAULT_TOKEN_BUDGET, MAX_PAGE, SearchRequest, SearchResponse,
+    SearchResult, now_or, range_info,
 };
 use crate::service::{QueryService, internal};
 
@@ -68,21 +68,9 @@ pub(crate) fn search(
     service: &QueryService,
     project_id: &str,
     request: &SearchRequest,
+    fallback_reason: Option<String>,
 ) -> Result<SearchResponse, ServiceError> {
     let started = Instant::now();
-    match request.mode.unwrap_or_default() {
-        SearchMode::Auto | SearchMode::Toc => {}
-        forced => {
-            return Err(ServiceError::unavailable(format!(
-                "the {} tier is not available: no accelerator index is built in this \
-                 version; use mode \"toc\" or \"auto\"",
-                serde_json::to_value(forced)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_string))
-                    .unwrap_or_default()
-            )));
-        }
-    }
     let limit = request
         .limit
         .unwrap_or(DEFAULT_SEARCH_RESULTS)
@@ -137,12 +125,85 @@ pub(crate) fn search(
     Ok(SearchResponse {
         id: request.id.clone(),
         tier: "toc".to_string(),
-        fallback_reason: None,
+        fallback_reason,
         results,
         token_estimate,
         took_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
         time_range: range_info(from_ms, to_ms),
     })
+}
+
+/// The events of one segment node that match `terms` best, as `search` shows them:
+/// those a matching grip quotes first, then by BM25 over the segment's events; at most
+/// [`MAX_EVIDENCE_PER_RESULT`], none below [`MIN_RELATIVE_SCORE`] of the best. The BM25
+/// tier uses it for segment hits.
+pub(crate) fn segment_evidence(
+    service: &QueryService,
+    project_id: &str,
+    node: &TocNode,
+    terms: &[String],
+    (from_ms, to_ms): (Option<u64>, Option<u64>),
+) -> Result<Vec<Event>, ServiceError> {
+    let opened = [Candidate {
+        node: node.clone(),
+        summary_score: 0.0,
+    }];
+    let scored = score_events(service, project_id, &opened, terms, from_ms, to_ms)?;
+    Ok(build_results(&opened, scored, false)
+        .into_iter()
+        .flat_map(|result| result.evidence)
+        .collect())
+}
+
+/// The events the grips of a node's bullets quote, for bullets that hold a query term,
+/// in bullet order (the BM25 tier's evidence for day, week, month and year hits).
+pub(crate) fn bullet_evidence(
+    service: &QueryService,
+    project_id: &str,
+    node: &TocNode,
+    terms: &[String],
+) -> Result<Vec<Event>, ServiceError> {
+    let store = service.store();
+    let mut events = Vec::new();
+    for bullet in &node.bullets {
+        let index = TermIndex::new(&bullet.text);
+        if !terms.iter().any(|term| index.contains(term)) {
+            continue;
+        }
+        for grip_id in &bullet.grip_ids {
+            if let Some(grip) = GripExtractor::grip(store, grip_id).map_err(internal)? {
+                events.extend(grip_events(store, project_id, &grip)?);
+            }
+        }
+    }
+    Ok(events)
+}
+
+/// The events a grip quotes, first to last.
+pub(crate) fn grip_events(
+    store: &Store,
+    project_id: &str,
+    grip: &memory_toc::Grip,
+) -> Result<Vec<Event>, ServiceError> {
+    let seq_of = |event_id: &str| {
+        store
+            .seq_of_event_id(project_id, event_id)
+            .map_err(internal)
+    };
+    let (Some(start), end) = (seq_of(&grip.event_id_start)?, seq_of(&grip.event_id_end)?) else {
+        return Ok(Vec::new());
+    };
+    let end = end.unwrap_or(start).max(start);
+    let mut events = Vec::new();
+    for seq in start.0..=end.0 {
+        if let Some(event) = store.event(OutboxSeq(seq)).map_err(internal)?
+            && event.project_id == project_id
+            && event.session_id == grip.session_id
+        {
+            events.push(event);
+        }
+    }
+    Ok(events)
 }
 
 fn overlaps(node: &TocNode, from_ms: Option<u64>, to_ms: Option<u64>) -> bool {

@@ -1,0 +1,320 @@
+//! `admin`: rebuild the TOC (`rebuild --projection toc`), rebuild an accelerator index
+//! (`rebuild-index`), prune the BM25 index (`prune-bm25`). Each works on the data dir in
+//! this process (embedded mode) or asks a running daemon (`--nats-url`), which answers on
+//! `memory.admin.rebuild` and `memory.admin.prune`.
+
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Context;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use memory_actors::{Bm25Handle, Pipeline, PruneKind, PruneReport, RebuildReport};
+use memory_config::Config;
+use memory_query::api::TeleportStatusResponse;
+use serde_json::{Value, json};
+
+use crate::cli::AdminCommand;
+use crate::embedded::{init_tool_tracing, open_store, start_pipeline};
+use crate::query_cli::{print_json, remote_call, remote_call_within};
+use crate::say;
+
+/// Subject of the operators' rebuild call: `{"projection": "toc"}` or
+/// `{"index_type": "bm25"}`.
+pub const ADMIN_REBUILD_SUBJECT: &str = "memory.admin.rebuild";
+/// Subject of the operators' prune call: `{}` (configured retention) or
+/// `{"age_days": N, "level": "segment|grip|event|day|week|month|year|all"}`.
+pub const ADMIN_PRUNE_SUBJECT: &str = "memory.admin.prune";
+/// A rebuild of a year of data takes seconds; a remote caller waits this long.
+const REBUILD_TIMEOUT: Duration = Duration::from_secs(3_600);
+
+/// `admin …`.
+pub async fn run(
+    config: &Config,
+    data_dir: &Path,
+    command: AdminCommand,
+    log_level: Option<&str>,
+) -> anyhow::Result<ExitCode> {
+    let _guard = init_tool_tracing(config, log_level);
+    match command {
+        AdminCommand::Rebuild {
+            projection,
+            nats_url,
+        } => rebuild_toc(config, data_dir, &projection, nats_url).await,
+        AdminCommand::RebuildIndex {
+            index,
+            nats_url,
+            json,
+        } => rebuild_index(config, data_dir, &index, nats_url, json).await,
+        AdminCommand::PruneBm25 {
+            age_days,
+            level,
+            nats_url,
+            json,
+        } => prune(config, data_dir, age_days, &level, nats_url, json).await,
+    }
+}
+
+async fn connect(config: &Config, url: String) -> anyhow::Result<async_nats::Client> {
+    let mut nats = config.nats.clone();
+    nats.url = url;
+    Ok(memory_nats::connect(&nats, |_| {}).await?)
+}
+
+/// `admin rebuild --projection toc`.
+async fn rebuild_toc(
+    config: &Config,
+    data_dir: &Path,
+    projection: &str,
+    nats_url: Option<String>,
+) -> anyhow::Result<ExitCode> {
+    if projection != "toc" {
+        anyhow::bail!(
+            "unknown projection {projection:?}; projections: toc (for the bm25 index use \
+             `admin rebuild-index`)"
+        );
+    }
+    if let Some(url) = nats_url {
+        let client = connect(config, url).await?;
+        let value = remote_call(
+            &client,
+            ADMIN_REBUILD_SUBJECT.to_string(),
+            &json!({"projection": projection}),
+        )
+        .await
+        .map_err(|err| anyhow::anyhow!("{err}"))?;
+        print_json(&value)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let started = std::time::Instant::now();
+    let store = open_store(config, data_dir)?;
+    let pipeline = start_pipeline(config, store.clone()).await?;
+    pipeline
+        .rebuild_toc()
+        .await
+        .map_err(|err| anyhow::anyhow!("rebuild failed: {err}"))?;
+    let caught_up = pipeline.wait_caught_up(Duration::from_secs(3_600)).await;
+    pipeline.shutdown().await;
+    let nodes =
+        memory_actors::RollupBuilder::all_nodes(&store).map_err(|err| anyhow::anyhow!("{err}"))?;
+    say!(
+        "rebuilt the TOC from the event log: {} nodes in {:.1} s{}",
+        nodes.len(),
+        started.elapsed().as_secs_f64(),
+        if caught_up {
+            ""
+        } else {
+            " (still catching up)"
+        }
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `admin rebuild-index [--index bm25]`, with progress on stderr.
+async fn rebuild_index(
+    config: &Config,
+    data_dir: &Path,
+    index: &str,
+    nats_url: Option<String>,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
+    if index != "bm25" {
+        anyhow::bail!("unknown index {index:?}; indexes: bm25 (vectors come in a later version)");
+    }
+    let report: RebuildReport = if let Some(url) = nats_url {
+        let client = connect(config, url).await?;
+        let progress = progress_bar();
+        let poller = {
+            let (client, progress) = (client.clone(), progress.clone());
+            tokio::spawn(async move {
+                loop {
+                    tokio::time::sleep(Duration::from_millis(300)).await;
+                    let subject = format!(
+                        "{}.{}.teleport.status",
+                        memory_nats::QUERY_SUBJECT_PREFIX,
+                        memory_types::DEFAULT_PROJECT
+                    );
+                    if let Ok(value) = remote_call(&client, subject, &json!({})).await
+                        && let Ok(status) = serde_json::from_value::<TeleportStatusResponse>(value)
+                        && let Some(rebuild) = status.bm25_rebuild
+                    {
+                        show_progress(
+                            &progress,
+                            &rebuild.phase,
+                            rebuild.num_docs,
+                            rebuild.num_events_total,
+                        );
+                    }
+                }
+            })
+        };
+        let answer = remote_call_within(
+            &client,
+            ADMIN_REBUILD_SUBJECT.to_string(),
+            &json!({"index_type": index}),
+            REBUILD_TIMEOUT,
+        )
+        .await;
+        poller.abort();
+        progress.finish_and_clear();
+        let value = answer.map_err(|err| anyhow::anyhow!("{err}"))?;
+        serde_json::from_value(value).context("unexpected rebuild reply")?
+    } else {
+        let store = open_store(config, data_dir)?;
+        let pipeline = start_pipeline(config, store).await?;
+        let result = rebuild_with_progress(&pipeline).await;
+        pipeline.shutdown().await;
+        result?
+    };
+    if json {
+        print_json(&serde_json::to_value(&report)?)?;
+    } else {
+        say!(
+            "rebuilt the bm25 index: {} documents in {:.1} s ({:.0} docs/s), up to log position {}",
+            report.num_docs,
+            report.duration_ms as f64 / 1_000.0,
+            report.docs_per_sec,
+            report.cursor
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn rebuild_with_progress(pipeline: &Pipeline) -> anyhow::Result<RebuildReport> {
+    let handle = pipeline
+        .bm25
+        .clone()
+        .context("the bm25 index is disabled ([teleport] / [teleport.bm25] enabled = false)")?;
+    let progress = progress_bar();
+    let poller = {
+        let progress = progress.clone();
+        let handle = handle.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(Duration::from_millis(200)).await;
+                if let Some(rebuild) = handle.status(memory_store::OutboxSeq::ZERO).rebuild {
+                    show_progress(
+                        &progress,
+                        &rebuild.phase,
+                        rebuild.num_docs,
+                        rebuild.num_events_total,
+                    );
+                }
+            }
+        })
+    };
+    let result = pipeline.rebuild_bm25().await;
+    poller.abort();
+    progress.finish_and_clear();
+    result.map_err(|err| anyhow::anyhow!("rebuild failed: {err}"))
+}
+
+fn progress_bar() -> ProgressBar {
+    let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} rebuilding bm25: {msg} [{elapsed}]")
+            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+    );
+    bar.enable_steady_tick(Duration::from_millis(120));
+    bar
+}
+
+fn show_progress(bar: &ProgressBar, phase: &str, num_docs: u64, num_events_total: u64) {
+    bar.set_message(format!(
+        "{phase}, {num_docs} documents (the log holds {num_events_total} events)"
+    ));
+}
+
+/// `admin prune-bm25 [--age-days N --level L]`.
+async fn prune(
+    config: &Config,
+    data_dir: &Path,
+    age_days: Option<u32>,
+    level: &str,
+    nats_url: Option<String>,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
+    let kinds = PruneKind::parse_level(level).with_context(|| {
+        format!(
+            "unknown level {level:?}; levels: segment, grip, event, day, week, month, year, all"
+        )
+    })?;
+    let report: PruneReport = if let Some(url) = nats_url {
+        let client = connect(config, url).await?;
+        let body = match age_days {
+            Some(days) => json!({"age_days": days, "level": level}),
+            None => json!({}),
+        };
+        let value = remote_call_within(
+            &client,
+            ADMIN_PRUNE_SUBJECT.to_string(),
+            &body,
+            REBUILD_TIMEOUT,
+        )
+        .await
+        .map_err(|err| anyhow::anyhow!("{err}"))?;
+        serde_json::from_value(value).context("unexpected prune reply")?
+    } else {
+        let store = open_store(config, data_dir)?;
+        let pipeline = start_pipeline(config, store.clone()).await?;
+        pipeline.wait_caught_up(Duration::from_secs(300)).await;
+        let handle = pipeline.bm25.clone();
+        pipeline.shutdown().await;
+        let handle = handle
+            .context("the bm25 index is disabled ([teleport] / [teleport.bm25] enabled = false)")?;
+        tokio::task::spawn_blocking(move || prune_now(&handle, &store, age_days, &kinds)).await??
+    };
+    if json {
+        print_json(&serde_json::to_value(&report)?)?;
+    } else {
+        say!("pruned {} documents from the bm25 index", report.total());
+        for (kind, count) in &report.pruned {
+            say!("  {kind:<8} {count}");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Prunes `kinds` older than `age_days`, or every kind by its configured retention.
+pub fn prune_now(
+    handle: &Bm25Handle,
+    store: &memory_store::Store,
+    age_days: Option<u32>,
+    kinds: &[PruneKind],
+) -> anyhow::Result<PruneReport> {
+    let now = memory_types::now_ms();
+    let cutoffs: Vec<(PruneKind, u64)> = match age_days {
+        Some(days) => {
+            let before = now.saturating_sub(u64::from(days) * 86_400_000);
+            kinds.iter().map(|kind| (*kind, before)).collect()
+        }
+        None => handle.settings().retention.cutoffs(now),
+    };
+    handle
+        .prune(store, &cutoffs)
+        .map_err(|err| anyhow::anyhow!("prune failed: {err}"))
+}
+
+/// Parses an `admin.prune` request body: `{}` or `{"age_days", "level"}`.
+pub fn parse_prune_request(body: &[u8]) -> Result<(Option<u32>, Vec<PruneKind>), String> {
+    let value: Value = if body.is_empty() {
+        json!({})
+    } else {
+        serde_json::from_slice(body).map_err(|err| format!("request is not JSON: {err}"))?
+    };
+    let age_days = match value.get("age_days") {
+        None | Some(Value::Null) => None,
+        Some(days) => Some(
+            days.as_u64()
+                .and_then(|days| u32::try_from(days).ok())
+                .ok_or_else(|| format!("age_days {days} is not a whole number of days"))?,
+        ),
+    };
+    let level = value.get("level").and_then(Value::as_str).unwrap_or("all");
+    let kinds = PruneKind::parse_level(level).ok_or_else(|| {
+        format!(
+            "unknown level {level:?}; levels: segment, grip, event, day, week, month, year, all"
+        )
+    })?;
+    Ok((age_days, kinds))
+}

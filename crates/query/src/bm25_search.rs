@@ -1,0 +1,294 @@
+//! `search`'s capability router and its BM25 tier.
+//!
+//! Routing (`mode: auto`, the default): the BM25 tier answers when the index is
+//! enabled, healthy and current; otherwise, or when the BM25 search fails while
+//! answering, the TOC tier answers and `fallback_reason` says why. A search never
+//! fails because an index is disabled, missing, stale or broken. `mode: keyword` forces
+//! the BM25 tier and is `unavailable` when it cannot answer; `mode: toc` skips it.
+//!
+//! The BM25 tier: one tantivy search over the project's events, grips and TOC nodes
+//! (time range from the request or a time hint in the query, as the TOC tier), then
+//! each hit's evidence — an event is its own evidence, a grip the events it quotes, a
+//! segment node its events that match best, a day, week, month or year node the events
+//! its matching bullets' grips quote — deduplicated across hits and packed into
+//! `token_budget` in rank order.
+
+use std::time::Instant;
+
+use memory_actors::{Bm25Handle, GripExtractor, RollupBuilder};
+use memory_search::{Bm25Query, DocType, Hit, SearchError};
+use memory_toc::{GripId, TocLevel, TocNodeId, parse_time_hint};
+use memory_types::{Event, ServiceError};
+use tracing::info_span;
+
+use crate::api::{
+    DEFAULT_SEARCH_RESULTS, DEFAULT_TOKEN_BUDGET, MAX_PAGE, SearchMode, SearchRequest,
+    SearchResponse, SearchResult, now_or, range_info,
+};
+use crate::service::{QueryService, internal};
+use crate::teleport::DISABLED_MESSAGE;
+use crate::toc_search;
+
+/// Hits read per search, at least: enough evidence for the largest budgets whatever
+/// `limit` is, so a small `limit` with a large budget is not starved.
+const MIN_RETRIEVED_HITS: usize = 100;
+
+/// Why the BM25 tier did not answer.
+enum Skip {
+    /// The tier cannot be used (disabled, unhealthy, stale, failed): says why.
+    Unavailable(String),
+    /// The query has no terms once its time hint is taken out: only the TOC tier can
+    /// answer a time-only question.
+    NoTerms,
+}
+
+/// `search`: routes to a tier (see the module docs).
+pub(crate) fn search(
+    service: &QueryService,
+    project_id: &str,
+    request: &SearchRequest,
+) -> Result<SearchResponse, ServiceError> {
+    match request.mode.unwrap_or_default() {
+        SearchMode::Toc => toc_search::search(service, project_id, request, None),
+        SearchMode::Keyword => match bm25_tier(service, project_id, request) {
+            Ok(response) => Ok(response),
+            Err(Skip::Unavailable(reason)) => Err(ServiceError::unavailable(format!(
+                "the keyword (bm25) tier cannot answer: {reason}; use mode \"auto\" or \"toc\""
+            ))),
+            Err(Skip::NoTerms) => Err(ServiceError::invalid_argument(format!(
+                "query {:?} has no searchable terms for the keyword tier",
+                request.query
+            ))),
+        },
+        SearchMode::Auto => match bm25_tier(service, project_id, request) {
+            Ok(response) => Ok(response),
+            Err(Skip::Unavailable(reason)) => {
+                toc_search::search(service, project_id, request, Some(reason))
+            }
+            Err(Skip::NoTerms) => toc_search::search(service, project_id, request, None),
+        },
+        forced @ (SearchMode::Semantic | SearchMode::Hybrid) => {
+            Err(ServiceError::unavailable(format!(
+                "the {} tier is not available: no vector index is built in this version; \
+                 use mode \"auto\", \"keyword\" or \"toc\"",
+                if forced == SearchMode::Semantic {
+                    "semantic"
+                } else {
+                    "hybrid"
+                }
+            )))
+        }
+    }
+}
+
+fn bm25_tier(
+    service: &QueryService,
+    project_id: &str,
+    request: &SearchRequest,
+) -> Result<SearchResponse, Skip> {
+    let Some(handle) = service.bm25() else {
+        return Err(Skip::Unavailable(format!(
+            "bm25 tier disabled by configuration ([teleport.bm25] enabled = false): \
+             {DISABLED_MESSAGE}"
+        )));
+    };
+    handle
+        .availability(service.store().head())
+        .map_err(|unavailable| Skip::Unavailable(unavailable.to_string()))?;
+    let span = info_span!("teleport_search", project_id, tier = "bm25");
+    let _entered = span.enter();
+    match answer(service, handle, project_id, request) {
+        Ok(response) => Ok(response),
+        Err(Bm25Failure::Skip(skip)) => Err(skip),
+        Err(Bm25Failure::Request(error)) => Err(Skip::Unavailable(error.to_string())),
+    }
+}
+
+enum Bm25Failure {
+    Skip(Skip),
+    Request(ServiceError),
+}
+
+impl From<ServiceError> for Bm25Failure {
+    fn from(error: ServiceError) -> Self {
+        Bm25Failure::Request(error)
+    }
+}
+
+fn answer(
+    service: &QueryService,
+    handle: &Bm25Handle,
+    project_id: &str,
+    request: &SearchRequest,
+) -> Result<SearchResponse, Bm25Failure> {
+    let started = Instant::now();
+    let limit = request
+        .limit
+        .unwrap_or(DEFAULT_SEARCH_RESULTS)
+        .clamp(1, MAX_PAGE);
+    let budget = request.token_budget.unwrap_or(DEFAULT_TOKEN_BUDGET);
+    let (query, from_ms, to_ms) = {
+        let _parse = info_span!("parse_query").entered();
+        parse(service, handle, project_id, request)?
+    };
+    let hits = {
+        let _execute = info_span!("execute_search").entered();
+        handle
+            .search(&query, limit.max(MIN_RETRIEVED_HITS))
+            .map_err(|err| match err {
+                SearchError::EmptyQuery => Bm25Failure::Skip(Skip::NoTerms),
+                other => {
+                    Bm25Failure::Skip(Skip::Unavailable(format!("bm25 search failed: {other}")))
+                }
+            })?
+            .hits
+    };
+    let _collect = info_span!("collect_results", num_hits = hits.len()).entered();
+    let terms = query.terms().to_vec();
+    let mut results = Vec::with_capacity(hits.len());
+    for (rank, hit) in hits.into_iter().enumerate() {
+        let evidence = evidence_of(service, project_id, &hit, &terms, (from_ms, to_ms))?;
+        results.push(SearchResult {
+            level: hit
+                .level
+                .as_deref()
+                .and_then(|level| level.parse::<TocLevel>().ok()),
+            doc_id: hit.doc_id,
+            doc_type: hit.doc_type.as_str().to_owned(),
+            score: hit.score,
+            text: snippet_of(&hit.text),
+            bm25_rank: Some(rank + 1),
+            vector_rank: None,
+            evidence,
+        });
+    }
+    let (mut results, _) = toc_search::pack(results, budget);
+    results.truncate(limit);
+    let token_estimate = results
+        .iter()
+        .flat_map(|result| &result.evidence)
+        .map(|event| memory_toc::estimate_tokens(event.text.chars().count()))
+        .sum();
+    Ok(SearchResponse {
+        id: request.id.clone(),
+        tier: "bm25".to_owned(),
+        fallback_reason: None,
+        results,
+        token_estimate,
+        took_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+        time_range: range_info(from_ms, to_ms),
+    })
+}
+
+/// The query with its filters: the request's time range, or a time hint in the query
+/// when the index holds documents in it (a hint that covers nothing is a figure of
+/// speech, not a filter), in which case the hint's words leave the query.
+fn parse(
+    service: &QueryService,
+    handle: &Bm25Handle,
+    project_id: &str,
+    request: &SearchRequest,
+) -> Result<(Bm25Query, Option<u64>, Option<u64>), Bm25Failure> {
+    let mut from_ms = request.from.as_ref().map(|t| t.to_ms("from")).transpose()?;
+    let mut to_ms = request.to.as_ref().map(|t| t.to_ms("to")).transpose()?;
+    let mut query_text = request.query.clone();
+    if from_ms.is_none() && to_ms.is_none() {
+        let now = now_or(request.now.as_ref())?;
+        if let Some(hint) = parse_time_hint(&request.query, now, service.tz()) {
+            let range = (
+                u64::try_from(hint.from.timestamp_millis()).ok(),
+                u64::try_from(hint.to.timestamp_millis()).ok(),
+            );
+            if covers_documents(handle, project_id, &request.query, range)? {
+                (from_ms, to_ms) = range;
+                query_text = hint.remainder;
+            }
+        }
+    }
+    let mut query = Bm25Query::new(&query_text, project_id)
+        .map_err(|_| Bm25Failure::Skip(Skip::NoTerms))?
+        .time_range(from_ms, to_ms);
+    if let Some(session_id) = &request.session_id {
+        query = query.session_id(session_id.clone());
+    }
+    Ok((query, from_ms, to_ms))
+}
+
+/// Whether any document of the query's terms lies in the range (a count, no hits read).
+fn covers_documents(
+    handle: &Bm25Handle,
+    project_id: &str,
+    query_text: &str,
+    (from_ms, to_ms): (Option<u64>, Option<u64>),
+) -> Result<bool, Bm25Failure> {
+    let Ok(query) = Bm25Query::new(query_text, project_id) else {
+        return Ok(false);
+    };
+    let counted = handle
+        .search(&query.time_range(from_ms, to_ms), 0)
+        .map_err(|err| {
+            Bm25Failure::Skip(Skip::Unavailable(format!("bm25 search failed: {err}")))
+        })?;
+    Ok(counted.total_hits > 0)
+}
+
+/// The events behind one hit (see the module docs).
+fn evidence_of(
+    service: &QueryService,
+    project_id: &str,
+    hit: &Hit,
+    terms: &[String],
+    range: (Option<u64>, Option<u64>),
+) -> Result<Vec<Event>, ServiceError> {
+    let store = service.store();
+    match hit.doc_type {
+        DocType::Event => {
+            let Some(seq) = store
+                .seq_of_event_id(project_id, &hit.doc_id)
+                .map_err(internal)?
+            else {
+                return Ok(Vec::new());
+            };
+            Ok(store.event(seq).map_err(internal)?.into_iter().collect())
+        }
+        DocType::Grip => {
+            let Ok(grip_id) = hit.doc_id.parse::<GripId>() else {
+                return Ok(Vec::new());
+            };
+            match GripExtractor::grip(store, &grip_id).map_err(internal)? {
+                Some(grip) if grip.project_id == project_id => {
+                    toc_search::grip_events(store, project_id, &grip)
+                }
+                _ => Ok(Vec::new()),
+            }
+        }
+        DocType::TocNode => {
+            let Ok(node_id) = hit.doc_id.parse::<TocNodeId>() else {
+                return Ok(Vec::new());
+            };
+            let Some(node) = RollupBuilder::node(store, project_id, &node_id).map_err(internal)?
+            else {
+                return Ok(Vec::new());
+            };
+            if node.level == TocLevel::Segment {
+                toc_search::segment_evidence(service, project_id, &node, terms, range)
+            } else {
+                toc_search::bullet_evidence(service, project_id, &node, terms)
+            }
+        }
+        DocType::Idea => Ok(Vec::new()),
+    }
+}
+
+/// Longest result text, characters: the evidence carries the full texts.
+const MAX_SNIPPET_CHARS: usize = 200;
+
+/// A node's searchable text starts with its title, so the first line is the snippet;
+/// for a long line, its start.
+fn snippet_of(text: &str) -> String {
+    let line = text.lines().next().unwrap_or_default();
+    match line.char_indices().nth(MAX_SNIPPET_CHARS) {
+        Some((end, _)) => format!("{}…", &line[..end]),
+        None => line.to_owned(),
+    }
+}
