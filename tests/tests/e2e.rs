@@ -665,7 +665,8 @@ async fn the_query_service_answers_over_nats_and_live_work_is_navigable() -> any
     .await?;
     assert_eq!(
         (search["id"].clone(), search["tier"].clone()),
-        (json!(7), json!("toc"))
+        (json!(7), json!("bm25")),
+        "{search}"
     );
     assert!(
         search["token_estimate"].as_u64().unwrap_or(u64::MAX) <= 300,
@@ -717,7 +718,7 @@ async fn the_query_service_answers_over_nats_and_live_work_is_navigable() -> any
     let forced = request(
         &client,
         "memory.query.webapp.search",
-        br#"{"query": "jwt", "mode": "keyword"}"#.to_vec(),
+        br#"{"query": "jwt", "mode": "semantic"}"#.to_vec(),
     )
     .await?;
     assert_eq!(forced["error"]["code"], "unavailable", "{forced}");
@@ -747,7 +748,7 @@ async fn the_query_service_answers_over_nats_and_live_work_is_navigable() -> any
         String::from_utf8_lossy(&output.stderr)
     );
     let cli: Value = serde_json::from_slice(&output.stdout)?;
-    assert_eq!(cli["tier"], "toc", "{cli}");
+    assert_eq!(cli["tier"], "bm25", "{cli}");
 
     // A session still going is in its day node within moments, not at midnight.
     let now_ms = memory_types::now_ms();
@@ -763,6 +764,21 @@ async fn the_query_service_answers_over_nats_and_live_work_is_navigable() -> any
     )
     .await?;
     assert_eq!(found["tier"], "toc", "{found}");
+    // ... and keyword-searchable within a second or two: the indexer commits as soon as
+    // it has caught up.
+    let acked = Instant::now();
+    let teleported = query_until(
+        &client,
+        "memory.query.webapp.teleport.search",
+        json!({"query": "zanzibar", "doc_type": "event"}),
+        |answer| answer["results"][0]["doc_id"] == "live-1",
+    )
+    .await?;
+    assert!(
+        acked.elapsed() < Duration::from_secs(5),
+        "searchable after {:?}: {teleported}",
+        acked.elapsed()
+    );
 
     // Per-endpoint statistics of the micro service.
     let stats = request(&client, "$SRV.STATS.memory-query", Vec::new()).await?;
@@ -774,6 +790,67 @@ async fn the_query_service_answers_over_nats_and_live_work_is_navigable() -> any
         .filter_map(|endpoint| endpoint["num_requests"].as_u64())
         .sum();
     assert!(search_requests >= 4, "{stats}");
+
+    // The BM25 teleport calls, status, rebuild and prune over NATS.
+    let status = request(&client, "memory.query.webapp.teleport.status", b"{}".to_vec()).await?;
+    assert_eq!(
+        (status["bm25_enabled"].clone(), status["bm25_healthy"].clone()),
+        (json!(true), json!(true)),
+        "{status}"
+    );
+    let num_docs = status["bm25_doc_count"].as_u64().unwrap_or(0);
+    assert!(num_docs > 300, "{status}");
+    let rebuilt = request(
+        &client,
+        "memory.admin.rebuild",
+        br#"{"index_type": "bm25"}"#.to_vec(),
+    )
+    .await?;
+    assert!(rebuilt["num_docs"].as_u64().unwrap_or(0) >= num_docs, "{rebuilt}");
+    let status = request(&client, "memory.query.webapp.teleport.status", b"{}".to_vec()).await?;
+    assert_eq!(status["bm25_doc_count"], rebuilt["num_docs"], "{status}");
+    let grips = request(
+        &client,
+        "memory.query.webapp.teleport.search",
+        br#"{"query": "refresh token reuse iOS", "doc_type": "grip", "limit": 3}"#.to_vec(),
+    )
+    .await?;
+    assert!(
+        grips["results"]
+            .as_array()
+            .is_some_and(|hits| !hits.is_empty() && hits.iter().all(|hit| hit["doc_type"] == "grip")),
+        "{grips}"
+    );
+    let pruned = request(
+        &client,
+        "memory.admin.prune",
+        br#"{"age_days": 1, "level": "segment"}"#.to_vec(),
+    )
+    .await?;
+    assert!(pruned["pruned"]["event"].as_u64().unwrap_or(0) > 300, "{pruned}");
+    let status = request(&client, "memory.query.webapp.teleport.status", b"{}".to_vec()).await?;
+    assert_eq!(status["bm25_last_prune_ms"], pruned["at_ms"], "{status}");
+    // Only today's live event is younger than a day.
+    assert_eq!(status["bm25_doc_counts"]["event"], 1, "{status}");
+    // Pruned detail is still answered: days and weeks stay in the index, the TOC keeps all.
+    let after = request(
+        &client,
+        "memory.query.webapp.search",
+        serde_json::to_vec(&json!({"query": "what did we decide about JWT expiry?"}))?,
+    )
+    .await?;
+    assert!(after["results"].as_array().is_some_and(|r| !r.is_empty()), "{after}");
+    let (_, metrics) = http_get(&format!("http://127.0.0.1:{}/metrics", stack.metrics_port))?;
+    for name in [
+        "bm25_index_doc_count{doc_type=\"toc_node\"}",
+        "bm25_search_latency_seconds_bucket",
+        "bm25_commit_total",
+        "bm25_index_operations_total{op=\"prune\"}",
+        "bm25_rebuild_duration_seconds",
+        "bm25_index_size_bytes",
+    ] {
+        assert!(metrics.contains(name), "/metrics lacks {name}");
+    }
     drop(stack);
     Ok(())
 }
@@ -870,7 +947,7 @@ fn admin_rebuild_replays_the_same_tree_from_the_log() -> anyhow::Result<()> {
             vec!["toc", "root"],
             vec!["toc", "browse", "toc:month:2026-01"],
             vec!["toc", "node", "toc:day:2026-01-05"],
-            vec!["search", "why were iOS users logged out?"],
+            vec!["search", "why were iOS users logged out?", "--mode", "toc"],
         ] {
             let mut args = args;
             args.extend(["--project", "webapp", "--json"]);
@@ -882,7 +959,25 @@ fn admin_rebuild_replays_the_same_tree_from_the_log() -> anyhow::Result<()> {
         }
         Ok(out)
     };
+    // BM25 scores move a little when documents are rewritten (tantivy counts deleted
+    // documents until segments merge), so the BM25 answer is compared by its best hits.
+    let bm25_top = || -> anyhow::Result<Vec<Value>> {
+        let answer: Value = serde_json::from_str(&cli(
+            data.path(),
+            &[],
+            &["search", "why were iOS users logged out?", "--project", "webapp", "--json"],
+        )?)?;
+        assert_eq!(answer["tier"], "bm25", "{answer}");
+        Ok(answer["results"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .take(4)
+            .map(|result| result["doc_id"].clone())
+            .collect())
+    };
     let before = snapshot()?;
+    let top_before = bm25_top()?;
     let report = cli(
         data.path(),
         &[],
@@ -894,5 +989,38 @@ fn admin_rebuild_replays_the_same_tree_from_the_log() -> anyhow::Result<()> {
         before,
         "the rebuilt tree answers exactly as before"
     );
+    assert_eq!(bm25_top()?, top_before);
+    // The BM25 index: rebuilt into a new generation with the same answers; deleted, it
+    // is rebuilt from the log at the next start; disabled, search says so and answers
+    // from the TOC.
+    let report = cli(data.path(), &[], &["admin", "rebuild-index", "--json"])?;
+    let report: Value = serde_json::from_str(&report)?;
+    assert!(report["num_docs"].as_u64().unwrap_or(0) > 300, "{report}");
+    assert_eq!(bm25_top()?, top_before, "the rebuilt index answers as before");
+    std::fs::remove_dir_all(data.path().join("bm25-index"))?;
+    assert_eq!(bm25_top()?, top_before, "a deleted index is rebuilt from the log");
+    let disabled = [("AGENT_MEMORY_TELEPORT__BM25__ENABLED", "false")];
+    let answer: Value = serde_json::from_str(&cli(
+        data.path(),
+        &disabled,
+        &["search", "why were iOS users logged out?", "--project", "webapp", "--json"],
+    )?)?;
+    assert_eq!(answer["tier"], "toc", "{answer}");
+    assert!(
+        answer["fallback_reason"].as_str().unwrap_or("").contains("disabled"),
+        "{answer}"
+    );
+    let status: Value = serde_json::from_str(&cli(
+        data.path(),
+        &[],
+        &["teleport", "status", "--json"],
+    )?)?;
+    assert_eq!(status["bm25_healthy"], true, "{status}");
+    let hits = cli(
+        data.path(),
+        &[],
+        &["teleport", "search", "refresh token", "--type", "grip", "--project", "webapp"],
+    )?;
+    assert!(hits.contains("grip:"), "{hits}");
     Ok(())
 }
