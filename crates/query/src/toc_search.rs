@@ -135,7 +135,8 @@ pub(crate) fn search(
 
 /// The events of one segment node that match `terms` best, as `search` shows them:
 /// those a matching grip quotes first, then by BM25 over the segment's events; at most
-/// [`MAX_EVIDENCE_PER_RESULT`], none below [`MIN_RELATIVE_SCORE`] of the best. The BM25
+/// [`MAX_EVIDENCE_PER_RESULT`], none below [`MIN_RELATIVE_SCORE`] of the best. Each comes
+/// with its score relative to the segment's best event (1.0 for the best). The BM25
 /// tier uses it for segment hits.
 pub(crate) fn segment_evidence(
     service: &QueryService,
@@ -143,15 +144,31 @@ pub(crate) fn segment_evidence(
     node: &TocNode,
     terms: &[String],
     (from_ms, to_ms): (Option<u64>, Option<u64>),
-) -> Result<Vec<Event>, ServiceError> {
+) -> Result<Vec<(Event, f32)>, ServiceError> {
     let opened = [Candidate {
         node: node.clone(),
         summary_score: 0.0,
     }];
-    let scored = score_events(service, project_id, &opened, terms, from_ms, to_ms)?;
+    let mut scored = score_events(service, project_id, &opened, terms, from_ms, to_ms)?;
+    let best = scored
+        .iter()
+        .flatten()
+        .map(|scored| scored.score)
+        .fold(0.0f32, f32::max);
+    let mut relative = std::collections::HashMap::new();
+    for scored in scored.iter_mut().flatten() {
+        relative.insert(
+            scored.event.event_id.clone(),
+            if best > 0.0 { scored.score / best } else { 0.0 },
+        );
+    }
     Ok(build_results(&opened, scored, false)
         .into_iter()
         .flat_map(|result| result.evidence)
+        .map(|event| {
+            let score = relative.get(&event.event_id).copied().unwrap_or(0.0);
+            (event, score)
+        })
         .collect())
 }
 

@@ -671,6 +671,40 @@ impl Store {
         })
     }
 
+    /// The events just before and just after the event at `seq` in its session, in
+    /// session time order (`None` at either end). Conversation context: the question a
+    /// turn answers, the reply it got.
+    ///
+    /// # Errors
+    /// Storage or decoding failures.
+    pub fn session_neighbors(
+        &self,
+        event: &Event,
+        seq: OutboxSeq,
+    ) -> Result<(Option<Event>, Option<Event>)> {
+        let key = keys::session_key(
+            &event.project_id,
+            &event.session_id,
+            event.timestamp_ms,
+            seq,
+        );
+        let prefix = keys::session_prefix(&event.project_id, &event.session_id);
+        let index = &self.inner.events_by_session;
+        let mut end = prefix.clone();
+        end.extend_from_slice(&[0xff; 17]);
+        let before = match index.range(prefix.clone()..key.clone()).next_back() {
+            Some(guard) => self.event(keys::trailing_seq("events_by_session", &guard.key()?)?)?,
+            None => None,
+        };
+        let mut after_start = key;
+        after_start.push(0);
+        let after = match index.range(after_start..end).next() {
+            Some(guard) => self.event(keys::trailing_seq("events_by_session", &guard.key()?)?)?,
+            None => None,
+        };
+        Ok((before, after))
+    }
+
     /// A consumer's durable cursor; [`OutboxSeq::ZERO`] when it never committed.
     ///
     /// # Errors
