@@ -762,6 +762,12 @@ impl Bm25Handle {
         }
         state.dirty = true;
         self.commit_locked(store, state, Some(report.clone()))?;
+        if report.total() > 0
+            && let Err(err) = state.writer.compact()
+        {
+            warn!(error = %err, "bm25 compaction after the prune failed; merges will catch up");
+        }
+        self.publish_gauges();
         info!(pruned = report.total(), "bm25 index pruned");
         Ok(report)
     }

@@ -371,6 +371,25 @@ impl Bm25Writer {
         Ok(opstamp)
     }
 
+    /// Merges every committed segment into one, dropping deleted documents for good,
+    /// and waits for it (the PRD's post-prune compaction). Call it after a commit; a
+    /// no-op for a single segment without deletions. Later commits add segments again,
+    /// which the merge policy merges in the background as usual.
+    pub fn compact(&mut self) -> Result<()> {
+        let segment_ids = self.writer.index().searchable_segment_ids()?;
+        let has_deletes = self
+            .reader
+            .searcher()
+            .segment_readers()
+            .iter()
+            .any(|segment| segment.num_deleted_docs() > 0);
+        if segment_ids.len() > 1 || has_deletes {
+            self.writer.merge(&segment_ids).wait()?;
+            self.reader.reload()?;
+        }
+        Ok(())
+    }
+
     /// Discards the changes since the last commit.
     pub fn rollback(&mut self) -> Result<()> {
         self.writer.rollback()?;

@@ -399,6 +399,19 @@ fn delete_matching_removes_by_type_level_and_age() -> Result<()> {
         1
     );
     writer.commit_with_payload("pruned")?;
+    writer.compact()?;
+    assert_eq!(index.searcher().segment_readers().len(), 1);
+    assert_eq!(
+        index
+            .searcher()
+            .segment_readers()
+            .iter()
+            .map(|segment| segment.num_deleted_docs())
+            .sum::<u32>(),
+        0,
+        "compaction drops deleted documents"
+    );
+    assert_eq!(index.last_payload()?.as_deref(), Some("pruned"));
     let counts = index.doc_counts()?;
     assert_eq!((counts.num_toc_nodes, counts.num_events), (1, 2));
     assert_eq!(
