@@ -169,7 +169,17 @@ fn a_read_only_view_behind_the_log_is_stale_and_a_missing_one_unhealthy() {
     let settings = Bm25Settings::new(temp.path().join("bm25"));
     let missing = Bm25Handle::open_read_only(settings.clone());
     assert!(missing.error().expect("missing").contains("no index"));
-    drop(Bm25Handle::open(settings.clone()));
+    {
+        let created = Bm25Handle::open(settings.clone());
+        // Created but never populated: not usable yet.
+        assert_eq!(
+            Bm25Handle::open_read_only(settings.clone()).availability(store.head()),
+            Err(Unavailable::Building)
+        );
+        Bm25Indexer::new(created)
+            .load_cursor(&store)
+            .expect("populate");
+    }
     let empty = event("e1", "s", 1_000, EventKind::UserMessage, "late event");
     store.append_events([&empty]).expect("append");
     let view = Bm25Handle::open_read_only(settings);
