@@ -852,8 +852,9 @@ impl Bm25Handle {
             .map_err(to_transient)?;
         let mut writer = index.writer().map_err(to_transient)?;
         let mut num_docs = 0u64;
+        // The generation starts empty and every record is read once, so plain adds.
         let mut add = |writer: &mut Bm25Writer, doc: &SearchDoc| -> Result<(), ConsumerError> {
-            writer.upsert(doc).map_err(to_transient)?;
+            writer.add(doc).map_err(to_transient)?;
             num_docs += 1;
             if num_docs.is_multiple_of(1_000)
                 && let Some(progress) = lock(&self.shared.rebuild).as_mut()

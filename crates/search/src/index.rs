@@ -335,6 +335,15 @@ impl Bm25Writer {
         Ok(())
     }
 
+    /// Adds `doc` without removing an existing document with its key: for filling a new,
+    /// empty index (a rebuild), where there is nothing to replace and the delete that
+    /// [`Bm25Writer::upsert`] queues per document would only cost time at commit. Adding
+    /// a key twice leaves two copies.
+    pub fn add(&mut self, doc: &SearchDoc) -> Result<()> {
+        self.writer.add_document(self.schema.to_document(doc))?;
+        Ok(())
+    }
+
     /// Removes the document of this project, type and id, if any.
     pub fn delete(&mut self, project_id: &str, doc_type: DocType, doc_id: &str) {
         self.writer.delete_term(Term::from_field_text(

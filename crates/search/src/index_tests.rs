@@ -420,3 +420,18 @@ fn delete_matching_removes_by_type_level_and_age() -> Result<()> {
     );
     Ok(())
 }
+
+#[test]
+fn add_does_not_replace() -> Result<()> {
+    let index = Bm25Index::create_in_ram(BUDGET)?;
+    let mut writer = index.writer()?;
+    let doc = doc(DocType::Event, "e1", "alpha", "bulk loaded", 1);
+    writer.add(&doc)?;
+    writer.commit_with_payload("1")?;
+    assert_eq!(index.num_docs(), 1);
+    // An upsert after a bulk load still replaces.
+    writer.upsert(&doc)?;
+    writer.commit_with_payload("2")?;
+    assert_eq!(index.num_docs(), 1);
+    Ok(())
+}
