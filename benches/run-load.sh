@@ -3,25 +3,38 @@
 # loopback, then the load generator, side by side with the raw NATS ceiling in the same
 # run. Prints the lines recorded in docs/benchmarks.md.
 #
-# Usage: benches/run-load.sh [all|ingest|toc] [EVENTS_FOR_FILE_INGEST]
+# Usage: benches/run-load.sh [all|ingest|toc|bm25] [EVENTS_FOR_FILE_INGEST]
 #   ingest  embedded and NATS ingest, ack latency, JetStream (issue 2)
 #   toc     time table of contents: a year of data preloaded with `ingest --file --wait`,
 #           then `loadgen query` (the TOC query mix over NATS) and `loadgen navigable`
 #           (ingest-to-navigable delay of a live session)
-#   all     both (default); a bare number is EVENTS_FOR_FILE_INGEST of the ingest section
-# Environment: TOC_EVENTS (default 100000), TOC_REQUESTS per call kind (default 500).
+#   bm25    BM25 teleport through the daemon: the same year preloaded, the daemon's index
+#           caught up (`teleport.status`), then `loadgen teleport` (`teleport.search` and
+#           `search` over NATS), `loadgen searchable` (ingest-to-searchable delay) and
+#           `loadgen admin-rebuild` (`memory.admin.rebuild {"index_type": "bm25"}`)
+#   all     all three (default); a bare number is EVENTS_FOR_FILE_INGEST of the ingest section
+# Environment: TOC_EVENTS (default 100000), TOC_REQUESTS per call kind (default 500);
+# BM25_EVENTS (default TOC_EVENTS), BM25_REQUESTS per call kind and concurrency (default
+# 1000), BM25_CONCURRENCY (default 1,8), SEARCHABLE_EVENTS (default 200) at
+# SEARCHABLE_RATE per second (default 5), REBUILD_RUNS (default 3).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 scripts/setup.sh >/dev/null
 source .tools/env
 SECTION=all
-if [[ "${1:-}" =~ ^(all|ingest|toc)$ ]]; then
+if [[ "${1:-}" =~ ^(all|ingest|toc|bm25)$ ]]; then
     SECTION=$1
     shift
 fi
 FILE_EVENTS=${1:-200000}
 TOC_EVENTS=${TOC_EVENTS:-100000}
 TOC_REQUESTS=${TOC_REQUESTS:-500}
+BM25_EVENTS=${BM25_EVENTS:-$TOC_EVENTS}
+BM25_REQUESTS=${BM25_REQUESTS:-1000}
+BM25_CONCURRENCY=${BM25_CONCURRENCY:-1,8}
+SEARCHABLE_EVENTS=${SEARCHABLE_EVENTS:-200}
+SEARCHABLE_RATE=${SEARCHABLE_RATE:-5}
+REBUILD_RUNS=${REBUILD_RUNS:-3}
 
 cargo build --release -q -p memory-daemon -p memory-benches --bin memory-daemon --bin loadgen
 BIN=target/release/memory-daemon
@@ -60,10 +73,31 @@ start_stack() {
     done
 }
 
+# The daemon's own means since it started: QueryService::call per method, and the BM25
+# index's searches and commits.
+daemon_means() {
+    curl -s "http://127.0.0.1:$METRICS/metrics" >"$WORK/metrics.txt"
+    python3 - "$WORK/metrics.txt" <<'PY'
+import re, sys
+sums, counts = {}, {}
+for line in open(sys.argv[1]):
+    m = re.match(r'memory_query_latency_seconds_(sum|count)\{method="([^"]+)"\} (\S+)', line)
+    if m:
+        (sums if m.group(1) == "sum" else counts)[m.group(2)] = float(m.group(3))
+        continue
+    m = re.match(r'(?:memory_)?(bm25_(?:search|commit)_latency_seconds)_(sum|count)(?:\{\})? (\S+)', line)
+    if m:
+        (sums if m.group(2) == "sum" else counts)[m.group(1)] = float(m.group(3))
+for method in sorted(counts):
+    where = "one tantivy call" if method.startswith("bm25_") else "QueryService::call"
+    print(f"  {method:<30} {int(counts[method]):>6} calls, mean {1000 * sums[method] / max(counts[method], 1):8.3f} ms in {where}")
+PY
+}
+
 echo "== machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -sr), $(date -u +%F)"
 echo "== load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 
-if [[ "$SECTION" != toc ]]; then
+if [[ "$SECTION" == all || "$SECTION" == ingest ]]; then
 
 echo "== embedded ingest --file ($FILE_EVENTS events)"
 "$LOADGEN" gen-file --events "$FILE_EVENTS" --out "$WORK/events.jsonl" >/dev/null
@@ -112,7 +146,7 @@ echo "daemon peak RSS: $((RSS / 1024)) MiB"
 stop_stack
 fi
 
-if [[ "$SECTION" != ingest ]]; then
+if [[ "$SECTION" == all || "$SECTION" == toc ]]; then
 echo "== time table of contents: a year of data"
 "$LOADGEN" gen-file --dataset year --events "$TOC_EVENTS" --out "$WORK/year.jsonl"
 sync
@@ -139,17 +173,7 @@ echo "== TOC query mix over NATS, one client (load average $(cut -d' ' -f1-3 /pr
 echo "== TOC query mix over NATS, 4 clients (load average $(cut -d' ' -f1-3 /proc/loadavg))"
 "$LOADGEN" query --nats-url "$URL" --project webapp --requests "$TOC_REQUESTS" --concurrency 4
 echo "== daemon-side query latency (memory_query_latency_seconds, both runs)"
-curl -s "http://127.0.0.1:$METRICS/metrics" >"$WORK/metrics.txt"
-python3 - "$WORK/metrics.txt" <<'PY'
-import re, sys
-sums, counts = {}, {}
-for line in open(sys.argv[1]):
-    m = re.match(r'memory_query_latency_seconds_(sum|count)\{method="([^"]+)"\} (\S+)', line)
-    if m:
-        (sums if m.group(1) == "sum" else counts)[m.group(2)] = float(m.group(3))
-for method in sorted(counts):
-    print(f"  {method:<22} {int(counts[method]):>6} calls, mean {1000 * sums[method] / counts[method]:8.3f} ms in QueryService::call")
-PY
+daemon_means
 echo "== ingest-to-navigable, idle daemon (load average $(cut -d' ' -f1-3 /proc/loadavg))"
 "$LOADGEN" navigable --nats-url "$URL" --project webapp --rate 20 --seconds 30
 echo "== ingest-to-navigable while 2 clients run the query mix"
@@ -157,6 +181,67 @@ echo "== ingest-to-navigable while 2 clients run the query mix"
 BACKGROUND=$!
 "$LOADGEN" navigable --nats-url "$URL" --project mobile-app --rate 20 --seconds 30
 wait "$BACKGROUND" && echo "background query mix: done" || echo "background query mix failed: $(tail -3 "$WORK/background-query.out")"
+RSS=$(awk '/VmHWM/ {print $2}' /proc/$DAEMON_PID/status)
+echo "daemon peak RSS: $((RSS / 1024)) MiB"
+stop_stack
+fi
+if [[ "$SECTION" == all || "$SECTION" == bm25 ]]; then
+echo "== BM25 teleport through the daemon: a year of data"
+"$LOADGEN" gen-file --dataset year --events "$BM25_EVENTS" --out "$WORK/year.jsonl"
+sync
+start=$(date +%s.%N)
+"$BIN" --data-dir "$WORK/bm25" ingest --file "$WORK/year.jsonl" --wait >"$WORK/bm25-ingest.out"
+end=$(date +%s.%N)
+python3 - "$start" "$end" "$(cat "$WORK/bm25-ingest.out")" <<'PY'
+import sys, re
+start, end, out = float(sys.argv[1]), float(sys.argv[2]), sys.argv[3]
+n = int(re.search(r"(\d+) accepted", out).group(1))
+print(f"ingest --file --wait (events durable, TOC built): {n} events in {end-start:.2f} s wall = {n/(end-start):.0f} events/s; {out}")
+PY
+sync
+start_stack "$WORK/bm25"
+# `search` needs the index current; wait until its committed cursor is the log's head.
+teleport_status() { "$BIN" teleport status --nats-url "$URL" --json >"$WORK/teleport-status.json"; }
+start=$(date +%s.%N)
+for _ in $(seq 1 1200); do
+    if teleport_status 2>/dev/null && python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); sys.exit(0 if r["bm25_cursor"] == r["bm25_log_head"] and r["bm25_rebuild"] is None else 1)' "$WORK/teleport-status.json"; then
+        break
+    fi
+    sleep 0.5
+done
+end=$(date +%s.%N)
+print_teleport_status() {
+    teleport_status
+    python3 - "$WORK/teleport-status.json" "$@" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+label = sys.argv[2]
+counts = ", ".join(f"{k} {v}" for k, v in sorted(r["bm25_doc_counts"].items()))
+print(f"teleport.status {label}: {r['bm25_doc_count']} docs ({counts}); index {r['bm25_index_size_bytes'] / 1048576:.1f} MiB; "
+      f"cursor {r['bm25_cursor']} / log head {r['bm25_log_head']}; healthy {r['bm25_healthy']}, stale {r['bm25_stale']}; {r['message']}")
+PY
+}
+print_teleport_status "$(python3 -c "print(f'after the preload (index caught up {$end-$start:.1f} s after the daemon started)')")"
+"$BIN" status --nats-url "$URL" --json >"$WORK/bm25-status.json"
+python3 - "$WORK/bm25-status.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+projects = ", ".join(f"{p} {v.get('events', 0)} events" for p, v in sorted(r["projects"].items()))
+print(f"store: {projects}; outbox head {r['outbox_head']}; disk {r.get('disk_bytes', 0) / 1048576:.0f} MiB")
+PY
+echo "== teleport.search and search over NATS (load average $(cut -d' ' -f1-3 /proc/loadavg))"
+"$LOADGEN" teleport --nats-url "$URL" --year-events "$BM25_EVENTS" --requests "$BM25_REQUESTS" --concurrency "$BM25_CONCURRENCY" --show-questions 8 \
+    || echo "loadgen teleport failed"
+echo "== daemon-side means (teleport and search runs)"
+daemon_means
+echo "== ingest-to-searchable, idle daemon (load average $(cut -d' ' -f1-3 /proc/loadavg))"
+"$LOADGEN" searchable --nats-url "$URL" --project webapp --rate "$SEARCHABLE_RATE" --events "$SEARCHABLE_EVENTS" \
+    || echo "loadgen searchable failed"
+echo "== bm25 commits (the searchable run included)"
+daemon_means | grep commit || true
+echo "== rebuild over NATS (load average $(cut -d' ' -f1-3 /proc/loadavg))"
+"$LOADGEN" admin-rebuild --nats-url "$URL" --index-type bm25 --runs "$REBUILD_RUNS" || echo "loadgen admin-rebuild failed"
+print_teleport_status "after the rebuild"
 RSS=$(awk '/VmHWM/ {print $2}' /proc/$DAEMON_PID/status)
 echo "daemon peak RSS: $((RSS / 1024)) MiB"
 stop_stack

@@ -15,6 +15,16 @@
 //!   session (timestamp = now) at a steady rate through `memory.ingest.<project>` and,
 //!   after each durable ack, polls `toc.node` of the event's day until the day's
 //!   `num_events` counts it; reports the distribution of visible − acked.
+//! - `teleport`: the BM25 index through the daemon, against the year data set:
+//!   `teleport.search` (raw hits) and `search` (the agent call, which must be answered
+//!   by the `bm25` tier) with natural-language questions made from the year's own
+//!   words, the projects in turn; per concurrency, p50/p99/max latency, throughput and
+//!   the server's own time (`search_time_ms`, `took_ms`).
+//! - `searchable`: ingest-to-searchable delay. Publishes events carrying a unique token
+//!   into a live session at a steady rate and, after each durable ack, polls
+//!   `teleport.search` for the token until the event's id is a hit; reports the
+//!   distribution of visible − acked.
+//! - `admin-rebuild`: `memory.admin.rebuild {"index_type": "bm25"}` and its report.
 use std::collections::HashMap;
 use std::future::IntoFuture;
 use std::io::Write;
@@ -27,7 +37,7 @@ use bytes::Bytes;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use futures::StreamExt;
 use memory_benches::toc_mix::{latency_line, query_kinds};
-use memory_benches::year::{YearSpec, generate};
+use memory_benches::year::{Rng, YEAR_NOW, YEAR_PROJECTS, YearEvent, YearSpec, generate};
 use memory_benches::{percentile, sample_event};
 use tokio::sync::Mutex;
 
@@ -123,6 +133,83 @@ enum Command {
         #[arg(long, default_value_t = 120)]
         timeout_secs: u64,
     },
+    /// BM25 through the daemon: `teleport.search` and `search` (bm25 tier).
+    Teleport(TeleportArgs),
+    /// Ingest-to-searchable delay of a live session (BM25 index).
+    Searchable {
+        /// NATS URL.
+        #[arg(long = "nats-url", visible_alias = "url")]
+        url: String,
+        /// Project to write to.
+        #[arg(long, default_value = "webapp")]
+        project: String,
+        /// Events per second, one per request.
+        #[arg(long, default_value_t = 5)]
+        rate: u64,
+        /// Events to publish.
+        #[arg(long, default_value_t = 200)]
+        events: u64,
+        /// Pause between two `teleport.search` polls of one event, milliseconds.
+        #[arg(long, default_value_t = 5)]
+        poll_ms: u64,
+        /// Give up on one event after this many seconds.
+        #[arg(long, default_value_t = 60)]
+        timeout_secs: u64,
+    },
+    /// Rebuild an index over NATS (`memory.admin.rebuild`) and print its report.
+    AdminRebuild {
+        /// NATS URL.
+        #[arg(long = "nats-url", visible_alias = "url")]
+        url: String,
+        /// The index to rebuild.
+        #[arg(long, default_value = "bm25")]
+        index_type: String,
+        /// Longest wait for the reply, seconds.
+        #[arg(long, default_value_t = 900)]
+        timeout_secs: u64,
+        /// While it runs, every this many milliseconds: `teleport.status` (the rebuild's
+        /// phase) and one `teleport.search` (served by the old generation); 0: off.
+        #[arg(long, default_value_t = 100)]
+        probe_ms: u64,
+        /// Project of the probes.
+        #[arg(long, default_value = "webapp")]
+        probe_project: String,
+        /// Rebuilds, one after the other; the median is reported too.
+        #[arg(long, default_value_t = 1)]
+        runs: usize,
+    },
+}
+
+#[derive(Args, Clone)]
+struct TeleportArgs {
+    /// NATS URL.
+    #[arg(long = "nats-url", visible_alias = "url")]
+    url: String,
+    /// Requests per call kind and concurrency.
+    #[arg(long, default_value_t = 1_000)]
+    requests: usize,
+    /// Requests in flight; a comma-separated list runs each in turn.
+    #[arg(long, value_delimiter = ',', default_value = "1,8")]
+    concurrency: Vec<usize>,
+    /// Questions per project.
+    #[arg(long, default_value_t = 50)]
+    questions: usize,
+    /// Hits per call (`limit`).
+    #[arg(long, default_value_t = 10)]
+    limit: usize,
+    /// Events of the year the daemon holds (as given to `gen-file --dataset year`):
+    /// the questions are made from its texts.
+    #[arg(long, default_value_t = YearSpec::default().events)]
+    year_events: usize,
+    /// Seed of that year.
+    #[arg(long, default_value_t = YearSpec::default().seed)]
+    seed: u64,
+    /// Only `teleport.search`, not `search`.
+    #[arg(long)]
+    skip_search: bool,
+    /// Print the first few questions.
+    #[arg(long, default_value_t = 0)]
+    show_questions: usize,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -228,6 +315,58 @@ async fn main() -> anyhow::Result<()> {
                 Duration::from_secs(timeout_secs),
             )
             .await
+        }
+        Command::Teleport(args) => teleport(&args).await,
+        Command::Searchable {
+            url,
+            project,
+            rate,
+            events,
+            poll_ms,
+            timeout_secs,
+        } => {
+            searchable(
+                &url,
+                &project,
+                rate,
+                events,
+                Duration::from_millis(poll_ms),
+                Duration::from_secs(timeout_secs),
+            )
+            .await
+        }
+        Command::AdminRebuild {
+            url,
+            index_type,
+            timeout_secs,
+            probe_ms,
+            probe_project,
+            runs,
+        } => {
+            let mut docs_per_sec = Vec::with_capacity(runs);
+            for _ in 0..runs.max(1) {
+                docs_per_sec.push(
+                    admin_rebuild(
+                        &url,
+                        &index_type,
+                        Duration::from_secs(timeout_secs),
+                        Duration::from_millis(probe_ms),
+                        &probe_project,
+                    )
+                    .await?,
+                );
+            }
+            if docs_per_sec.len() > 1 {
+                docs_per_sec.sort_by(f64::total_cmp);
+                let list: Vec<String> = docs_per_sec.iter().map(|d| format!("{d:.0}")).collect();
+                println!(
+                    "admin rebuild {index_type}: median {:.0} docs/s over {} runs (sorted: {})",
+                    docs_per_sec[docs_per_sec.len() / 2],
+                    docs_per_sec.len(),
+                    list.join(", "),
+                );
+            }
+            Ok(())
         }
     }
 }
@@ -695,4 +834,619 @@ async fn jetstream(url: &str, events: usize, project: &str) -> anyhow::Result<()
         started.elapsed().as_secs_f64()
     );
     Ok(())
+}
+
+/// Seed of the question generator (the in-process `bm25` bench's).
+const QUESTION_SEED: u64 = 25;
+
+/// Words no question is made of: a copy of `memory_toc::terms::STOPWORDS`, which the
+/// index drops too (the load generator does not depend on the TOC crate).
+#[rustfmt::skip]
+const STOPWORDS: &[&str] = &[
+    "a", "about", "after", "again", "against", "all", "also", "am", "an", "and", "any",
+    "are", "aren", "as", "at", "be", "because", "been", "before", "being", "between",
+    "both", "but", "by", "can", "could", "couldn", "did", "didn", "do", "does", "doesn",
+    "doing", "don", "during", "each", "either", "else", "ever", "every", "few", "for",
+    "from", "further", "had", "hadn", "has", "hasn", "have", "haven", "having", "he",
+    "her", "here", "hers", "herself", "him", "himself", "his", "how", "however", "i", "if",
+    "in", "into", "is", "isn", "it", "its", "itself", "just", "ll", "me", "might", "more",
+    "most", "much", "must", "my", "myself", "neither", "no", "nor", "not", "now", "of",
+    "on", "once", "only", "or", "other", "our", "ours", "ourselves", "own", "re", "same",
+    "shall", "she", "should", "shouldn", "so", "some", "such", "than", "that", "the",
+    "their", "theirs", "them", "themselves", "then", "there", "these", "they", "this",
+    "those", "through", "thus", "to", "too", "until", "upon", "ve", "very", "was", "wasn",
+    "we", "were", "weren", "what", "whatever", "when", "where", "whether", "which",
+    "while", "who", "whom", "whose", "why", "will", "with", "won", "would", "wouldn",
+    "yet", "you", "your", "yours", "yourself",
+];
+
+/// One question, asked in one project.
+struct Question {
+    project: &'static str,
+    text: String,
+}
+
+/// Lowercase alphabetic words of `text` worth asking about: not stopwords, 3+ letters,
+/// each once.
+fn content_words(text: &str) -> Vec<String> {
+    let mut words: Vec<String> = Vec::new();
+    for word in text.split(|c: char| !c.is_alphabetic()) {
+        let word = word.to_lowercase();
+        if word.len() >= 3 && !STOPWORDS.contains(&word.as_str()) && !words.contains(&word) {
+            words.push(word);
+        }
+    }
+    words
+}
+
+/// Code identifiers and paths of `text`: `getUserToken`, `verify_jwt`, `src/auth/jwt.ts`.
+fn code_tokens(text: &str) -> Vec<String> {
+    let mut tokens: Vec<String> = Vec::new();
+    for raw in text.split_whitespace() {
+        let token = raw.trim_matches(|c: char| !c.is_alphanumeric() && c != '_');
+        let code_chars = token
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '/' | '-'));
+        let camel = token
+            .as_bytes()
+            .windows(2)
+            .any(|pair| pair[0].is_ascii_lowercase() && pair[1].is_ascii_uppercase());
+        let looks_like_code = token.contains('_') || token.contains('/') || camel;
+        if token.len() >= 4 && code_chars && looks_like_code && !tokens.iter().any(|t| t == token) {
+            tokens.push(token.to_owned());
+        }
+    }
+    tokens
+}
+
+/// `count` distinct items of `items` in random order (all of them if fewer).
+fn pick_some(rng: &mut Rng, items: &[String], count: usize) -> Vec<String> {
+    let mut pool: Vec<&String> = items.iter().collect();
+    let mut picked = Vec::with_capacity(count);
+    while picked.len() < count && !pool.is_empty() {
+        let at = (rng.next_u64() % pool.len() as u64) as usize;
+        picked.push(pool.swap_remove(at).clone());
+    }
+    picked
+}
+
+/// `per_project` natural-language questions per project, made deterministically from the
+/// words of random indexed events of that project (the templates and word choice of the
+/// in-process `bm25` bench: 2–4 content words of one event in a question; one in ten
+/// each with an apostrophe, a colon, parentheses, or a code identifier or path), then
+/// interleaved so that consecutive questions go to the projects in turn.
+fn year_questions(events: &[YearEvent], per_project: usize) -> Vec<Question> {
+    const PLAIN: &[&str] = &[
+        "what did we decide about {}?",
+        "why does {} keep failing?",
+        "how did we fix the {} problem",
+        "when did we last discuss {}?",
+        "any notes on {}",
+        "remind me what happened with {}",
+    ];
+    const APOSTROPHE: &[&str] = &[
+        "what's the status of {}? didn't we change it?",
+        "where's the {} thing we couldn't fix",
+        "why doesn't {} work on the team's staging?",
+    ];
+    const COLON: &[&str] = &[
+        "error: {} - what does it mean?",
+        "follow-up: did {} ever get resolved?",
+        "decision: {}?",
+    ];
+    const PARENS: &[&str] = &[
+        "what changed ({}) last week?",
+        "did we ship the fix (for {}) to prod?",
+        "(re {}) who looked into this?",
+    ];
+    const CODE: &[&str] = &[
+        "where is {} used?",
+        "what did we change in {}?",
+        "why does {} return an error?",
+        "who touched {} last",
+    ];
+    let mut per: Vec<Vec<Question>> = Vec::new();
+    for (index, (project, _)) in YEAR_PROJECTS.iter().enumerate() {
+        // What the indexer indexes (`memory_search::documents::event_doc`).
+        let docs: Vec<&YearEvent> = events
+            .iter()
+            .filter(|event| {
+                event.project == *project
+                    && !event.text.trim().is_empty()
+                    && !matches!(event.kind, "session_start" | "session_end")
+            })
+            .collect();
+        if docs.is_empty() {
+            continue;
+        }
+        let mut rng = Rng::new(QUESTION_SEED + index as u64);
+        let mut out = Vec::with_capacity(per_project);
+        while out.len() < per_project {
+            let doc = *rng.pick(&docs);
+            let words = content_words(&doc.text);
+            if words.len() < 2 {
+                continue;
+            }
+            let count = rng.range(2, 4) as usize;
+            let phrase = pick_some(&mut rng, &words, count).join(" ");
+            let (templates, filling) = match out.len() % 10 {
+                6 => (APOSTROPHE, phrase),
+                7 => (COLON, phrase),
+                8 => (PARENS, phrase),
+                9 => match pick_some(&mut rng, &code_tokens(&doc.text), 1).pop() {
+                    Some(token) => (CODE, token),
+                    None => continue, // another event, so every tenth question has code
+                },
+                _ => (PLAIN, phrase),
+            };
+            out.push(Question {
+                project: doc.project,
+                text: rng.pick(templates).replace("{}", &filling),
+            });
+        }
+        per.push(out);
+    }
+    let mut questions = Vec::with_capacity(per_project * per.len());
+    let mut per: Vec<std::vec::IntoIter<Question>> = per.into_iter().map(Vec::into_iter).collect();
+    for _ in 0..per_project {
+        questions.extend(per.iter_mut().filter_map(Iterator::next));
+    }
+    questions
+}
+
+/// Sorted copy's percentile, in milliseconds.
+fn ms_at(sorted_us: &[u64], p: f64) -> f64 {
+    percentile(sorted_us, p) as f64 / 1000.0
+}
+
+/// What the replies of one run said, besides their latency.
+#[derive(Default)]
+struct ReplyStats {
+    /// Server-side time per reply, microseconds (`search_time_ms` or `took_ms`).
+    server_us: Vec<u64>,
+    /// Hits per reply.
+    hits: Vec<u64>,
+    /// `total_hits` (teleport) or evidence events (search) per reply.
+    extra: Vec<u64>,
+    /// Answers per tier (search).
+    tiers: std::collections::BTreeMap<String, u64>,
+}
+
+type SharedStats = Arc<std::sync::Mutex<ReplyStats>>;
+
+/// `(subject, body)` of each request of a run.
+type Calls = Vec<(String, Bytes)>;
+
+fn lock_stats(stats: &SharedStats) -> std::sync::MutexGuard<'_, ReplyStats> {
+    stats
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Checks a `teleport.search` reply and records its server time and hits.
+fn teleport_check(stats: SharedStats) -> ReplyCheck {
+    Arc::new(move |payload: &[u8]| {
+        let body: serde_json::Value =
+            serde_json::from_slice(payload).map_err(|err| err.to_string())?;
+        if let Some(error) = body.get("error") {
+            return Err(error.to_string());
+        }
+        let (Some(results), Some(time_ms)) =
+            (body["results"].as_array(), body["search_time_ms"].as_f64())
+        else {
+            return Err(format!("unexpected reply: {body}"));
+        };
+        let mut stats = lock_stats(&stats);
+        stats.server_us.push((time_ms * 1000.0).round() as u64);
+        stats.hits.push(results.len() as u64);
+        stats.extra.push(body["total_hits"].as_u64().unwrap_or(0));
+        Ok(())
+    })
+}
+
+/// Checks a `search` reply: answered by the `bm25` tier; records its time and hits.
+fn search_check(stats: SharedStats) -> ReplyCheck {
+    Arc::new(move |payload: &[u8]| {
+        let body: serde_json::Value =
+            serde_json::from_slice(payload).map_err(|err| err.to_string())?;
+        if let Some(error) = body.get("error") {
+            return Err(error.to_string());
+        }
+        let tier = body["tier"].as_str().unwrap_or("(none)").to_owned();
+        let results = body["results"].as_array().map_or(&[][..], Vec::as_slice);
+        let mut stats = lock_stats(&stats);
+        *stats.tiers.entry(tier.clone()).or_default() += 1;
+        stats
+            .server_us
+            .push(body["took_ms"].as_u64().unwrap_or(0) * 1000);
+        stats.hits.push(results.len() as u64);
+        stats.extra.push(
+            results
+                .iter()
+                .map(|result| result["evidence"].as_array().map_or(0, Vec::len) as u64)
+                .sum(),
+        );
+        if tier == "bm25" {
+            Ok(())
+        } else {
+            Err(format!(
+                "answered by tier {tier}, fallback_reason {}",
+                body["fallback_reason"]
+            ))
+        }
+    })
+}
+
+async fn teleport(args: &TeleportArgs) -> anyhow::Result<()> {
+    let events = generate(&YearSpec {
+        seed: args.seed,
+        events: args.year_events,
+    });
+    let questions = year_questions(&events, args.questions);
+    drop(events);
+    let projects: std::collections::BTreeSet<&str> = questions.iter().map(|q| q.project).collect();
+    println!(
+        "{} questions ({} per project, {} projects in turn) from the year (seed {}, {} events); top {}",
+        questions.len(),
+        args.questions,
+        projects.len(),
+        args.seed,
+        args.year_events,
+        args.limit,
+    );
+    for question in questions.iter().take(args.show_questions) {
+        println!("  [{}] {}", question.project, question.text);
+    }
+    let client = async_nats::connect(&args.url).await.context("connect")?;
+    let teleport_bodies: Calls = questions
+        .iter()
+        .map(|q| {
+            (
+                format!("memory.query.{}.teleport.search", q.project),
+                Bytes::from(
+                    serde_json::to_vec(&serde_json::json!({"query": q.text, "limit": args.limit}))
+                        .unwrap_or_default(),
+                ),
+            )
+        })
+        .collect();
+    let search_bodies: Calls = questions
+        .iter()
+        .map(|q| {
+            (
+                format!("memory.query.{}.search", q.project),
+                Bytes::from(
+                    serde_json::to_vec(
+                        &serde_json::json!({"query": q.text, "limit": args.limit, "now": YEAR_NOW}),
+                    )
+                    .unwrap_or_default(),
+                ),
+            )
+        })
+        .collect();
+    let mut kinds: Vec<(&str, &Calls, bool)> = vec![("teleport.search", &teleport_bodies, true)];
+    if !args.skip_search {
+        kinds.push(("search (bm25 tier)", &search_bodies, false));
+    }
+    let mut failed = 0usize;
+    for (label, bodies, is_teleport) in &kinds {
+        // Warm-up: every question once, one at a time, unmeasured.
+        let reply_bytes = {
+            let (subject, body) = &bodies[0];
+            client
+                .request(subject.clone(), body.clone())
+                .await
+                .context("warm-up request")?
+                .payload
+                .len()
+        };
+        let warm_stats = SharedStats::default();
+        let check = if *is_teleport {
+            teleport_check(warm_stats.clone())
+        } else {
+            search_check(warm_stats.clone())
+        };
+        let warm_up = closed_loop(&client, Arc::new((*bodies).clone()), 1, check).await?;
+        if let Some(first) = warm_up.failures.first() {
+            println!(
+                "{label} warm-up: {} of {} calls failed, first: {first}",
+                warm_up.failures.len(),
+                bodies.len(),
+            );
+            failed += warm_up.failures.len();
+        }
+        for &concurrency in &args.concurrency {
+            let calls: Vec<(String, Bytes)> = (0..args.requests)
+                .map(|i| bodies[i % bodies.len()].clone())
+                .collect();
+            let stats = SharedStats::default();
+            let check = if *is_teleport {
+                teleport_check(stats.clone())
+            } else {
+                search_check(stats.clone())
+            };
+            let mut run = closed_loop(&client, Arc::new(calls), concurrency, check).await?;
+            let line = latency_line(&format!("{label} c={concurrency}"), &mut run.latencies_us);
+            println!(
+                "{line}  {:>7.0} req/s  errors {}  (first reply {reply_bytes} bytes)",
+                args.requests as f64 / run.elapsed_secs,
+                run.failures.len(),
+            );
+            let mut stats = std::mem::take(&mut *lock_stats(&stats));
+            stats.server_us.sort_unstable();
+            let mean =
+                |values: &[u64]| values.iter().sum::<u64>() as f64 / values.len().max(1) as f64;
+            let empty = stats.hits.iter().filter(|&&hits| hits == 0).count();
+            if *is_teleport {
+                println!(
+                    "  server search_time_ms p50 {:.3} ms p99 {:.3} ms max {:.3} ms; hits per call {:.1} ({empty} calls without hits); total_hits mean {:.0}",
+                    ms_at(&stats.server_us, 50.0),
+                    ms_at(&stats.server_us, 99.0),
+                    stats.server_us.last().copied().unwrap_or(0) as f64 / 1000.0,
+                    mean(&stats.hits),
+                    mean(&stats.extra),
+                );
+            } else {
+                let tiers: Vec<String> = stats
+                    .tiers
+                    .iter()
+                    .map(|(tier, n)| format!("{tier} {n}"))
+                    .collect();
+                println!(
+                    "  server took_ms p50 {:.0} ms p99 {:.0} ms max {:.0} ms; tiers: {}; results per call {:.1} ({empty} calls without results); evidence events per call {:.1}",
+                    ms_at(&stats.server_us, 50.0),
+                    ms_at(&stats.server_us, 99.0),
+                    stats.server_us.last().copied().unwrap_or(0) as f64 / 1000.0,
+                    tiers.join(", "),
+                    mean(&stats.hits),
+                    mean(&stats.extra),
+                );
+            }
+            if let Some(first) = run.failures.first() {
+                println!("  error ({} in all), first: {first}", run.failures.len());
+            }
+            failed += run.failures.len();
+        }
+    }
+    if failed > 0 {
+        bail!("{failed} calls failed");
+    }
+    Ok(())
+}
+
+/// Whether `teleport.search` for `token` (events only) returns `event_id`.
+async fn token_visible(
+    client: &async_nats::Client,
+    subject: &str,
+    token: &str,
+    event_id: &str,
+) -> anyhow::Result<bool> {
+    let body = Bytes::from(serde_json::to_vec(
+        &serde_json::json!({"query": token, "doc_type": "event", "limit": 5}),
+    )?);
+    let reply = client
+        .request(subject.to_string(), body)
+        .await
+        .context("teleport.search request")?;
+    let body: serde_json::Value = serde_json::from_slice(&reply.payload)?;
+    let Some(results) = body["results"].as_array() else {
+        bail!("unexpected teleport.search reply: {body}");
+    };
+    Ok(results.iter().any(|hit| hit["doc_id"] == event_id))
+}
+
+async fn searchable(
+    url: &str,
+    project: &str,
+    rate: u64,
+    total: u64,
+    poll: Duration,
+    timeout: Duration,
+) -> anyhow::Result<()> {
+    let client = async_nats::connect(url).await.context("connect")?;
+    let ingest_subject = format!("memory.ingest.{project}");
+    let search_subject = format!("memory.query.{project}.teleport.search");
+    let run_id = memory_types::now_ms();
+    let session_id = format!("live-search-{run_id}");
+    let interval = Duration::from_secs_f64(1.0 / rate.max(1) as f64);
+    let mut ack_us = Vec::new();
+    let mut late_starts = 0u64;
+    let mut pollers = Vec::new();
+    let started = tokio::time::Instant::now();
+    for n in 0..total {
+        let due = started + interval * n as u32;
+        if tokio::time::Instant::now() > due + interval {
+            late_starts += 1;
+        }
+        tokio::time::sleep_until(due).await;
+        let token = format!("zq{n}x{run_id}");
+        let event_id = format!("srch-{run_id}-{n}");
+        let mut event = sample_event(project, 0, n as usize, memory_types::now_ms());
+        event["event_id"] = serde_json::Value::String(event_id.clone());
+        event["session_id"] = serde_json::Value::String(session_id.clone());
+        event["kind"] = serde_json::Value::String(
+            if n % 2 == 0 {
+                "user_message"
+            } else {
+                "assistant_message"
+            }
+            .into(),
+        );
+        let text = format!("{} {token}", event["text"].as_str().unwrap_or_default());
+        event["text"] = serde_json::Value::String(text);
+        let payload = Bytes::from(serde_json::to_vec(&event)?);
+        let sent = Instant::now();
+        let reply = client
+            .request(ingest_subject.clone(), payload)
+            .await
+            .context("ingest request")?;
+        let acked = Instant::now();
+        let body: serde_json::Value = serde_json::from_slice(&reply.payload)?;
+        if body["accepted"].as_u64() != Some(1) {
+            bail!("event {n} not accepted: {body}");
+        }
+        ack_us.push(acked.duration_since(sent).as_micros() as u64);
+        // Polled on its own task, so the next event leaves on time.
+        let (client, subject) = (client.clone(), search_subject.clone());
+        pollers.push(tokio::spawn(async move {
+            let mut polls = 0u64;
+            loop {
+                polls += 1;
+                if token_visible(&client, &subject, &token, &event_id).await? {
+                    return anyhow::Ok((Some(acked.elapsed().as_micros() as u64), polls));
+                }
+                if acked.elapsed() > timeout {
+                    return Ok((None, polls));
+                }
+                tokio::time::sleep(poll).await;
+            }
+        }));
+    }
+    let (mut visible_us, mut polls) = (Vec::new(), Vec::new());
+    let mut timeouts = 0u64;
+    for poller in pollers {
+        let (visible, attempts) = poller.await??;
+        polls.push(attempts);
+        match visible {
+            Some(us) => visible_us.push(us),
+            None => timeouts += 1,
+        }
+    }
+    let elapsed = started.elapsed().as_secs_f64();
+    println!(
+        "searchable: {total} events into live session {session_id} of {project} at {rate}/s offered ({:.1}/s achieved, {late_starts} sent late), teleport.search (doc_type event) for each event's token every {} ms, mean {:.1} polls per event, {timeouts} timeouts",
+        total as f64 / elapsed,
+        poll.as_millis(),
+        polls.iter().sum::<u64>() as f64 / polls.len().max(1) as f64,
+    );
+    println!("{}", latency_line("ack (durable commit)", &mut ack_us));
+    println!(
+        "{}",
+        latency_line("searchable (BM25 hit) - ack", &mut visible_us)
+    );
+    if timeouts > 0 {
+        bail!(
+            "{timeouts} events not searchable within {} s",
+            timeout.as_secs()
+        );
+    }
+    Ok(())
+}
+
+/// What the probes saw while a rebuild ran.
+#[derive(Default)]
+struct RebuildProbes {
+    /// `(seconds since the request, phase)` at each change of `bm25_rebuild.phase`.
+    phases: Vec<(f64, String)>,
+    /// `teleport.search` latencies, microseconds.
+    search_us: Vec<u64>,
+    /// Failed probe searches, with the first reason.
+    search_errors: Vec<String>,
+}
+
+/// Probes `teleport.status` and `teleport.search` every `every` until `stop` is set.
+async fn probe_rebuild(
+    client: async_nats::Client,
+    project: String,
+    every: Duration,
+    started: Instant,
+    stop: Arc<std::sync::atomic::AtomicBool>,
+) -> RebuildProbes {
+    let status_subject = format!("memory.query.{project}.teleport.status");
+    let search_subject = format!("memory.query.{project}.teleport.search");
+    let question = Bytes::from_static(br#"{"query": "jwt refresh token rotation", "limit": 10}"#);
+    let mut probes = RebuildProbes::default();
+    while !stop.load(Ordering::Relaxed) {
+        if let Ok(reply) = client
+            .request(status_subject.clone(), Bytes::from_static(b"{}"))
+            .await
+            && let Ok(body) = serde_json::from_slice::<serde_json::Value>(&reply.payload)
+        {
+            let phase = body["bm25_rebuild"]["phase"]
+                .as_str()
+                .unwrap_or("(none)")
+                .to_owned();
+            if probes.phases.last().is_none_or(|(_, last)| *last != phase) {
+                probes.phases.push((started.elapsed().as_secs_f64(), phase));
+            }
+        }
+        let sent = Instant::now();
+        match client
+            .request(search_subject.clone(), question.clone())
+            .await
+        {
+            Ok(reply) => match teleport_check(SharedStats::default())(&reply.payload) {
+                Ok(()) => probes.search_us.push(sent.elapsed().as_micros() as u64),
+                Err(reason) => probes.search_errors.push(reason),
+            },
+            Err(err) => probes.search_errors.push(err.to_string()),
+        }
+        tokio::time::sleep(every).await;
+    }
+    probes
+}
+
+async fn admin_rebuild(
+    url: &str,
+    index_type: &str,
+    timeout: Duration,
+    probe_every: Duration,
+    probe_project: &str,
+) -> anyhow::Result<f64> {
+    let client = async_nats::ConnectOptions::new()
+        .request_timeout(Some(timeout))
+        .connect(url)
+        .await
+        .context("connect")?;
+    let body = Bytes::from(serde_json::to_vec(
+        &serde_json::json!({ "index_type": index_type }),
+    )?);
+    let started = Instant::now();
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let probes = (!probe_every.is_zero()).then(|| {
+        tokio::spawn(probe_rebuild(
+            client.clone(),
+            probe_project.to_owned(),
+            probe_every,
+            started,
+            stop.clone(),
+        ))
+    });
+    let reply = client
+        .request("memory.admin.rebuild", body)
+        .await
+        .context("memory.admin.rebuild request")?;
+    let wall = started.elapsed().as_secs_f64();
+    stop.store(true, Ordering::Relaxed);
+    let body: serde_json::Value = serde_json::from_slice(&reply.payload)?;
+    if let Some(error) = body.get("error") {
+        bail!("rebuild failed: {error}");
+    }
+    let docs_per_sec = body["docs_per_sec"].as_f64().unwrap_or(0.0);
+    println!(
+        "admin rebuild {index_type}: {} docs in {} ms = {docs_per_sec:.0} docs/s (the daemon's report), cursor {}; request to reply {wall:.2} s; reply {body}",
+        body["num_docs"], body["duration_ms"], body["cursor"],
+    );
+    if let Some(probes) = probes {
+        let mut probes = probes.await?;
+        let phases: Vec<String> = probes
+            .phases
+            .iter()
+            .map(|(at, phase)| format!("{phase} at {at:.2} s"))
+            .collect();
+        println!(
+            "  phases seen by teleport.status every {} ms: {}; reply at {wall:.2} s",
+            probe_every.as_millis(),
+            phases.join(", "),
+        );
+        println!(
+            "  {}  errors {}",
+            latency_line("teleport.search during it", &mut probes.search_us),
+            probes.search_errors.len(),
+        );
+        if let Some(first) = probes.search_errors.first() {
+            println!("  first error: {first}");
+        }
+    }
+    Ok(docs_per_sec)
 }
