@@ -39,6 +39,8 @@ mod term_df;
 mod test_support;
 #[cfg(any(test, feature = "testsuite"))]
 pub mod testsuite;
+mod vector_index;
+mod vector_indexer;
 
 pub use bm25_index::{
     BM25_INDEXER, Bm25Handle, Bm25Settings, Bm25Status, CAUGHT_UP_COMMIT_GAP, CommitPayload,
@@ -54,7 +56,9 @@ pub use grip_extractor::{GRIP_EXTRACTOR, GRIPS_EXTRACTED, GripExtractor};
 pub use ingest::{
     AppendReply, IngestActor, IngestArgs, IngestCounters, IngestError, IngestHandle, IngestMsg,
 };
-pub use metrics::{ACTOR_METRICS, ActorMetrics, BM25_METRICS, Bm25Metrics};
+pub use metrics::{
+    ACTOR_METRICS, ActorMetrics, BM25_METRICS, Bm25Metrics, VECTOR_METRICS, VectorMetrics,
+};
 pub use pipeline::{Pipeline, PipelineConfig};
 pub use rollup_builder::{
     ROLLUP_BUILDER, RollupBuilder, RollupConfig, TOC_NODE_WRITTEN, bullet_grips, node_version,
@@ -65,3 +69,5 @@ pub use segmenter::{
 };
 pub use session_catalog::{RejectEvent, SESSION_CATALOG, SessionCatalog, SessionSummary};
 pub use supervisor::{Backoff, ChildSpec, Supervisor, SupervisorArgs, SupervisorMsg};
+pub use vector_index::{VECTOR_INDEXER, VectorHandle, VectorSettings, VectorTierStatus};
+pub use vector_indexer::VectorIndexer;

@@ -201,3 +201,58 @@ pub static BM25_METRICS: LazyLock<Bm25Metrics> = LazyLock::new(|| Bm25Metrics {
         &["outcome"],
     ),
 });
+
+/// The vector tier's metrics.
+pub struct VectorMetrics {
+    /// `vector_index_doc_count`: live documents in the vector index.
+    pub doc_count: prometheus::IntGauge,
+    /// `vector_index_lag`: outbox entries not yet embedded and committed.
+    pub lag: prometheus::IntGauge,
+    /// `vector_search_latency_seconds`: one vector search in the index.
+    pub search_latency: Histogram,
+    /// `embedding_batch_latency_seconds{use}`: one embedding call (`index` batch or `query`).
+    pub embedding_latency: HistogramVec,
+    /// `embeddings_total{use}`: texts embedded.
+    pub embeddings: IntCounterVec,
+    /// `hnsw_seal_duration_seconds`: building one sealed segment's graph.
+    pub seal_duration: Histogram,
+}
+
+/// The vector metrics, registered on first use.
+pub static VECTOR_METRICS: LazyLock<VectorMetrics> = LazyLock::new(|| VectorMetrics {
+    doc_count: register(
+        prometheus::IntGauge::new(
+            "vector_index_doc_count",
+            "Live documents in the vector index",
+        )
+        .expect("constant metric definition is valid"),
+    ),
+    lag: register(
+        prometheus::IntGauge::new(
+            "vector_index_lag",
+            "Outbox entries the vector index has yet to embed and commit",
+        )
+        .expect("constant metric definition is valid"),
+    ),
+    search_latency: histogram(
+        "vector_search_latency_seconds",
+        "Duration of one vector search in the index",
+        LATENCY_BUCKETS,
+    ),
+    embedding_latency: histogram_vec(
+        "embedding_batch_latency_seconds",
+        "Duration of one embedding call, by use (index or query)",
+        &["use"],
+        LATENCY_BUCKETS,
+    ),
+    embeddings: counter_vec(
+        "embeddings_total",
+        "Texts embedded, by use (index or query)",
+        &["use"],
+    ),
+    seal_duration: histogram(
+        "hnsw_seal_duration_seconds",
+        "Duration of building one sealed HNSW segment",
+        LATENCY_BUCKETS,
+    ),
+});

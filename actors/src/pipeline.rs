@@ -22,6 +22,8 @@ use crate::rollup_builder::{ROLLUP_BUILDER, RollupBuilder, RollupConfig};
 use crate::segmenter::{SEGMENTER, Segmenter, SegmenterConfig};
 use crate::session_catalog::{SESSION_CATALOG, SessionCatalog};
 use crate::supervisor::{Backoff, ChildSpec, Supervisor, SupervisorArgs, SupervisorMsg};
+use crate::vector_index::{VECTOR_INDEXER, VectorHandle, VectorSettings};
+use crate::vector_indexer::VectorIndexer;
 
 /// Tuning of the whole pipeline.
 #[derive(Clone)]
@@ -46,6 +48,8 @@ pub struct PipelineConfig {
     pub bm25: Option<Bm25Settings>,
     /// When the BM25 index is pruned (in the segmenter's zone); `None` never.
     pub bm25_prune_schedule: Option<croner::Cron>,
+    /// The vector index, `None` when disabled.
+    pub vector: Option<VectorSettings>,
 }
 
 impl Default for PipelineConfig {
@@ -61,6 +65,7 @@ impl Default for PipelineConfig {
             rollup: RollupConfig::default(),
             bm25: None,
             bm25_prune_schedule: None,
+            vector: None,
         }
     }
 }
@@ -82,6 +87,10 @@ pub struct Pipeline {
     pub bm25: Option<Bm25Handle>,
     /// Keeps the BM25 index up to date, when enabled.
     pub bm25_indexer: Option<ConsumerHandle<Bm25Indexer>>,
+    /// The vector index and the embedding model, when enabled.
+    pub vector: Option<VectorHandle>,
+    /// Keeps the vector index up to date, when enabled.
+    pub vector_indexer: Option<ConsumerHandle<VectorIndexer>>,
     store: Store,
 }
 
@@ -128,16 +137,35 @@ impl Pipeline {
             ),
             None => None,
         };
-        let mut bm25_specs = Vec::new();
+        let vector = match config.vector.clone() {
+            Some(settings) => Some(
+                tokio::task::spawn_blocking(move || VectorHandle::open(settings))
+                    .await
+                    .map_err(|err| SpawnErr::StartupFailed(Box::new(err)))?,
+            ),
+            None => None,
+        };
+        let mut index_specs = Vec::new();
+        if let Some(handle) = &vector {
+            let indexer_handle = handle.clone();
+            let factory: ConsumerFactory<VectorIndexer> =
+                Arc::new(move |_: &Store| Ok(VectorIndexer::new(indexer_handle.clone())));
+            index_specs.push(consumer_spec(
+                VECTOR_INDEXER,
+                &store,
+                factory,
+                &config.runner,
+            ));
+        }
         if let Some(handle) = &bm25 {
             let indexer_handle = handle.clone();
             let factory: ConsumerFactory<Bm25Indexer> =
                 Arc::new(move |_: &Store| Ok(Bm25Indexer::new(indexer_handle.clone())));
-            bm25_specs.push(consumer_spec(BM25_INDEXER, &store, factory, &config.runner));
+            index_specs.push(consumer_spec(BM25_INDEXER, &store, factory, &config.runner));
             if let Some(schedule) = config.bm25_prune_schedule.clone() {
                 let (handle, store, timezone) =
                     (handle.clone(), store.clone(), config.segmenter.timezone);
-                bm25_specs.push(ChildSpec::new("bm25_pruner", move |name, supervisor| {
+                index_specs.push(ChildSpec::new("bm25_pruner", move |name, supervisor| {
                     let args = Bm25PrunerArgs {
                         handle: handle.clone(),
                         store: store.clone(),
@@ -171,7 +199,7 @@ impl Pipeline {
         };
         let args = SupervisorArgs {
             prefix: prefix.clone(),
-            children: bm25_specs
+            children: index_specs
                 .into_iter()
                 .chain([
                     catalog_spec,
@@ -198,6 +226,10 @@ impl Pipeline {
                 .as_ref()
                 .map(|_| ConsumerHandle::new(Supervisor::child_name(&prefix, BM25_INDEXER))),
             bm25,
+            vector_indexer: vector
+                .as_ref()
+                .map(|_| ConsumerHandle::new(Supervisor::child_name(&prefix, VECTOR_INDEXER))),
+            vector,
             store,
         })
     }
@@ -212,7 +244,25 @@ impl Pipeline {
         if let Some(indexer) = &self.bm25_indexer {
             counters.extend(indexer.counters().await);
         }
+        if let Some(indexer) = &self.vector_indexer {
+            counters.extend(indexer.counters().await);
+        }
         counters
+    }
+
+    /// Deletes the vector index and embeds the whole log again (the index is rebuilt in
+    /// place; hybrid search uses BM25 alone for what is not embedded yet).
+    ///
+    /// # Errors
+    /// When the index is disabled or the reset fails.
+    pub async fn rebuild_vector(&self) -> Result<(), String> {
+        let Some(indexer) = &self.vector_indexer else {
+            return Err(
+                "the vector index is disabled ([teleport] / [teleport.vector] enabled = false)"
+                    .into(),
+            );
+        };
+        indexer.reset().await
     }
 
     /// Rebuilds the BM25 index from the store into a new generation and swaps it in;
@@ -269,7 +319,8 @@ impl Pipeline {
                 && self.segmenter.wait_for(head, remaining()).await
                 && self.grip_extractor.wait_for(head, remaining()).await
                 && self.rollup_builder.wait_for(head, remaining()).await
-                && self.wait_bm25_committed(head, remaining()).await;
+                && self.wait_bm25_committed(head, remaining()).await
+                && self.wait_vector_committed(head, remaining()).await;
             if !caught_up {
                 return false;
             }
@@ -300,6 +351,27 @@ impl Pipeline {
         }
     }
 
+    /// Waits until the vector index has committed everything up to `seq`; true at once
+    /// when it is disabled or unhealthy.
+    async fn wait_vector_committed(&self, seq: memory_store::OutboxSeq, timeout: Duration) -> bool {
+        let (Some(handle), Some(indexer)) = (&self.vector, &self.vector_indexer) else {
+            return true;
+        };
+        if !indexer.wait_for(seq, timeout).await {
+            return false;
+        }
+        let deadline = std::time::Instant::now() + timeout;
+        loop {
+            if handle.committed_cursor() >= seq || handle.error().is_some() {
+                return true;
+            }
+            if std::time::Instant::now() >= deadline {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+
     /// Drains in-flight commits, then stops every actor (sources first).
     pub async fn shutdown(self) {
         self.ingest.flush().await;
@@ -307,6 +379,13 @@ impl Pipeline {
             .supervisor
             .stop_and_wait(Some("shutdown".into()), Some(Duration::from_secs(30)))
             .await;
+        if let Some(handle) = self.vector.clone() {
+            let store = self.store.clone();
+            let committed = tokio::task::spawn_blocking(move || handle.commit(&store)).await;
+            if let Ok(Err(err)) = committed {
+                tracing::warn!(error = %err, "final vector commit failed; the indexer replays at the next start");
+            }
+        }
         // Graceful shutdown commits what the indexer applied (PRD FR-04).
         if let Some(handle) = self.bm25.clone() {
             let store = self.store.clone();

@@ -1,0 +1,336 @@
+//! [`SegmentData`]: an immutable, sealed set of documents — their metadata, their
+//! normalized vectors and an HNSW graph over them — and its file.
+//!
+//! The graph is instant-distance's [`Hnsw`], which owns the points, so the vectors are
+//! stored once, inside it; a merge or rebuild reads them back instead of re-embedding.
+//! Local ids (`u32`) are positions in the graph's point order, which is also the order
+//! of `metas`. What changes after sealing (which documents are deleted) is not here but
+//! in the index's state and the manifest.
+//!
+//! The body of a segment file ([`crate::format`]) is postcard of:
+//!
+//! ```text
+//! dims: u32, ef_construction: u32, ef_search: u32, seed: u64,
+//! metas: [DocMeta { key: { project_id, doc_type, doc_id }, level, session_id, timestamp_ms }],
+//! hnsw: instant_distance::Hnsw<Embedding(Box<[f32]>)> (ef_search, points, layers)
+//! ```
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use instant_distance::{Hnsw, PointId};
+use serde::{Deserialize, Serialize};
+
+use crate::distance::{Embedding, dot};
+use crate::doc::DocMeta;
+use crate::{Result, VectorError};
+
+/// The HNSW parameters of a build, recorded in the segment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct BuildParams {
+    pub(crate) dims: usize,
+    pub(crate) ef_construction: usize,
+    pub(crate) ef_search: usize,
+    pub(crate) seed: u64,
+}
+
+/// A sealed segment's contents. Immutable; shared with merge jobs behind an `Arc`.
+pub(crate) struct SegmentData {
+    params: BuildParams,
+    hnsw: Hnsw<Embedding>,
+    /// Local id → the graph's point id (the identity, kept so the graph's points are
+    /// reached through its public API).
+    point_ids: Vec<PointId>,
+    metas: Vec<DocMeta>,
+    /// Local ids of each project's documents, ascending: what an exact scan reads.
+    by_project: HashMap<String, Vec<u32>>,
+}
+
+impl std::fmt::Debug for SegmentData {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("SegmentData")
+            .field("params", &self.params)
+            .field("num_docs", &self.metas.len())
+            .finish_non_exhaustive()
+    }
+}
+
+#[derive(Serialize)]
+struct SegmentBodyRef<'a> {
+    dims: u32,
+    ef_construction: u32,
+    ef_search: u32,
+    seed: u64,
+    metas: &'a [DocMeta],
+    hnsw: &'a Hnsw<Embedding>,
+}
+
+#[derive(Deserialize)]
+struct SegmentBody {
+    dims: u32,
+    ef_construction: u32,
+    ef_search: u32,
+    seed: u64,
+    metas: Vec<DocMeta>,
+    hnsw: Hnsw<Embedding>,
+}
+
+impl SegmentData {
+    /// Builds the graph over `docs` (at least one). Slow: seconds for thousands of
+    /// 384-dimensional vectors, on rayon's global pool. Each doc carries a `tag` (the
+    /// caller's bookkeeping), returned reordered to the segment's local ids.
+    pub(crate) fn build<T>(
+        params: BuildParams,
+        docs: Vec<(DocMeta, Embedding, T)>,
+    ) -> (Self, Vec<T>) {
+        debug_assert!(!docs.is_empty());
+        let mut metas_in = Vec::with_capacity(docs.len());
+        let mut points = Vec::with_capacity(docs.len());
+        let mut tags_in = Vec::with_capacity(docs.len());
+        for (meta, embedding, tag) in docs {
+            debug_assert_eq!(embedding.0.len(), params.dims);
+            metas_in.push(meta);
+            points.push(embedding);
+            tags_in.push(tag);
+        }
+        let (hnsw, point_ids_of_inputs) = instant_distance::Builder::default()
+            .ef_construction(params.ef_construction)
+            .ef_search(params.ef_search)
+            .seed(params.seed)
+            .build_hnsw(points);
+        // Input i became point `point_ids_of_inputs[i]`: reorder metas and tags to
+        // point order.
+        let mut order: Vec<(u32, usize)> = point_ids_of_inputs
+            .iter()
+            .enumerate()
+            .map(|(input, point_id)| (point_id.into_inner(), input))
+            .collect();
+        order.sort_unstable();
+        let mut metas_slots: Vec<Option<DocMeta>> = metas_in.into_iter().map(Some).collect();
+        let mut tags_slots: Vec<Option<T>> = tags_in.into_iter().map(Some).collect();
+        let mut metas = Vec::with_capacity(order.len());
+        let mut tags = Vec::with_capacity(order.len());
+        for (_, input) in order {
+            if let (Some(meta), Some(tag)) = (metas_slots[input].take(), tags_slots[input].take()) {
+                metas.push(meta);
+                tags.push(tag);
+            }
+        }
+        debug_assert_eq!(metas.len(), point_ids_of_inputs.len());
+        (Self::assemble(params, hnsw, metas), tags)
+    }
+
+    fn assemble(params: BuildParams, hnsw: Hnsw<Embedding>, metas: Vec<DocMeta>) -> Self {
+        let point_ids: Vec<PointId> = hnsw.iter().map(|(point_id, _)| point_id).collect();
+        let mut by_project: HashMap<String, Vec<u32>> = HashMap::new();
+        for (local_id, meta) in metas.iter().enumerate() {
+            by_project
+                .entry(meta.key.project_id.clone())
+                .or_default()
+                .push(local_id as u32);
+        }
+        Self {
+            params,
+            hnsw,
+            point_ids,
+            metas,
+            by_project,
+        }
+    }
+
+    /// Documents in the segment, deleted ones included.
+    pub(crate) fn len(&self) -> usize {
+        self.metas.len()
+    }
+
+    pub(crate) fn params(&self) -> BuildParams {
+        self.params
+    }
+
+    pub(crate) fn metas(&self) -> &[DocMeta] {
+        &self.metas
+    }
+
+    pub(crate) fn meta(&self, local_id: u32) -> &DocMeta {
+        &self.metas[local_id as usize]
+    }
+
+    pub(crate) fn embedding(&self, local_id: u32) -> &Embedding {
+        &self.hnsw[self.point_ids[local_id as usize]]
+    }
+
+    /// The local ids of `project_id`'s documents, ascending.
+    pub(crate) fn project_local_ids(&self, project_id: &str) -> &[u32] {
+        self.by_project.get(project_id).map_or(&[], Vec::as_slice)
+    }
+
+    /// `query · vector` of a document.
+    pub(crate) fn score(&self, query: &[f32], local_id: u32) -> f32 {
+        dot(query, &self.embedding(local_id).0)
+    }
+
+    /// The graph's approximate nearest documents to `query`, nearest first: at most
+    /// `ef_search` (a property of the built graph), unfiltered.
+    pub(crate) fn nearest(&self, query: &Embedding) -> Vec<u32> {
+        let mut search = instant_distance::Search::default();
+        self.hnsw
+            .search(query, &mut search)
+            .map(|item| item.pid.into_inner())
+            .collect()
+    }
+
+    /// The body of the segment file.
+    pub(crate) fn encode(&self) -> Result<Vec<u8>> {
+        let body = SegmentBodyRef {
+            dims: self.params.dims as u32,
+            ef_construction: self.params.ef_construction as u32,
+            ef_search: self.params.ef_search as u32,
+            seed: self.params.seed,
+            metas: &self.metas,
+            hnsw: &self.hnsw,
+        };
+        postcard::to_allocvec(&body).map_err(|error| VectorError::Encode {
+            what: "segment",
+            message: error.to_string(),
+        })
+    }
+
+    /// Decodes a segment file's body (already checked by [`crate::format::body`]) and
+    /// checks it against the index's `dims`.
+    pub(crate) fn decode(path: &Path, body: &[u8], dims: usize) -> Result<Self> {
+        let (decoded, rest): (SegmentBody, &[u8]) = postcard::take_from_bytes(body)
+            .map_err(|error| VectorError::corrupt(path, format!("undecodable segment: {error}")))?;
+        if !rest.is_empty() {
+            return Err(VectorError::corrupt(
+                path,
+                format!("{} bytes after the segment", rest.len()),
+            ));
+        }
+        if decoded.dims as usize != dims {
+            return Err(VectorError::IndexDimensions {
+                path: path.display().to_string(),
+                on_disk: decoded.dims as usize,
+                configured: dims,
+            });
+        }
+        if decoded.ef_search == 0 {
+            return Err(VectorError::corrupt(path, "ef_search is 0"));
+        }
+        let params = BuildParams {
+            dims,
+            ef_construction: decoded.ef_construction as usize,
+            ef_search: decoded.ef_search as usize,
+            seed: decoded.seed,
+        };
+        let data = Self::assemble(params, decoded.hnsw, decoded.metas);
+        if data.point_ids.len() != data.metas.len() {
+            return Err(VectorError::corrupt(
+                path,
+                format!(
+                    "{} vectors but {} documents",
+                    data.point_ids.len(),
+                    data.metas.len()
+                ),
+            ));
+        }
+        if data.metas.len() > u32::MAX as usize {
+            return Err(VectorError::corrupt(path, "more documents than local ids"));
+        }
+        if let Some((_, point)) = data.hnsw.iter().find(|(_, point)| point.0.len() != dims) {
+            return Err(VectorError::corrupt(
+                path,
+                format!(
+                    "a vector of {} dimensions in a segment of {dims}",
+                    point.0.len()
+                ),
+            ));
+        }
+        Ok(data)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::distance::normalize;
+    use crate::doc::{DocKey, DocType};
+
+    fn meta(doc_id: &str, project_id: &str) -> DocMeta {
+        DocMeta {
+            key: DocKey::new(project_id, DocType::Event, doc_id),
+            level: None,
+            session_id: None,
+            timestamp_ms: 7,
+        }
+    }
+
+    fn params(dims: usize) -> BuildParams {
+        BuildParams {
+            dims,
+            ef_construction: 20,
+            ef_search: 20,
+            seed: 1,
+        }
+    }
+
+    #[test]
+    fn build_keeps_each_meta_with_its_vector_and_round_trips() -> Result<()> {
+        let docs: Vec<(DocMeta, Embedding, usize)> = (0..50)
+            .map(|i| {
+                let angle = i as f32 * 0.1;
+                let vector = normalize(&[angle.cos(), angle.sin(), 0.5], 3)?;
+                let project = if i % 2 == 0 { "even" } else { "odd" };
+                Ok((meta(&format!("d{i}"), project), Embedding(vector.into()), i))
+            })
+            .collect::<Result<_>>()?;
+        let expected: Vec<(String, Vec<f32>)> = docs
+            .iter()
+            .map(|(meta, embedding, _)| (meta.key.doc_id.clone(), embedding.0.to_vec()))
+            .collect();
+        let (data, tags) = SegmentData::build(params(3), docs);
+        assert_eq!(data.len(), 50);
+        for local_id in 0..50u32 {
+            let input = tags[local_id as usize];
+            assert_eq!(data.meta(local_id).key.doc_id, expected[input].0);
+            assert_eq!(data.embedding(local_id).0.to_vec(), expected[input].1);
+        }
+        assert_eq!(data.project_local_ids("even").len(), 25);
+        assert!(data.project_local_ids("none").is_empty());
+        // The nearest point to a stored vector is itself.
+        let nearest = data.nearest(data.embedding(17));
+        assert_eq!(nearest.first(), Some(&17));
+
+        let body = data.encode()?;
+        let decoded = SegmentData::decode(Path::new("s"), &body, 3)?;
+        assert_eq!(decoded.metas(), data.metas());
+        assert_eq!(decoded.params(), data.params());
+        for local_id in 0..50u32 {
+            assert_eq!(decoded.embedding(local_id), data.embedding(local_id));
+        }
+        assert!(matches!(
+            SegmentData::decode(Path::new("s"), &body, 4),
+            Err(VectorError::IndexDimensions {
+                on_disk: 3,
+                configured: 4,
+                ..
+            })
+        ));
+        assert!(matches!(
+            SegmentData::decode(Path::new("s"), &body[..body.len() / 2], 3),
+            Err(VectorError::Corrupt { .. })
+        ));
+        Ok(())
+    }
+
+    #[test]
+    fn a_single_document_segment_searches() -> Result<()> {
+        let vector = normalize(&[1.0, 0.0], 2)?;
+        let (data, _) = SegmentData::build(
+            params(2),
+            vec![(meta("only", "p"), Embedding(vector.into()), ())],
+        );
+        assert_eq!(data.nearest(&Embedding(vec![0.0, 1.0].into())), vec![0]);
+        Ok(())
+    }
+}
