@@ -367,6 +367,8 @@ pub struct TeleportConfig {
     pub enabled: bool,
     /// The BM25 keyword index.
     pub bm25: Bm25Config,
+    /// The vector (semantic) index.
+    pub vector: VectorIndexConfig,
 }
 
 impl Default for TeleportConfig {
@@ -374,6 +376,7 @@ impl Default for TeleportConfig {
         TeleportConfig {
             enabled: true,
             bm25: Bm25Config::default(),
+            vector: VectorIndexConfig::default(),
         }
     }
 }
@@ -383,6 +386,65 @@ impl TeleportConfig {
     #[must_use]
     pub fn bm25_enabled(&self) -> bool {
         self.enabled && self.bm25.enabled
+    }
+
+    /// Whether the vector index runs: both switches on.
+    #[must_use]
+    pub fn vector_enabled(&self) -> bool {
+        self.enabled && self.vector.enabled
+    }
+}
+
+/// `[teleport.vector]`: the vector index — all-MiniLM-L6-v2 embeddings of TOC nodes,
+/// grips and raw events, searched by meaning and fused with BM25 in `search`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct VectorIndexConfig {
+    /// Whether the vector index is built and searched. Default false while hybrid
+    /// search is being completed; embedding a large backfill takes a while on a small
+    /// machine (docs/benchmarks.md).
+    pub enabled: bool,
+    /// Where the index lives; a relative path is under the data dir. Default
+    /// `<data dir>/vector-index`.
+    pub index_path: Option<PathBuf>,
+    /// The model directory (`model.onnx` and tokenizer files). Default: the
+    /// `MEMORY_EMBED_MODEL_DIR` variable (`.tools/env`), else this checkout's `.tools/`.
+    pub model_dir: Option<PathBuf>,
+    /// `libonnxruntime.so`. Default: the `MEMORY_ORT_DYLIB` variable, else this
+    /// checkout's `.tools/`.
+    pub ort_dylib_path: Option<PathBuf>,
+    /// Embed raw events too, not only TOC nodes and grips. Default true.
+    pub index_events: bool,
+    /// Documents per sealed HNSW segment. Default 2000.
+    pub seal_threshold: usize,
+    /// Longest time embedded documents wait for a commit while busy, seconds. Default 60.
+    pub commit_interval_secs: u64,
+}
+
+impl Default for VectorIndexConfig {
+    fn default() -> Self {
+        VectorIndexConfig {
+            enabled: false,
+            index_path: None,
+            model_dir: None,
+            ort_dylib_path: None,
+            index_events: true,
+            seal_threshold: 2_000,
+            commit_interval_secs: 60,
+        }
+    }
+}
+
+impl VectorIndexConfig {
+    /// The index directory: `index_path` (relative to `data_dir` when relative), else
+    /// `<data_dir>/vector-index`.
+    #[must_use]
+    pub fn resolve_index_path(&self, data_dir: &Path) -> PathBuf {
+        match &self.index_path {
+            Some(path) if path.is_absolute() => path.clone(),
+            Some(path) => data_dir.join(path),
+            None => data_dir.join("vector-index"),
+        }
     }
 }
 
@@ -671,6 +733,15 @@ impl Config {
                 &format!("{:?} is not a cron expression: {err}", bm25.prune_schedule),
             );
         }
+        if self.teleport.vector.seal_threshold == 0 {
+            return invalid("teleport.vector.seal_threshold", "must be greater than 0");
+        }
+        if self.teleport.vector.commit_interval_secs == 0 {
+            return invalid(
+                "teleport.vector.commit_interval_secs",
+                "must be greater than 0",
+            );
+        }
         if self.nats.url.trim().is_empty() {
             return invalid("nats.url", "must not be empty");
         }
@@ -775,6 +846,8 @@ mod tests {
             "otlp_endpoint",
             "api_key",
             "index_path",
+            "model_dir",
+            "ort_dylib_path",
         ] {
             assert!(
                 documented.contains(&format!("# {optional} =")),

@@ -118,8 +118,11 @@ async fn rebuild_index(
     nats_url: Option<String>,
     json: bool,
 ) -> anyhow::Result<ExitCode> {
+    if index == "vector" {
+        return rebuild_vector(config, data_dir, nats_url, json).await;
+    }
     if index != "bm25" {
-        anyhow::bail!("unknown index {index:?}; indexes: bm25 (vectors come in a later version)");
+        anyhow::bail!("unknown index {index:?}; indexes: bm25, vector");
     }
     let report: RebuildReport = if let Some(url) = nats_url {
         let client = connect(config, url).await?;
@@ -176,6 +179,48 @@ async fn rebuild_index(
             report.docs_per_sec,
             report.cursor
         );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `admin rebuild-index --index vector`: empties the vector index; the indexer embeds
+/// the whole log again (in the background under `serve`; here, until it is done).
+async fn rebuild_vector(
+    config: &Config,
+    data_dir: &Path,
+    nats_url: Option<String>,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
+    let value = if let Some(url) = nats_url {
+        let client = connect(config, url).await?;
+        remote_call_within(
+            &client,
+            ADMIN_REBUILD_SUBJECT.to_string(),
+            &json!({"index_type": "vector"}),
+            REBUILD_TIMEOUT,
+        )
+        .await
+        .map_err(|err| anyhow::anyhow!("{err}"))?
+    } else {
+        let started = std::time::Instant::now();
+        let store = open_store(config, data_dir)?;
+        let pipeline = start_pipeline(config, store).await?;
+        let result = pipeline.rebuild_vector().await;
+        let caught_up = pipeline
+            .wait_caught_up(Duration::from_secs(24 * 3_600))
+            .await;
+        let num_docs = pipeline.vector.as_ref().map_or(0, |vector| {
+            vector.status(memory_store::OutboxSeq::ZERO).num_docs
+        });
+        pipeline.shutdown().await;
+        result.map_err(|err| anyhow::anyhow!("rebuild failed: {err}"))?;
+        json!({"index_type": "vector", "status": if caught_up { "rebuilt" } else { "embedding" },
+               "num_docs": num_docs, "duration_ms": started.elapsed().as_millis() as u64})
+    };
+    if json {
+        print_json(&value)?;
+    } else {
+        say!("vector index: {value}");
     }
     Ok(ExitCode::SUCCESS)
 }

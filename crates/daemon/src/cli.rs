@@ -271,6 +271,19 @@ pub enum TeleportCommand {
         #[command(flatten)]
         target: QueryTarget,
     },
+    /// Vector search: the documents nearest in meaning, with their similarity.
+    Vector {
+        /// Natural language.
+        query: String,
+        /// Only `toc_node`, `grip` or `event` documents.
+        #[arg(long = "type")]
+        doc_type: Option<String>,
+        /// Most results.
+        #[arg(long, default_value_t = memory_query::DEFAULT_TELEPORT_LIMIT)]
+        limit: usize,
+        #[command(flatten)]
+        target: QueryTarget,
+    },
     /// Whether BM25 is enabled and healthy, its documents, size, last commit and prune.
     Status {
         #[command(flatten)]

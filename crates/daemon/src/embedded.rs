@@ -73,6 +73,28 @@ pub fn bm25_settings(config: &Config, data_dir: &Path) -> Option<Bm25Settings> {
     })
 }
 
+/// The vector index's settings from `[teleport.vector]`, `None` when it is disabled.
+pub fn vector_settings(config: &Config, data_dir: &Path) -> Option<memory_actors::VectorSettings> {
+    if !config.teleport.vector_enabled() {
+        return None;
+    }
+    let vector = &config.teleport.vector;
+    let mut embedder = memory_embed::EmbedderConfig::from_env_or_repo();
+    if let Some(model_dir) = &vector.model_dir {
+        embedder.model_dir.clone_from(model_dir);
+    }
+    if let Some(ort_dylib) = &vector.ort_dylib_path {
+        embedder.ort_dylib.clone_from(ort_dylib);
+    }
+    Some(memory_actors::VectorSettings {
+        index_dir: vector.resolve_index_path(data_dir),
+        embedder,
+        commit_interval: Duration::from_secs(vector.commit_interval_secs),
+        index_events: vector.index_events,
+        seal_threshold: vector.seal_threshold,
+    })
+}
+
 /// Pipeline tuning from config; the BM25 index lives under `data_dir` unless
 /// configured elsewhere.
 pub fn pipeline_config(config: &Config, data_dir: &Path) -> PipelineConfig {
@@ -111,6 +133,7 @@ pub fn pipeline_config(config: &Config, data_dir: &Path) -> PipelineConfig {
             summarizer: summarizer(config),
         },
         bm25: bm25_settings(config, data_dir),
+        vector: vector_settings(config, data_dir),
         // Validated when the configuration was loaded.
         bm25_prune_schedule: config.teleport.bm25.prune_schedule.parse().ok(),
     }

@@ -71,13 +71,14 @@ impl QueryClient {
         if !pipeline.wait_caught_up(Duration::from_secs(300)).await {
             tracing::warn!("projections are still catching up; answers may miss recent events");
         }
-        let bm25 = pipeline.bm25.clone();
+        let (bm25, vector) = (pipeline.bm25.clone(), pipeline.vector.clone());
         pipeline.shutdown().await;
         let tz = config.toc.tz()?;
         Ok(QueryClient::Embedded(
             QueryService::new(store, tz)
                 .with_scan_budget(config.toc.search_scan_budget_events)
-                .with_bm25(bm25),
+                .with_bm25(bm25)
+                .with_vector(vector),
         ))
     }
 

@@ -121,7 +121,8 @@ pub async fn run(
     });
     let query_service = memory_query::QueryService::new(store.clone(), config.toc.tz()?)
         .with_scan_budget(config.toc.search_scan_budget_events)
-        .with_bm25(pipeline.bm25.clone());
+        .with_bm25(pipeline.bm25.clone())
+        .with_vector(pipeline.vector.clone());
     let queries = memory_nats::QueryServer::start(
         client.clone(),
         Arc::new(QueryAdapter(query_service)),
@@ -216,6 +217,11 @@ async fn spawn_rebuild(
                     (Some("toc"), None) => match pipeline.rebuild_toc().await {
                         Ok(()) => serde_json::json!({"projection": "toc", "status": "rebuilding"}),
                         Err(err) => serde_json::to_value(memory_types::ServiceError::internal(err))
+                            .unwrap_or_default(),
+                    },
+                    (None, Some("vector")) => match pipeline.rebuild_vector().await {
+                        Ok(()) => serde_json::json!({"index_type": "vector", "status": "embedding"}),
+                        Err(err) => serde_json::to_value(memory_types::ServiceError::unavailable(err))
                             .unwrap_or_default(),
                     },
                     (None, Some("bm25")) => match pipeline.rebuild_bm25().await {

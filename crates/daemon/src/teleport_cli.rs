@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use memory_config::Config;
-use memory_query::api::{TeleportSearchResponse, TeleportStatusResponse};
+use memory_query::api::{TeleportSearchResponse, TeleportStatusResponse, VectorSearchResponse};
 use serde_json::json;
 
 use crate::cli::TeleportCommand;
@@ -55,6 +55,37 @@ pub async fn run(
                     hit.doc_id
                 );
                 say!("               {}", one_line(&hit.text, 110));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        TeleportCommand::Vector {
+            query,
+            doc_type,
+            limit,
+            target,
+        } => {
+            let client = QueryClient::open(config, data_dir, target.nats_url.as_deref()).await?;
+            let mut body = json!({"query": query, "doc_type": doc_type, "limit": limit});
+            strip_nulls(&mut body);
+            let value = match call_or_print(&client, &target, "vector.search", &body).await? {
+                Ok(value) => value,
+                Err(code) => return Ok(code),
+            };
+            let response: VectorSearchResponse = decode(value)?;
+            say!(
+                "{} hits · {:.1} ms to embed the question, {:.2} ms in the index",
+                response.results.len(),
+                response.embed_time_ms,
+                response.search_time_ms
+            );
+            for hit in &response.results {
+                say!(
+                    "{:>3}. {:>6.3}  {:<8} {}",
+                    hit.rank,
+                    hit.score,
+                    hit.doc_type,
+                    hit.doc_id
+                );
             }
             Ok(ExitCode::SUCCESS)
         }

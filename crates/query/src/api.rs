@@ -402,6 +402,9 @@ pub struct SearchResult {
     pub bm25_rank: Option<usize>,
     /// Rank in the vector list (hybrid and semantic tiers).
     pub vector_rank: Option<usize>,
+    /// `both`, `keyword` or `semantic`: which lists the hit came from (BM25 and vector
+    /// tiers; null on the TOC tier).
+    pub match_type: Option<String>,
     /// The events behind the hit, most relevant first.
     pub evidence: Vec<Event>,
 }
@@ -515,6 +518,36 @@ pub struct TeleportSearchResponse {
     pub search_time_ms: f64,
 }
 
+/// One `vector.search` hit.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct VectorHitInfo {
+    /// 1 for the best.
+    pub rank: usize,
+    /// `toc:…`, `grip:…` or an event id.
+    pub doc_id: String,
+    /// `toc_node`, `grip`, `event` or `idea`.
+    pub doc_type: String,
+    /// For TOC nodes, their level.
+    pub level: Option<String>,
+    /// Cosine similarity to the question, −1 to 1.
+    pub score: f32,
+    /// The session, for grips and events.
+    pub session_id: Option<String>,
+    /// When it happened (a node: its start), epoch milliseconds.
+    pub timestamp_ms: u64,
+}
+
+/// The answer of `vector.search` (request: as `teleport.search`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct VectorSearchResponse {
+    /// Hits, most similar first.
+    pub results: Vec<VectorHitInfo>,
+    /// Time to embed the question, milliseconds.
+    pub embed_time_ms: f64,
+    /// Time in the index, milliseconds.
+    pub search_time_ms: f64,
+}
+
 /// `teleport.status` takes no arguments.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -564,12 +597,17 @@ pub struct TeleportStatusResponse {
     pub bm25_rebuild: Option<RebuildProgressInfo>,
     /// Why the index is unhealthy.
     pub bm25_error: Option<String>,
-    /// Vector search is switched on (not in this version: always false).
+    /// Vector search is switched on (`[teleport.vector] enabled`).
     pub vector_enabled: bool,
-    /// The vector index is usable (always false in this version).
+    /// The model loaded and the vector index opened.
     pub vector_healthy: bool,
-    /// Vectors indexed (0 in this version).
+    /// Documents embedded.
     pub vector_doc_count: u64,
+    /// Log entries not yet embedded (a backfill is embedded over minutes; BM25 finds
+    /// those documents meanwhile).
+    pub vector_lag: u64,
+    /// Why the vector tier is unhealthy.
+    pub vector_error: Option<String>,
     /// One sentence for a person.
     pub message: String,
 }

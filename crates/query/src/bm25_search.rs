@@ -24,7 +24,7 @@ use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 use std::time::Instant;
 
-use memory_actors::{Bm25Handle, GripExtractor, RollupBuilder};
+use memory_actors::{Bm25Handle, GripExtractor, RollupBuilder, VectorHandle};
 use memory_search::{Bm25Query, DocType, Hit, SearchError};
 use memory_toc::{GripId, TocLevel, TocNodeId, parse_time_hint};
 use memory_types::{Event, ServiceError};
@@ -40,7 +40,7 @@ use crate::toc_search;
 
 /// Hits read per search, at least: enough evidence for the largest budgets whatever
 /// `limit` is, so a small `limit` with a large budget is not starved.
-const MIN_RETRIEVED_HITS: usize = 100;
+pub(crate) const MIN_RETRIEVED_HITS: usize = 100;
 
 /// Why the BM25 tier did not answer.
 enum Skip {
@@ -59,7 +59,7 @@ pub(crate) fn search(
 ) -> Result<SearchResponse, ServiceError> {
     match request.mode.unwrap_or_default() {
         SearchMode::Toc => toc_search::search(service, project_id, request, None),
-        SearchMode::Keyword => match bm25_tier(service, project_id, request) {
+        SearchMode::Keyword => match bm25_tier(service, project_id, request, None) {
             Ok(response) => Ok(response),
             Err(Skip::Unavailable(reason)) => Err(ServiceError::unavailable(format!(
                 "the keyword (bm25) tier cannot answer: {reason}; use mode \"auto\" or \"toc\""
@@ -69,24 +69,79 @@ pub(crate) fn search(
                 request.query
             ))),
         },
-        SearchMode::Auto => match bm25_tier(service, project_id, request) {
-            Ok(response) => Ok(response),
-            Err(Skip::Unavailable(reason)) => {
-                toc_search::search(service, project_id, request, Some(reason))
+        SearchMode::Hybrid => {
+            let vector = usable_vector(service).map_err(|reason| {
+                ServiceError::unavailable(format!(
+                    "the hybrid tier cannot answer: {reason}; use mode \"auto\""
+                ))
+            })?;
+            match bm25_tier(service, project_id, request, Some(vector)) {
+                Ok(response) if response.tier == "hybrid" => Ok(response),
+                Ok(response) => Err(ServiceError::unavailable(format!(
+                    "the hybrid tier cannot answer: {}; use mode \"auto\"",
+                    response.fallback_reason.unwrap_or_default()
+                ))),
+                Err(Skip::Unavailable(reason)) => Err(ServiceError::unavailable(format!(
+                    "the hybrid tier cannot answer: {reason}; use mode \"auto\""
+                ))),
+                Err(Skip::NoTerms) => Err(ServiceError::invalid_argument(format!(
+                    "query {:?} has no searchable terms for the hybrid tier",
+                    request.query
+                ))),
             }
-            Err(Skip::NoTerms) => toc_search::search(service, project_id, request, None),
-        },
-        forced @ (SearchMode::Semantic | SearchMode::Hybrid) => {
-            Err(ServiceError::unavailable(format!(
-                "the {} tier is not available: no vector index is built in this version; \
-                 use mode \"auto\", \"keyword\" or \"toc\"",
-                if forced == SearchMode::Semantic {
-                    "semantic"
-                } else {
-                    "hybrid"
-                }
-            )))
         }
+        SearchMode::Semantic => crate::hybrid::semantic_tier(service, project_id, request, None)
+            .map_err(|reason| {
+                ServiceError::unavailable(format!(
+                    "the semantic (vector) tier cannot answer: {reason}; use mode \"auto\""
+                ))
+            }),
+        SearchMode::Auto => {
+            // Vectors join when they can; a vector tier that is switched off is a
+            // choice, not a fallback, and is not reported.
+            let vector = usable_vector(service);
+            let vector_problem = match (&vector, service.vector()) {
+                (Err(reason), Some(_)) => Some(reason.clone()),
+                _ => None,
+            };
+            match bm25_tier(service, project_id, request, vector.ok()) {
+                Ok(mut response) => {
+                    if response.fallback_reason.is_none() {
+                        response.fallback_reason = vector_problem;
+                    }
+                    Ok(response)
+                }
+                Err(Skip::Unavailable(reason)) => {
+                    match crate::hybrid::semantic_tier(
+                        service,
+                        project_id,
+                        request,
+                        Some(reason.clone()),
+                    ) {
+                        Ok(response) => Ok(response),
+                        Err(vector_reason) if service.vector().is_some() => toc_search::search(
+                            service,
+                            project_id,
+                            request,
+                            Some(format!("{reason}; {vector_reason}")),
+                        ),
+                        Err(_) => toc_search::search(service, project_id, request, Some(reason)),
+                    }
+                }
+                Err(Skip::NoTerms) => toc_search::search(service, project_id, request, None),
+            }
+        }
+    }
+}
+
+/// The vector tier when it is enabled and healthy, else why not.
+fn usable_vector(service: &QueryService) -> Result<&VectorHandle, String> {
+    let vector = service.vector().ok_or_else(|| {
+        "vector tier disabled by configuration ([teleport.vector] enabled = false)".to_owned()
+    })?;
+    match vector.error() {
+        Some(error) => Err(format!("the vector tier is unhealthy: {error}")),
+        None => Ok(vector),
     }
 }
 
@@ -94,6 +149,7 @@ fn bm25_tier(
     service: &QueryService,
     project_id: &str,
     request: &SearchRequest,
+    vector: Option<&VectorHandle>,
 ) -> Result<SearchResponse, Skip> {
     let Some(handle) = service.bm25() else {
         return Err(Skip::Unavailable(format!(
@@ -104,9 +160,13 @@ fn bm25_tier(
     handle
         .availability(service.store().head())
         .map_err(|unavailable| Skip::Unavailable(unavailable.to_string()))?;
-    let span = info_span!("teleport_search", project_id, tier = "bm25");
+    let span = info_span!(
+        "teleport_search",
+        project_id,
+        tier = if vector.is_some() { "hybrid" } else { "bm25" }
+    );
     let _entered = span.enter();
-    match answer(service, handle, project_id, request) {
+    match answer(service, handle, vector, project_id, request) {
         Ok(response) => Ok(response),
         Err(Bm25Failure::Skip(skip)) => Err(skip),
         Err(Bm25Failure::Request(error)) => Err(Skip::Unavailable(error.to_string())),
@@ -127,6 +187,7 @@ impl From<ServiceError> for Bm25Failure {
 fn answer(
     service: &QueryService,
     handle: &Bm25Handle,
+    vector: Option<&VectorHandle>,
     project_id: &str,
     request: &SearchRequest,
 ) -> Result<SearchResponse, Bm25Failure> {
@@ -152,20 +213,34 @@ fn answer(
             })?
             .hits
     };
-    let _collect = info_span!("collect_results", num_hits = hits.len()).entered();
+    let mut ranked: Vec<RankedDoc> = hits
+        .into_iter()
+        .enumerate()
+        .map(|(rank, hit)| RankedDoc::from_bm25(rank, hit))
+        .collect();
+    let mut tier = "bm25";
+    let mut fallback_reason = None;
+    if let Some(vector) = vector {
+        let retrieved = limit.max(MIN_RETRIEVED_HITS);
+        let filter =
+            crate::hybrid::filter(project_id, request.session_id.as_deref(), (from_ms, to_ms));
+        match crate::hybrid::vector_ranking(vector, &request.query, &filter, retrieved) {
+            Ok(vector_ranked) => {
+                let _fusion = info_span!("fusion").entered();
+                ranked = crate::hybrid::reciprocal_rank_fusion(ranked, vector_ranked);
+                tier = "hybrid";
+            }
+            Err(reason) => fallback_reason = Some(format!("vector tier failed: {reason}")),
+        }
+    }
+    let _collect = info_span!("collect_results", num_hits = ranked.len()).entered();
     let terms = query.terms().to_vec();
-    let results = fuse(service, project_id, &hits, &terms, (from_ms, to_ms))?;
-    let (mut results, _) = toc_search::pack(results, budget);
-    results.truncate(limit);
-    let token_estimate = results
-        .iter()
-        .flat_map(|result| &result.evidence)
-        .map(|event| memory_toc::estimate_tokens(event.text.chars().count()))
-        .sum();
+    let results = fuse(service, project_id, &ranked, &terms, (from_ms, to_ms))?;
+    let (results, token_estimate) = pack_and_limit(results, budget, limit);
     Ok(SearchResponse {
         id: request.id.clone(),
-        tier: "bm25".to_owned(),
-        fallback_reason: None,
+        tier: tier.to_owned(),
+        fallback_reason,
         results,
         token_estimate,
         took_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
@@ -243,6 +318,42 @@ const NEIGHBOR_WEIGHT: f32 = 0.6;
 /// with the query at most.
 const MIN_RELATIVE_SCORE: f32 = 0.05;
 
+/// A document in a tier's ranking, with what the evidence fusion needs: its score
+/// (BM25, cosine similarity or RRF), its ranks in the lists it came from, and its
+/// stored text when the list had it.
+pub(crate) struct RankedDoc {
+    pub(crate) doc_type: DocType,
+    pub(crate) doc_id: String,
+    pub(crate) level: Option<String>,
+    pub(crate) text: Option<String>,
+    pub(crate) score: f32,
+    pub(crate) bm25_rank: Option<usize>,
+    pub(crate) vector_rank: Option<usize>,
+}
+
+impl RankedDoc {
+    fn from_bm25(rank: usize, hit: Hit) -> Self {
+        RankedDoc {
+            doc_type: hit.doc_type,
+            doc_id: hit.doc_id,
+            level: hit.level,
+            text: Some(hit.text),
+            score: hit.score,
+            bm25_rank: Some(rank + 1),
+            vector_rank: None,
+        }
+    }
+
+    pub(crate) fn match_type(&self) -> Option<String> {
+        match (self.bm25_rank, self.vector_rank) {
+            (Some(_), Some(_)) => Some("both".to_owned()),
+            (Some(_), None) => Some("keyword".to_owned()),
+            (None, Some(_)) => Some("semantic".to_owned()),
+            (None, None) => None,
+        }
+    }
+}
+
 /// One candidate piece of evidence.
 struct Candidate {
     score: f32,
@@ -255,10 +366,10 @@ struct Candidate {
 /// the weight of how the event is behind it (itself, quoted by a grip, in a segment,
 /// cited by a coarser node, next to a matching turn), the best over all hits — and
 /// returns them as results in that order, consecutive events of one hit together.
-fn fuse(
+pub(crate) fn fuse(
     service: &QueryService,
     project_id: &str,
-    hits: &[Hit],
+    hits: &[RankedDoc],
     terms: &[String],
     range: (Option<u64>, Option<u64>),
 ) -> Result<Vec<SearchResult>, ServiceError> {
@@ -340,13 +451,31 @@ fn fuse(
             doc_id: hit.doc_id.clone(),
             doc_type: hit.doc_type.as_str().to_owned(),
             score: candidate.score,
-            text: snippet_of(&hit.text),
-            bm25_rank: Some(candidate.source + 1),
-            vector_rank: None,
+            text: snippet_of(hit.text.as_deref().unwrap_or(&candidate.event.text)),
+            bm25_rank: hit.bm25_rank,
+            vector_rank: hit.vector_rank,
+            match_type: hit.match_type(),
             evidence: vec![candidate.event],
         });
     }
     Ok(results)
+}
+
+/// Packs evidence into `budget` (see [`toc_search::pack`]), keeps `limit` results, and
+/// counts the tokens kept.
+pub(crate) fn pack_and_limit(
+    results: Vec<SearchResult>,
+    budget: usize,
+    limit: usize,
+) -> (Vec<SearchResult>, usize) {
+    let (mut results, _) = toc_search::pack(results, budget);
+    results.truncate(limit);
+    let token_estimate = results
+        .iter()
+        .flat_map(|result| &result.evidence)
+        .map(|event| memory_toc::estimate_tokens(event.text.chars().count()))
+        .sum();
+    (results, token_estimate)
 }
 
 fn in_range(event: &Event, (from_ms, to_ms): (Option<u64>, Option<u64>)) -> bool {
@@ -359,7 +488,7 @@ fn in_range(event: &Event, (from_ms, to_ms): (Option<u64>, Option<u64>)) -> bool
 fn evidence_of(
     service: &QueryService,
     project_id: &str,
-    hit: &Hit,
+    hit: &RankedDoc,
     terms: &[String],
     range: (Option<u64>, Option<u64>),
 ) -> Result<Vec<(Event, f32)>, ServiceError> {

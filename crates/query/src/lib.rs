@@ -26,6 +26,7 @@
 
 pub mod api;
 mod bm25_search;
+mod hybrid;
 mod navigator;
 pub mod schema;
 mod service;
@@ -39,5 +40,7 @@ pub use teleport::{DEFAULT_TELEPORT_LIMIT, DISABLED_MESSAGE};
 
 #[cfg(test)]
 mod bm25_tests;
+#[cfg(test)]
+mod hybrid_tests;
 #[cfg(test)]
 mod tests;

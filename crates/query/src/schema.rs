@@ -19,6 +19,7 @@ use crate::api::{
     SearchNodeResponse, SearchRequest, SearchResponse, TeleportSearchRequest,
     TeleportSearchResponse, TeleportStatusRequest, TeleportStatusResponse, TocBrowseRequest,
     TocBrowseResponse, TocNodeRequest, TocNodeResponse, TocRootRequest, TocRootResponse,
+    VectorSearchResponse,
 };
 
 /// The NATS subject of a query call; `<method>` is one of [`crate::METHODS`].
@@ -49,6 +50,11 @@ pub const METHOD_SCHEMAS: &[(&str, &str, &str)] = &[
         "teleport.status",
         "TeleportStatusRequest",
         "TeleportStatusResponse",
+    ),
+    (
+        "vector.search",
+        "TeleportSearchRequest",
+        "VectorSearchResponse",
     ),
 ];
 
@@ -85,6 +91,7 @@ fn definitions() -> (Map<String, Value>, Map<String, Value>) {
         define::<SearchRequest>(&mut requests),
         define::<TeleportSearchRequest>(&mut requests),
         define::<TeleportStatusRequest>(&mut requests),
+        define::<TeleportSearchRequest>(&mut requests),
     ];
     let mut responses = SchemaSettings::draft2020_12()
         .for_serialize()
@@ -101,6 +108,7 @@ fn definitions() -> (Map<String, Value>, Map<String, Value>) {
         define::<SearchResponse>(&mut responses),
         define::<TeleportSearchResponse>(&mut responses),
         define::<TeleportStatusResponse>(&mut responses),
+        define::<VectorSearchResponse>(&mut responses),
     ];
     let error_name = define::<memory_types::ServiceError>(&mut responses);
     debug_assert_eq!(error_name, ERROR_SCHEMA);
@@ -550,6 +558,7 @@ mod tests {
                 text: "JWT expiry".to_string(),
                 bm25_rank: Some(1),
                 vector_rank: None,
+                match_type: None,
                 evidence: vec![sample_event()],
             }],
             token_estimate: 10,

@@ -3,7 +3,7 @@
 use std::sync::LazyLock;
 use std::time::Instant;
 
-use memory_actors::{Bm25Handle, GripExtractor, RollupBuilder};
+use memory_actors::{Bm25Handle, GripExtractor, RollupBuilder, VectorHandle};
 use memory_store::Store;
 use memory_toc::{
     DEFAULT_SEARCH_LIMIT, GripId, TocLevel, TocNode, TocNodeId, Tz, search_children, search_node,
@@ -37,6 +37,7 @@ pub const METHODS: &[&str] = &[
     "search",
     "teleport.search",
     "teleport.status",
+    "vector.search",
 ];
 
 struct QueryMetrics {
@@ -77,6 +78,7 @@ pub struct QueryService {
     tz: Tz,
     scan_budget_events: usize,
     bm25: Option<Bm25Handle>,
+    vector: Option<VectorHandle>,
 }
 
 /// Events the index-free search reads per query at most, by default: every turn of a
@@ -94,7 +96,20 @@ impl QueryService {
             tz,
             scan_budget_events: DEFAULT_SCAN_BUDGET_EVENTS,
             bm25: None,
+            vector: None,
         }
+    }
+
+    /// Searches by meaning through this vector index when it is usable (`None`: vector
+    /// search is disabled).
+    #[must_use]
+    pub fn with_vector(mut self, vector: Option<VectorHandle>) -> Self {
+        self.vector = vector;
+        self
+    }
+
+    pub(crate) fn vector(&self) -> Option<&VectorHandle> {
+        self.vector.as_ref()
     }
 
     /// Searches through this BM25 index when it is usable (`None`: BM25 is disabled and
@@ -195,6 +210,11 @@ impl QueryService {
                 let request: TeleportSearchRequest = parse_request(method, payload)?;
                 check_body_project(request.project_id.as_deref(), project_id)?;
                 to_json(self.teleport_search(project_id, &request)?)
+            }
+            "vector.search" => {
+                let request: TeleportSearchRequest = parse_request(method, payload)?;
+                check_body_project(request.project_id.as_deref(), project_id)?;
+                to_json(crate::hybrid::vector_search(self, project_id, &request)?)
             }
             "teleport.status" => {
                 let _: TeleportStatusRequest = parse_request(method, payload)?;

@@ -118,18 +118,44 @@ fn build_query(
 
 /// `teleport.status`.
 pub(crate) fn status(service: &QueryService) -> Result<TeleportStatusResponse, ServiceError> {
+    let mut response = bm25_status(service);
+    if let Some(vector) = service.vector() {
+        let status = vector.status(service.store().head());
+        response.vector_enabled = true;
+        response.vector_healthy = status.healthy;
+        response.vector_doc_count = status.num_docs;
+        response.vector_lag = status.lag;
+        response.vector_error = status.error;
+        response.message.push_str(&if response.vector_healthy {
+            format!(
+                " Vector search enabled and healthy: {} documents embedded{}.",
+                status.num_docs,
+                if status.lag > 0 {
+                    format!(", {} log entries still to embed", status.lag)
+                } else {
+                    String::new()
+                }
+            )
+        } else {
+            " Vector search unhealthy: see vector_error.".to_owned()
+        });
+    }
+    Ok(response)
+}
+
+fn bm25_status(service: &QueryService) -> TeleportStatusResponse {
     let Some(handle) = service.bm25() else {
-        return Ok(TeleportStatusResponse {
+        return TeleportStatusResponse {
             message: DISABLED_MESSAGE.to_owned(),
             ..TeleportStatusResponse::default()
-        });
+        };
     };
     let head = service.store().head();
     let status = handle.status(head);
     let availability = handle.availability(head);
     let message = status_message(handle, &status, availability.as_ref().err());
     let last_prune = status.last_prune.clone();
-    Ok(TeleportStatusResponse {
+    TeleportStatusResponse {
         bm25_enabled: true,
         bm25_healthy: status.healthy,
         bm25_stale: matches!(availability, Err(Unavailable::Stale { .. })),
@@ -148,11 +174,9 @@ pub(crate) fn status(service: &QueryService) -> Result<TeleportStatusResponse, S
             num_events_total: progress.num_events_total,
         }),
         bm25_error: status.error,
-        vector_enabled: false,
-        vector_healthy: false,
-        vector_doc_count: 0,
         message,
-    })
+        ..TeleportStatusResponse::default()
+    }
 }
 
 fn status_message(

@@ -519,6 +519,7 @@ fn build_results(
                 text: candidate.node.title.clone(),
                 bm25_rank: None,
                 vector_rank: None,
+                match_type: None,
                 evidence: events.into_iter().map(|scored| scored.event).collect(),
             },
         ));

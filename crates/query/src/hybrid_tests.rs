@@ -1,0 +1,197 @@
+//! Hybrid `search`, the semantic tier, `vector.search` and the fallback chain hybrid →
+//! BM25 → vector → TOC, over two sample sessions with real indexes and the real model.
+
+use memory_actors::testsuite::sample_store_with_indexes;
+use memory_actors::{Bm25Handle, Bm25Settings, VectorHandle, VectorSettings};
+use memory_store::Store;
+use memory_toc::Tz;
+use memory_types::{ErrorCode, ServiceError};
+use serde_json::{Value, json};
+
+use crate::QueryService;
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    store: Store,
+    bm25: Bm25Handle,
+    vector: VectorHandle,
+}
+
+fn fixture() -> &'static Fixture {
+    static FIXTURE: std::sync::OnceLock<Fixture> = std::sync::OnceLock::new();
+    FIXTURE.get_or_init(|| {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (store, bm25, vector) = sample_store_with_indexes(dir.path());
+        Fixture {
+            bm25: Bm25Handle::open(bm25),
+            vector: VectorHandle::open(vector),
+            _dir: dir,
+            store,
+        }
+    })
+}
+
+fn service(bm25: Option<Bm25Handle>, vector: Option<VectorHandle>) -> QueryService {
+    QueryService::new(fixture().store.clone(), Tz::UTC)
+        .with_bm25(bm25)
+        .with_vector(vector)
+}
+
+fn healthy() -> QueryService {
+    service(Some(fixture().bm25.clone()), Some(fixture().vector.clone()))
+}
+
+fn broken_bm25() -> Bm25Handle {
+    Bm25Handle::open_read_only(Bm25Settings::new("/nonexistent/bm25-index"))
+}
+
+fn broken_vector() -> VectorHandle {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut settings = VectorSettings::new(dir.path().join("vector-index"));
+    settings.embedder.model_dir = dir.path().join("deleted-model");
+    VectorHandle::open(settings)
+}
+
+fn call(service: &QueryService, method: &str, body: &Value) -> Result<Value, ServiceError> {
+    service.call("webapp", method, &serde_json::to_vec(body).expect("json"))
+}
+
+fn evidence(response: &Value) -> Vec<String> {
+    response["results"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|result| result["evidence"].as_array().into_iter().flatten())
+        .filter_map(|event| event["text"].as_str().map(str::to_owned))
+        .collect()
+}
+
+/// Words the decision does not use: only the meaning connects them.
+const PARAPHRASE: &str = "how long do login credentials stay valid before they lapse?";
+
+#[test]
+fn auto_is_hybrid_when_both_tiers_are_healthy() {
+    let response = call(
+        &healthy(),
+        "search",
+        &json!({"query": PARAPHRASE, "token_budget": 600}),
+    )
+    .expect("search");
+    assert_eq!(response["tier"], "hybrid", "{response}");
+    assert!(response["fallback_reason"].is_null());
+    assert!(
+        evidence(&response)
+            .iter()
+            .any(|text| text.contains("15 minutes")),
+        "{:?}",
+        evidence(&response)
+    );
+    let results = response["results"].as_array().expect("results");
+    assert!(
+        results.iter().all(|r| r["match_type"].is_string()),
+        "{response}"
+    );
+    assert!(
+        results.iter().any(|r| r["vector_rank"].is_u64()),
+        "{response}"
+    );
+    let forced = call(
+        &healthy(),
+        "search",
+        &json!({"query": PARAPHRASE, "mode": "hybrid"}),
+    )
+    .expect("hybrid");
+    assert_eq!(forced["tier"], "hybrid");
+    let semantic = call(
+        &healthy(),
+        "search",
+        &json!({"query": PARAPHRASE, "mode": "semantic"}),
+    )
+    .expect("semantic");
+    assert_eq!(semantic["tier"], "vector");
+    assert!(!evidence(&semantic).is_empty());
+}
+
+#[test]
+fn vector_search_and_status() {
+    let response = call(
+        &healthy(),
+        "vector.search",
+        &json!({"query": PARAPHRASE, "doc_type": "event", "limit": 5}),
+    )
+    .expect("vector.search");
+    let hits = response["results"].as_array().expect("results");
+    assert_eq!(hits.len(), 5);
+    assert!(hits.iter().all(|hit| hit["doc_type"] == "event"));
+    let scores: Vec<f64> = hits
+        .iter()
+        .filter_map(|hit| hit["score"].as_f64())
+        .collect();
+    assert!(
+        scores.windows(2).all(|pair| pair[0] >= pair[1]),
+        "{scores:?}"
+    );
+    let status = call(&healthy(), "teleport.status", &json!({})).expect("status");
+    assert_eq!(status["vector_enabled"], true);
+    assert_eq!(status["vector_healthy"], true);
+    assert!(
+        status["vector_doc_count"].as_u64().unwrap_or(0) > 80,
+        "{status}"
+    );
+    assert_eq!(status["vector_lag"], 0);
+    let off = call(
+        &service(Some(fixture().bm25.clone()), None),
+        "vector.search",
+        &json!({"query": "x"}),
+    )
+    .expect_err("disabled");
+    assert_eq!(off.error.code, ErrorCode::Unavailable);
+}
+
+#[test]
+fn the_fallback_chain_says_what_happened() {
+    // Vector model deleted: BM25 answers and says why vectors did not join.
+    let no_vector = service(Some(fixture().bm25.clone()), Some(broken_vector()));
+    let response = call(&no_vector, "search", &json!({"query": PARAPHRASE})).expect("search");
+    assert_eq!(response["tier"], "bm25", "{response}");
+    let reason = response["fallback_reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("vector") && reason.contains("setup.sh"),
+        "{reason}"
+    );
+    let err = call(
+        &no_vector,
+        "search",
+        &json!({"query": PARAPHRASE, "mode": "hybrid"}),
+    )
+    .expect_err("no hybrid");
+    assert_eq!(err.error.code, ErrorCode::Unavailable);
+    let status = call(&no_vector, "teleport.status", &json!({})).expect("status");
+    assert_eq!(status["vector_healthy"], false);
+    assert!(status["vector_error"].is_string());
+    // BM25 broken, vectors fine: the semantic tier answers.
+    let no_bm25 = service(Some(broken_bm25()), Some(fixture().vector.clone()));
+    let response = call(&no_bm25, "search", &json!({"query": PARAPHRASE})).expect("search");
+    assert_eq!(response["tier"], "vector", "{response}");
+    assert!(
+        response["fallback_reason"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("bm25")
+    );
+    assert!(!evidence(&response).is_empty());
+    // Both broken: the TOC answers, naming both reasons.
+    let neither = service(Some(broken_bm25()), Some(broken_vector()));
+    let response = call(&neither, "search", &json!({"query": "JWT expiry"})).expect("search");
+    assert_eq!(response["tier"], "toc", "{response}");
+    let reason = response["fallback_reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("bm25") && reason.contains("vector"),
+        "{reason}"
+    );
+    // Vectors switched off by configuration is a choice, not a fallback.
+    let bm25_only = service(Some(fixture().bm25.clone()), None);
+    let response = call(&bm25_only, "search", &json!({"query": "JWT expiry"})).expect("search");
+    assert_eq!(response["tier"], "bm25");
+    assert!(response["fallback_reason"].is_null(), "{response}");
+}
