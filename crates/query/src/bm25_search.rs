@@ -227,7 +227,7 @@ fn answer(
         match crate::hybrid::vector_ranking(vector, &request.query, &filter, retrieved) {
             Ok(vector_ranked) => {
                 let _fusion = info_span!("fusion").entered();
-                ranked = crate::hybrid::reciprocal_rank_fusion(ranked, vector_ranked);
+                ranked = crate::hybrid::fuse_rankings(ranked, vector_ranked);
                 tier = "hybrid";
             }
             Err(reason) => fallback_reason = Some(format!("vector tier failed: {reason}")),
