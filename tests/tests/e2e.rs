@@ -792,9 +792,17 @@ async fn the_query_service_answers_over_nats_and_live_work_is_navigable() -> any
     assert!(search_requests >= 4, "{stats}");
 
     // The BM25 teleport calls, status, rebuild and prune over NATS.
-    let status = request(&client, "memory.query.webapp.teleport.status", b"{}".to_vec()).await?;
+    let status = request(
+        &client,
+        "memory.query.webapp.teleport.status",
+        b"{}".to_vec(),
+    )
+    .await?;
     assert_eq!(
-        (status["bm25_enabled"].clone(), status["bm25_healthy"].clone()),
+        (
+            status["bm25_enabled"].clone(),
+            status["bm25_healthy"].clone()
+        ),
         (json!(true), json!(true)),
         "{status}"
     );
@@ -806,8 +814,16 @@ async fn the_query_service_answers_over_nats_and_live_work_is_navigable() -> any
         br#"{"index_type": "bm25"}"#.to_vec(),
     )
     .await?;
-    assert!(rebuilt["num_docs"].as_u64().unwrap_or(0) >= num_docs, "{rebuilt}");
-    let status = request(&client, "memory.query.webapp.teleport.status", b"{}".to_vec()).await?;
+    assert!(
+        rebuilt["num_docs"].as_u64().unwrap_or(0) >= num_docs,
+        "{rebuilt}"
+    );
+    let status = request(
+        &client,
+        "memory.query.webapp.teleport.status",
+        b"{}".to_vec(),
+    )
+    .await?;
     assert_eq!(status["bm25_doc_count"], rebuilt["num_docs"], "{status}");
     let grips = request(
         &client,
@@ -816,9 +832,9 @@ async fn the_query_service_answers_over_nats_and_live_work_is_navigable() -> any
     )
     .await?;
     assert!(
-        grips["results"]
-            .as_array()
-            .is_some_and(|hits| !hits.is_empty() && hits.iter().all(|hit| hit["doc_type"] == "grip")),
+        grips["results"].as_array().is_some_and(
+            |hits| !hits.is_empty() && hits.iter().all(|hit| hit["doc_type"] == "grip")
+        ),
         "{grips}"
     );
     let pruned = request(
@@ -827,8 +843,16 @@ async fn the_query_service_answers_over_nats_and_live_work_is_navigable() -> any
         br#"{"age_days": 1, "level": "segment"}"#.to_vec(),
     )
     .await?;
-    assert!(pruned["pruned"]["event"].as_u64().unwrap_or(0) > 300, "{pruned}");
-    let status = request(&client, "memory.query.webapp.teleport.status", b"{}".to_vec()).await?;
+    assert!(
+        pruned["pruned"]["event"].as_u64().unwrap_or(0) > 300,
+        "{pruned}"
+    );
+    let status = request(
+        &client,
+        "memory.query.webapp.teleport.status",
+        b"{}".to_vec(),
+    )
+    .await?;
     assert_eq!(status["bm25_last_prune_ms"], pruned["at_ms"], "{status}");
     // Only today's live event is younger than a day.
     assert_eq!(status["bm25_doc_counts"]["event"], 1, "{status}");
@@ -839,7 +863,10 @@ async fn the_query_service_answers_over_nats_and_live_work_is_navigable() -> any
         serde_json::to_vec(&json!({"query": "what did we decide about JWT expiry?"}))?,
     )
     .await?;
-    assert!(after["results"].as_array().is_some_and(|r| !r.is_empty()), "{after}");
+    assert!(
+        after["results"].as_array().is_some_and(|r| !r.is_empty()),
+        "{after}"
+    );
     let (_, metrics) = http_get(&format!("http://127.0.0.1:{}/metrics", stack.metrics_port))?;
     for name in [
         "bm25_index_doc_count{doc_type=\"toc_node\"}",
@@ -965,7 +992,13 @@ fn admin_rebuild_replays_the_same_tree_from_the_log() -> anyhow::Result<()> {
         let answer: Value = serde_json::from_str(&cli(
             data.path(),
             &[],
-            &["search", "why were iOS users logged out?", "--project", "webapp", "--json"],
+            &[
+                "search",
+                "why were iOS users logged out?",
+                "--project",
+                "webapp",
+                "--json",
+            ],
         )?)?;
         assert_eq!(answer["tier"], "bm25", "{answer}");
         Ok(answer["results"]
@@ -996,30 +1029,52 @@ fn admin_rebuild_replays_the_same_tree_from_the_log() -> anyhow::Result<()> {
     let report = cli(data.path(), &[], &["admin", "rebuild-index", "--json"])?;
     let report: Value = serde_json::from_str(&report)?;
     assert!(report["num_docs"].as_u64().unwrap_or(0) > 300, "{report}");
-    assert_eq!(bm25_top()?, top_before, "the rebuilt index answers as before");
+    assert_eq!(
+        bm25_top()?,
+        top_before,
+        "the rebuilt index answers as before"
+    );
     std::fs::remove_dir_all(data.path().join("bm25-index"))?;
-    assert_eq!(bm25_top()?, top_before, "a deleted index is rebuilt from the log");
+    assert_eq!(
+        bm25_top()?,
+        top_before,
+        "a deleted index is rebuilt from the log"
+    );
     let disabled = [("AGENT_MEMORY_TELEPORT__BM25__ENABLED", "false")];
     let answer: Value = serde_json::from_str(&cli(
         data.path(),
         &disabled,
-        &["search", "why were iOS users logged out?", "--project", "webapp", "--json"],
+        &[
+            "search",
+            "why were iOS users logged out?",
+            "--project",
+            "webapp",
+            "--json",
+        ],
     )?)?;
     assert_eq!(answer["tier"], "toc", "{answer}");
     assert!(
-        answer["fallback_reason"].as_str().unwrap_or("").contains("disabled"),
+        answer["fallback_reason"]
+            .as_str()
+            .unwrap_or("")
+            .contains("disabled"),
         "{answer}"
     );
-    let status: Value = serde_json::from_str(&cli(
-        data.path(),
-        &[],
-        &["teleport", "status", "--json"],
-    )?)?;
+    let status: Value =
+        serde_json::from_str(&cli(data.path(), &[], &["teleport", "status", "--json"])?)?;
     assert_eq!(status["bm25_healthy"], true, "{status}");
     let hits = cli(
         data.path(),
         &[],
-        &["teleport", "search", "refresh token", "--type", "grip", "--project", "webapp"],
+        &[
+            "teleport",
+            "search",
+            "refresh token",
+            "--type",
+            "grip",
+            "--project",
+            "webapp",
+        ],
     )?;
     assert!(hits.contains("grip:"), "{hits}");
     Ok(())
