@@ -194,4 +194,25 @@ fn the_fallback_chain_says_what_happened() {
     let response = call(&bm25_only, "search", &json!({"query": "JWT expiry"})).expect("search");
     assert_eq!(response["tier"], "bm25");
     assert!(response["fallback_reason"].is_null(), "{response}");
+    // Each answer is counted by tier and fallback.
+    let families = prometheus::gather();
+    let counted = |tier: &str, fallback: &str| {
+        families
+            .iter()
+            .filter(|family| family.name() == "search_requests_total")
+            .flat_map(|family| family.get_metric())
+            .filter(|metric| {
+                let labels = metric.get_label();
+                labels
+                    .iter()
+                    .any(|l| l.name() == "tier" && l.value() == tier)
+                    && labels
+                        .iter()
+                        .any(|l| l.name() == "fallback" && l.value() == fallback)
+            })
+            .map(|metric| metric.get_counter().get_value())
+            .sum::<f64>()
+    };
+    assert!(counted("toc", "yes") >= 1.0);
+    assert!(counted("vector", "yes") >= 1.0);
 }

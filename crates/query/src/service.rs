@@ -43,6 +43,11 @@ pub const METHODS: &[&str] = &[
 struct QueryMetrics {
     requests: IntCounterVec,
     latency: HistogramVec,
+    /// `search_requests_total{tier, fallback}`: which tier answered `search`, and
+    /// whether it was a fallback.
+    search_requests: IntCounterVec,
+    /// `search_latency_seconds{tier}`.
+    search_latency: HistogramVec,
 }
 
 static QUERY_METRICS: LazyLock<QueryMetrics> = LazyLock::new(|| {
@@ -65,10 +70,36 @@ static QUERY_METRICS: LazyLock<QueryMetrics> = LazyLock::new(|| {
         &["method"],
     )
     .unwrap_or_else(|err| panic!("metric definition: {err}"));
+    let search_requests = IntCounterVec::new(
+        prometheus::Opts::new(
+            "search_requests_total",
+            "search answers by the tier that answered and whether it was a fallback.",
+        ),
+        &["tier", "fallback"],
+    )
+    .unwrap_or_else(|err| panic!("metric definition: {err}"));
+    let search_latency = HistogramVec::new(
+        prometheus::HistogramOpts::new(
+            "search_latency_seconds",
+            "Time to answer search, by the tier that answered.",
+        )
+        .buckets(vec![
+            0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
+        ]),
+        &["tier"],
+    )
+    .unwrap_or_else(|err| panic!("metric definition: {err}"));
     let registry = prometheus::default_registry();
     let _ = registry.register(Box::new(requests.clone()));
     let _ = registry.register(Box::new(latency.clone()));
-    QueryMetrics { requests, latency }
+    let _ = registry.register(Box::new(search_requests.clone()));
+    let _ = registry.register(Box::new(search_latency.clone()));
+    QueryMetrics {
+        requests,
+        latency,
+        search_requests,
+        search_latency,
+    }
 });
 
 /// Answers query calls from the projections in one store.
@@ -501,7 +532,23 @@ impl QueryService {
         request: &SearchRequest,
     ) -> Result<SearchResponse, ServiceError> {
         check_query(&request.query)?;
-        bm25_search::search(self, project_id, request)
+        let started = Instant::now();
+        let response = bm25_search::search(self, project_id, request)?;
+        let metrics = &*QUERY_METRICS;
+        let fallback = if response.fallback_reason.is_some() {
+            "yes"
+        } else {
+            "no"
+        };
+        metrics
+            .search_requests
+            .with_label_values(&[response.tier.as_str(), fallback])
+            .inc();
+        metrics
+            .search_latency
+            .with_label_values(&[response.tier.as_str()])
+            .observe(started.elapsed().as_secs_f64());
+        Ok(response)
     }
 
     /// `teleport.search`: BM25 hits with their scores.
