@@ -34,9 +34,10 @@ use serde::{Deserialize, Serialize};
 use tracing::{info, warn};
 
 use crate::consumer::ConsumerError;
-use crate::grip_extractor::{GRIPS_EXTRACTED, GripExtractor};
+use crate::grip_extractor::GripExtractor;
+use crate::index_docs::{DocChange, doc_changes};
 use crate::metrics::BM25_METRICS;
-use crate::rollup_builder::{RollupBuilder, TOC_NODE_WRITTEN};
+use crate::rollup_builder::RollupBuilder;
 
 /// The indexer's name: cursor key (mirror), metrics label, dead-letter source.
 pub const BM25_INDEXER: &str = "bm25_indexer";
@@ -980,44 +981,27 @@ fn to_transient(err: SearchError) -> ConsumerError {
     ConsumerError::Transient(format!("bm25: {err}"))
 }
 
-/// One feed item into the writer: events as themselves, `toc_node_written` as the node
-/// now stored (or its removal when it is gone), `grips_extracted` as the segment's
-/// grips.
+/// One feed item into the writer (see [`crate::index_docs`]).
 fn apply_item(
     writer: &mut Bm25Writer,
     store: &Store,
     item: &FeedItem,
     index_events: bool,
 ) -> Result<(), ConsumerError> {
-    let add = |writer: &mut Bm25Writer, doc: &SearchDoc| -> Result<(), ConsumerError> {
-        writer.upsert(doc).map_err(to_transient)?;
-        BM25_METRICS.operations.with_label_values(&["add"]).inc();
-        Ok(())
-    };
-    match item {
-        FeedItem::Event { event, .. } if index_events => {
-            if let Some(doc) = event_doc(event) {
-                add(writer, &doc)?;
+    for change in doc_changes(store, item, index_events)? {
+        match change {
+            DocChange::Upsert(doc) => {
+                writer.upsert(&doc).map_err(to_transient)?;
+                BM25_METRICS.operations.with_label_values(&["add"]).inc();
+            }
+            DocChange::DeleteNode {
+                project_id,
+                node_id,
+            } => {
+                writer.delete(&project_id, DocType::TocNode, &node_id);
+                BM25_METRICS.operations.with_label_values(&["delete"]).inc();
             }
         }
-        FeedItem::Derived { entry, .. } if entry.kind == TOC_NODE_WRITTEN => {
-            let node_id = entry.key.parse().map_err(|err| {
-                ConsumerError::Rejected(format!("toc_node_written names {:?}: {err}", entry.key))
-            })?;
-            match RollupBuilder::node(store, &entry.project_id, &node_id)? {
-                Some(node) => add(writer, &toc_node_doc(&node))?,
-                None => {
-                    writer.delete(&entry.project_id, DocType::TocNode, &entry.key);
-                    BM25_METRICS.operations.with_label_values(&["delete"]).inc();
-                }
-            }
-        }
-        FeedItem::Derived { entry, .. } if entry.kind == GRIPS_EXTRACTED => {
-            for grip in GripExtractor::segment_grips(store, &entry.key)? {
-                add(writer, &grip_doc(&grip))?;
-            }
-        }
-        FeedItem::Event { .. } | FeedItem::Derived { .. } | FeedItem::Truncated { .. } => {}
     }
     Ok(())
 }

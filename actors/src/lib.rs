@@ -26,6 +26,7 @@ mod bm25_indexer;
 mod bm25_pruner;
 mod consumer;
 mod grip_extractor;
+mod index_docs;
 mod ingest;
 mod keys;
 mod metrics;

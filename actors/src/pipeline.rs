@@ -333,42 +333,28 @@ impl Pipeline {
     /// Waits until the BM25 index has *committed* (searchable) everything up to `seq`;
     /// true at once when it is disabled or broken (a broken index waits for a rebuild).
     async fn wait_bm25_committed(&self, seq: memory_store::OutboxSeq, timeout: Duration) -> bool {
-        let (Some(handle), Some(indexer)) = (&self.bm25, &self.bm25_indexer) else {
-            return true;
-        };
-        if !indexer.wait_for(seq, timeout).await {
-            return false;
-        }
-        let deadline = std::time::Instant::now() + timeout;
-        loop {
-            if handle.committed_cursor() >= seq || handle.error().is_some() {
-                return true;
+        match (&self.bm25, &self.bm25_indexer) {
+            (Some(handle), Some(indexer)) => {
+                wait_committed(indexer, seq, timeout, || {
+                    handle.committed_cursor() >= seq || handle.error().is_some()
+                })
+                .await
             }
-            if std::time::Instant::now() >= deadline {
-                return false;
-            }
-            tokio::time::sleep(Duration::from_millis(5)).await;
+            _ => true,
         }
     }
 
     /// Waits until the vector index has committed everything up to `seq`; true at once
     /// when it is disabled or unhealthy.
     async fn wait_vector_committed(&self, seq: memory_store::OutboxSeq, timeout: Duration) -> bool {
-        let (Some(handle), Some(indexer)) = (&self.vector, &self.vector_indexer) else {
-            return true;
-        };
-        if !indexer.wait_for(seq, timeout).await {
-            return false;
-        }
-        let deadline = std::time::Instant::now() + timeout;
-        loop {
-            if handle.committed_cursor() >= seq || handle.error().is_some() {
-                return true;
+        match (&self.vector, &self.vector_indexer) {
+            (Some(handle), Some(indexer)) => {
+                wait_committed(indexer, seq, timeout, || {
+                    handle.committed_cursor() >= seq || handle.error().is_some()
+                })
+                .await
             }
-            if std::time::Instant::now() >= deadline {
-                return false;
-            }
-            tokio::time::sleep(Duration::from_millis(5)).await;
+            _ => true,
         }
     }
 
@@ -396,6 +382,30 @@ impl Pipeline {
         }
         let _ = self.store.sync();
         info!("pipeline stopped");
+    }
+}
+
+/// Waits until an index's consumer has applied everything up to `seq` and then until
+/// `committed` holds (the index keeps its cursor in its own commits, which follow the
+/// runner's cursor); false when `timeout` passes first.
+async fn wait_committed<C: OutboxConsumer>(
+    indexer: &ConsumerHandle<C>,
+    seq: memory_store::OutboxSeq,
+    timeout: Duration,
+    committed: impl Fn() -> bool,
+) -> bool {
+    let deadline = std::time::Instant::now() + timeout;
+    if !indexer.wait_for(seq, timeout).await {
+        return false;
+    }
+    loop {
+        if committed() {
+            return true;
+        }
+        if std::time::Instant::now() >= deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
     }
 }
 

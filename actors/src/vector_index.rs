@@ -20,16 +20,13 @@ use std::time::{Duration, Instant};
 
 use memory_embed::{EmbedError, Embedder, EmbedderConfig};
 use memory_store::{FeedItem, OutboxSeq, Store};
-use memory_toc::{Grip, TocNode};
-use memory_types::{Event, EventKind};
 use memory_vector::{DocType, VectorConfig, VectorDoc, VectorFilter, VectorHit, VectorIndex};
 use serde::Serialize;
 use tracing::{info, warn};
 
 use crate::consumer::ConsumerError;
-use crate::grip_extractor::{GRIPS_EXTRACTED, GripExtractor};
+use crate::index_docs::{DocChange, doc_changes};
 use crate::metrics::VECTOR_METRICS;
-use crate::rollup_builder::{RollupBuilder, TOC_NODE_WRITTEN};
 
 /// The indexer's name: cursor key (mirror), metrics label, dead-letter source.
 pub const VECTOR_INDEXER: &str = "vector_indexer";
@@ -539,85 +536,34 @@ impl VectorHandle {
     }
 }
 
-/// The document an item stands for, with the text to embed.
+/// The documents an item stands for (see [`crate::index_docs`]), each with the text to
+/// embed. A removed node is left to the next rebuild: vectors of nodes that no longer
+/// exist bring no evidence (`search` finds no node behind them).
 fn collect(
     store: &Store,
     item: &FeedItem,
     index_events: bool,
     pending: &mut Vec<(VectorDoc, String)>,
 ) -> Result<(), ConsumerError> {
-    match item {
-        FeedItem::Event { event, .. } if index_events => {
-            if let Some(doc) = event_doc(event) {
-                pending.push(doc);
-            }
+    for change in doc_changes(store, item, index_events)? {
+        if let DocChange::Upsert(doc) = change
+            && let Ok(doc_type) = doc.doc_type.as_str().parse::<DocType>()
+        {
+            pending.push((
+                VectorDoc {
+                    doc_type,
+                    doc_id: doc.doc_id,
+                    project_id: doc.project_id,
+                    session_id: doc.session_id,
+                    level: doc.level,
+                    timestamp_ms: doc.timestamp_ms,
+                    vector: Vec::new(),
+                },
+                doc.text,
+            ));
         }
-        FeedItem::Derived { entry, .. } if entry.kind == TOC_NODE_WRITTEN => {
-            let node_id = entry.key.parse().map_err(|err| {
-                ConsumerError::Rejected(format!("toc_node_written names {:?}: {err}", entry.key))
-            })?;
-            if let Some(node) = RollupBuilder::node(store, &entry.project_id, &node_id)? {
-                pending.push(node_doc(&node));
-            }
-        }
-        FeedItem::Derived { entry, .. } if entry.kind == GRIPS_EXTRACTED => {
-            for grip in GripExtractor::segment_grips(store, &entry.key)? {
-                pending.push(grip_doc(&grip));
-            }
-        }
-        FeedItem::Event { .. } | FeedItem::Derived { .. } | FeedItem::Truncated { .. } => {}
     }
     Ok(())
-}
-
-fn event_doc(event: &Event) -> Option<(VectorDoc, String)> {
-    if event.text.trim().is_empty()
-        || matches!(event.kind, EventKind::SessionStart | EventKind::SessionEnd)
-    {
-        return None;
-    }
-    Some((
-        VectorDoc {
-            doc_type: DocType::Event,
-            doc_id: event.event_id.clone(),
-            project_id: event.project_id.clone(),
-            session_id: Some(event.session_id.clone()),
-            level: None,
-            timestamp_ms: event.timestamp_ms,
-            vector: Vec::new(),
-        },
-        event.text.clone(),
-    ))
-}
-
-fn node_doc(node: &TocNode) -> (VectorDoc, String) {
-    (
-        VectorDoc {
-            doc_type: DocType::TocNode,
-            doc_id: node.node_id.to_string(),
-            project_id: node.project_id.clone(),
-            session_id: None,
-            level: Some(node.level.as_str().to_owned()),
-            timestamp_ms: node.start_ms,
-            vector: Vec::new(),
-        },
-        node.searchable_text(),
-    )
-}
-
-fn grip_doc(grip: &Grip) -> (VectorDoc, String) {
-    (
-        VectorDoc {
-            doc_type: DocType::Grip,
-            doc_id: grip.grip_id.to_string(),
-            project_id: grip.project_id.clone(),
-            session_id: Some(grip.session_id.clone()),
-            level: None,
-            timestamp_ms: grip.timestamp_ms,
-            vector: Vec::new(),
-        },
-        grip.excerpt.clone(),
-    )
 }
 
 #[cfg(test)]

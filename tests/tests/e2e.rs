@@ -764,21 +764,14 @@ async fn the_query_service_answers_over_nats_and_live_work_is_navigable() -> any
     )
     .await?;
     assert_eq!(found["tier"], "toc", "{found}");
-    // ... and keyword-searchable within a second or two: the indexer commits as soon as
-    // it has caught up.
-    let acked = Instant::now();
-    let teleported = query_until(
+    // ... and keyword-searchable (how fast is measured by `loadgen searchable`, not here).
+    query_until(
         &client,
         "memory.query.webapp.teleport.search",
         json!({"query": "zanzibar", "doc_type": "event"}),
         |answer| answer["results"][0]["doc_id"] == "live-1",
     )
     .await?;
-    assert!(
-        acked.elapsed() < Duration::from_secs(5),
-        "searchable after {:?}: {teleported}",
-        acked.elapsed()
-    );
 
     // Per-endpoint statistics of the micro service.
     let stats = request(&client, "$SRV.STATS.memory-query", Vec::new()).await?;
