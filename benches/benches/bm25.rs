@@ -39,6 +39,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, SamplingMode, criterion_group, criterion_main};
 use memory_benches::percentile;
+use memory_benches::questions::{QUESTION_SEED, question_from};
 use memory_benches::year::{Rng, YearEvent, YearSpec, generate};
 use memory_search::analyzer::analyze;
 use memory_search::{Bm25Index, Bm25Query, DocType, SearchDoc};
@@ -51,8 +52,6 @@ const MEMORY_BUDGET_BYTES: usize = 50 << 20;
 const LIMIT: usize = 10;
 /// Questions made from the first this many documents, so every size holds their sources.
 const QUESTION_SOURCE_DOCS: usize = 10_000;
-/// Seed of the question generator.
-const QUESTION_SEED: u64 = 25;
 
 /// The FTS5 table of the TypeScript seed.
 const FTS5_SCHEMA: &str = "CREATE VIRTUAL TABLE docs USING fts5(doc_id UNINDEXED, \
@@ -129,102 +128,15 @@ struct Question {
     text: String,
 }
 
-/// Lowercase alphabetic words of `text` worth asking about: not stopwords, 3+ letters,
-/// each once.
-fn content_words(text: &str) -> Vec<String> {
-    let mut words: Vec<String> = Vec::new();
-    for word in text.split(|c: char| !c.is_alphabetic()) {
-        let word = word.to_lowercase();
-        if word.len() >= 3 && !is_stopword(&word) && !words.contains(&word) {
-            words.push(word);
-        }
-    }
-    words
-}
-
-/// Code identifiers and paths of `text`: `getUserToken`, `verify_jwt`, `src/auth/jwt.ts`.
-fn code_tokens(text: &str) -> Vec<String> {
-    let mut tokens: Vec<String> = Vec::new();
-    for raw in text.split_whitespace() {
-        let token = raw.trim_matches(|c: char| !c.is_alphanumeric() && c != '_');
-        let code_chars = token
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '/' | '-'));
-        let camel = token
-            .as_bytes()
-            .windows(2)
-            .any(|pair| pair[0].is_ascii_lowercase() && pair[1].is_ascii_uppercase());
-        let looks_like_code = token.contains('_') || token.contains('/') || camel;
-        if token.len() >= 4 && code_chars && looks_like_code && !tokens.iter().any(|t| t == token) {
-            tokens.push(token.to_owned());
-        }
-    }
-    tokens
-}
-
-/// `count` distinct items of `items` in random order (all of them if fewer).
-fn pick_some(rng: &mut Rng, items: &[String], count: usize) -> Vec<String> {
-    let mut pool: Vec<&String> = items.iter().collect();
-    let mut picked = Vec::with_capacity(count);
-    while picked.len() < count && !pool.is_empty() {
-        let at = (rng.next_u64() % pool.len() as u64) as usize;
-        picked.push(pool.swap_remove(at).clone());
-    }
-    picked
-}
-
 /// `num` questions from the words of random documents of `docs`, deterministic.
 fn questions(docs: &[SearchDoc], num: usize) -> Vec<Question> {
-    const PLAIN: &[&str] = &[
-        "what did we decide about {}?",
-        "why does {} keep failing?",
-        "how did we fix the {} problem",
-        "when did we last discuss {}?",
-        "any notes on {}",
-        "remind me what happened with {}",
-    ];
-    const APOSTROPHE: &[&str] = &[
-        "what's the status of {}? didn't we change it?",
-        "where's the {} thing we couldn't fix",
-        "why doesn't {} work on the team's staging?",
-    ];
-    const COLON: &[&str] = &[
-        "error: {} - what does it mean?",
-        "follow-up: did {} ever get resolved?",
-        "decision: {}?",
-    ];
-    const PARENS: &[&str] = &[
-        "what changed ({}) last week?",
-        "did we ship the fix (for {}) to prod?",
-        "(re {}) who looked into this?",
-    ];
-    const CODE: &[&str] = &[
-        "where is {} used?",
-        "what did we change in {}?",
-        "why does {} return an error?",
-        "who touched {} last",
-    ];
     let mut rng = Rng::new(QUESTION_SEED);
     let mut out = Vec::with_capacity(num);
     while out.len() < num {
         let doc = rng.pick(docs);
-        let words = content_words(&doc.text);
-        if words.len() < 2 {
+        let Some(text) = question_from(&mut rng, &doc.text, out.len()) else {
             continue;
-        }
-        let count = rng.range(2, 4) as usize;
-        let phrase = pick_some(&mut rng, &words, count).join(" ");
-        let (templates, filling) = match out.len() % 10 {
-            6 => (APOSTROPHE, phrase),
-            7 => (COLON, phrase),
-            8 => (PARENS, phrase),
-            9 => match pick_some(&mut rng, &code_tokens(&doc.text), 1).pop() {
-                Some(token) => (CODE, token),
-                None => continue, // another document, so every tenth question has code
-            },
-            _ => (PLAIN, phrase),
         };
-        let text = rng.pick(templates).replace("{}", &filling);
         if Bm25Query::new(&text, doc.project_id.as_str()).is_err() || fts5_match(&text).is_empty() {
             continue;
         }

@@ -4,6 +4,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod questions;
 pub mod toc_mix;
 pub mod year;
 

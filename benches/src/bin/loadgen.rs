@@ -36,6 +36,7 @@ use anyhow::{Context, bail};
 use bytes::Bytes;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use futures::StreamExt;
+use memory_benches::questions::{QUESTION_SEED, question_from};
 use memory_benches::toc_mix::{latency_line, query_kinds};
 use memory_benches::year::{Rng, YEAR_NOW, YEAR_PROJECTS, YearEvent, YearSpec, generate};
 use memory_benches::{percentile, sample_event};
@@ -836,78 +837,10 @@ async fn jetstream(url: &str, events: usize, project: &str) -> anyhow::Result<()
     Ok(())
 }
 
-/// Seed of the question generator (the in-process `bm25` bench's).
-const QUESTION_SEED: u64 = 25;
-
-/// Words no question is made of: a copy of `memory_toc::terms::STOPWORDS`, which the
-/// index drops too (the load generator does not depend on the TOC crate).
-#[rustfmt::skip]
-const STOPWORDS: &[&str] = &[
-    "a", "about", "after", "again", "against", "all", "also", "am", "an", "and", "any",
-    "are", "aren", "as", "at", "be", "because", "been", "before", "being", "between",
-    "both", "but", "by", "can", "could", "couldn", "did", "didn", "do", "does", "doesn",
-    "doing", "don", "during", "each", "either", "else", "ever", "every", "few", "for",
-    "from", "further", "had", "hadn", "has", "hasn", "have", "haven", "having", "he",
-    "her", "here", "hers", "herself", "him", "himself", "his", "how", "however", "i", "if",
-    "in", "into", "is", "isn", "it", "its", "itself", "just", "ll", "me", "might", "more",
-    "most", "much", "must", "my", "myself", "neither", "no", "nor", "not", "now", "of",
-    "on", "once", "only", "or", "other", "our", "ours", "ourselves", "own", "re", "same",
-    "shall", "she", "should", "shouldn", "so", "some", "such", "than", "that", "the",
-    "their", "theirs", "them", "themselves", "then", "there", "these", "they", "this",
-    "those", "through", "thus", "to", "too", "until", "upon", "ve", "very", "was", "wasn",
-    "we", "were", "weren", "what", "whatever", "when", "where", "whether", "which",
-    "while", "who", "whom", "whose", "why", "will", "with", "won", "would", "wouldn",
-    "yet", "you", "your", "yours", "yourself",
-];
-
 /// One question, asked in one project.
 struct Question {
     project: &'static str,
     text: String,
-}
-
-/// Lowercase alphabetic words of `text` worth asking about: not stopwords, 3+ letters,
-/// each once.
-fn content_words(text: &str) -> Vec<String> {
-    let mut words: Vec<String> = Vec::new();
-    for word in text.split(|c: char| !c.is_alphabetic()) {
-        let word = word.to_lowercase();
-        if word.len() >= 3 && !STOPWORDS.contains(&word.as_str()) && !words.contains(&word) {
-            words.push(word);
-        }
-    }
-    words
-}
-
-/// Code identifiers and paths of `text`: `getUserToken`, `verify_jwt`, `src/auth/jwt.ts`.
-fn code_tokens(text: &str) -> Vec<String> {
-    let mut tokens: Vec<String> = Vec::new();
-    for raw in text.split_whitespace() {
-        let token = raw.trim_matches(|c: char| !c.is_alphanumeric() && c != '_');
-        let code_chars = token
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '/' | '-'));
-        let camel = token
-            .as_bytes()
-            .windows(2)
-            .any(|pair| pair[0].is_ascii_lowercase() && pair[1].is_ascii_uppercase());
-        let looks_like_code = token.contains('_') || token.contains('/') || camel;
-        if token.len() >= 4 && code_chars && looks_like_code && !tokens.iter().any(|t| t == token) {
-            tokens.push(token.to_owned());
-        }
-    }
-    tokens
-}
-
-/// `count` distinct items of `items` in random order (all of them if fewer).
-fn pick_some(rng: &mut Rng, items: &[String], count: usize) -> Vec<String> {
-    let mut pool: Vec<&String> = items.iter().collect();
-    let mut picked = Vec::with_capacity(count);
-    while picked.len() < count && !pool.is_empty() {
-        let at = (rng.next_u64() % pool.len() as u64) as usize;
-        picked.push(pool.swap_remove(at).clone());
-    }
-    picked
 }
 
 /// `per_project` natural-language questions per project, made deterministically from the
@@ -916,35 +849,6 @@ fn pick_some(rng: &mut Rng, items: &[String], count: usize) -> Vec<String> {
 /// each with an apostrophe, a colon, parentheses, or a code identifier or path), then
 /// interleaved so that consecutive questions go to the projects in turn.
 fn year_questions(events: &[YearEvent], per_project: usize) -> Vec<Question> {
-    const PLAIN: &[&str] = &[
-        "what did we decide about {}?",
-        "why does {} keep failing?",
-        "how did we fix the {} problem",
-        "when did we last discuss {}?",
-        "any notes on {}",
-        "remind me what happened with {}",
-    ];
-    const APOSTROPHE: &[&str] = &[
-        "what's the status of {}? didn't we change it?",
-        "where's the {} thing we couldn't fix",
-        "why doesn't {} work on the team's staging?",
-    ];
-    const COLON: &[&str] = &[
-        "error: {} - what does it mean?",
-        "follow-up: did {} ever get resolved?",
-        "decision: {}?",
-    ];
-    const PARENS: &[&str] = &[
-        "what changed ({}) last week?",
-        "did we ship the fix (for {}) to prod?",
-        "(re {}) who looked into this?",
-    ];
-    const CODE: &[&str] = &[
-        "where is {} used?",
-        "what did we change in {}?",
-        "why does {} return an error?",
-        "who touched {} last",
-    ];
     let mut per: Vec<Vec<Question>> = Vec::new();
     for (index, (project, _)) in YEAR_PROJECTS.iter().enumerate() {
         // What the indexer indexes (`memory_search::documents::event_doc`).
@@ -963,25 +867,12 @@ fn year_questions(events: &[YearEvent], per_project: usize) -> Vec<Question> {
         let mut out = Vec::with_capacity(per_project);
         while out.len() < per_project {
             let doc = *rng.pick(&docs);
-            let words = content_words(&doc.text);
-            if words.len() < 2 {
+            let Some(text) = question_from(&mut rng, &doc.text, out.len()) else {
                 continue;
-            }
-            let count = rng.range(2, 4) as usize;
-            let phrase = pick_some(&mut rng, &words, count).join(" ");
-            let (templates, filling) = match out.len() % 10 {
-                6 => (APOSTROPHE, phrase),
-                7 => (COLON, phrase),
-                8 => (PARENS, phrase),
-                9 => match pick_some(&mut rng, &code_tokens(&doc.text), 1).pop() {
-                    Some(token) => (CODE, token),
-                    None => continue, // another event, so every tenth question has code
-                },
-                _ => (PLAIN, phrase),
             };
             out.push(Question {
                 project: doc.project,
-                text: rng.pick(templates).replace("{}", &filling),
+                text,
             });
         }
         per.push(out);
