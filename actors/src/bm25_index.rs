@@ -1,5 +1,5 @@
 //! [`Bm25Handle`]: the BM25 index as one process shares it. The indexer
-//! ([`crate::Bm25Indexer`]) writes through it, the pruner ([`crate::Bm25Pruner`]) prunes
+//! ([`crate::Bm25Indexer`]) writes through it, the pruner ([`crate::IndexPruner`]) prunes
 //! through it, queries search through it and `teleport.status` reads it.
 //!
 //! The index is a projection: everything in it is rebuilt from the log and the TOC
@@ -36,6 +36,7 @@ use tracing::{info, warn};
 use crate::consumer::ConsumerError;
 use crate::grip_extractor::GripExtractor;
 use crate::index_docs::{DocChange, doc_changes};
+use crate::lifecycle::{PruneKind, PruneReport, Retention};
 use crate::metrics::BM25_METRICS;
 use crate::rollup_builder::RollupBuilder;
 
@@ -63,7 +64,8 @@ pub struct Bm25Settings {
     pub index_events: bool,
     /// Behind the log for longer than this, the index is stale for `search`.
     pub stale_after: Duration,
-    /// Lifecycle retention.
+    /// Lifecycle retention (of both accelerator indexes: the pruner applies it to the
+    /// vector index too).
     pub retention: Retention,
 }
 
@@ -81,116 +83,6 @@ impl Bm25Settings {
         }
     }
 }
-
-/// What lifecycle pruning removes: one kind of document, by its TOC level or type.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum PruneKind {
-    /// Segment nodes.
-    Segment,
-    /// Grips.
-    Grip,
-    /// Raw events.
-    Event,
-    /// Day nodes.
-    Day,
-    /// Week nodes.
-    Week,
-    /// Month nodes.
-    Month,
-    /// Year nodes.
-    Year,
-}
-
-impl PruneKind {
-    /// Every kind, finest first.
-    pub const ALL: [PruneKind; 7] = [
-        PruneKind::Segment,
-        PruneKind::Grip,
-        PruneKind::Event,
-        PruneKind::Day,
-        PruneKind::Week,
-        PruneKind::Month,
-        PruneKind::Year,
-    ];
-
-    /// The name used in reports, metrics and the CLI.
-    #[must_use]
-    pub fn as_str(self) -> &'static str {
-        match self {
-            PruneKind::Segment => "segment",
-            PruneKind::Grip => "grip",
-            PruneKind::Event => "event",
-            PruneKind::Day => "day",
-            PruneKind::Week => "week",
-            PruneKind::Month => "month",
-            PruneKind::Year => "year",
-        }
-    }
-
-    /// The kinds a `--level` argument names: a kind by name, `segment` for the whole
-    /// finest grain (segment nodes, their grips and raw events) as the PRD's
-    /// `--level segment` means, `all` for every kind; `None` for anything else.
-    #[must_use]
-    pub fn parse_level(level: &str) -> Option<Vec<PruneKind>> {
-        match level {
-            "all" => Some(PruneKind::ALL.to_vec()),
-            "segment" => Some(vec![PruneKind::Segment, PruneKind::Grip, PruneKind::Event]),
-            other => PruneKind::ALL
-                .into_iter()
-                .find(|kind| kind.as_str() == other)
-                .map(|kind| vec![kind]),
-        }
-    }
-
-    fn selector(self) -> DocSelector {
-        match self {
-            PruneKind::Grip => DocSelector::new(DocType::Grip),
-            PruneKind::Event => DocSelector::new(DocType::Event),
-            level => DocSelector::new(DocType::TocNode).level(level.as_str()),
-        }
-    }
-}
-
-/// Days each kind stays in the index; 0 keeps it forever.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Retention {
-    /// Per kind.
-    pub days: BTreeMap<PruneKind, u32>,
-}
-
-impl Default for Retention {
-    /// The PRD's lifecycle: segments (and grips, events) 30 days, days 180, weeks five
-    /// years, months and years kept.
-    fn default() -> Self {
-        Retention {
-            days: BTreeMap::from([
-                (PruneKind::Segment, 30),
-                (PruneKind::Grip, 30),
-                (PruneKind::Event, 30),
-                (PruneKind::Day, 180),
-                (PruneKind::Week, 1_825),
-                (PruneKind::Month, 0),
-                (PruneKind::Year, 0),
-            ]),
-        }
-    }
-}
-
-impl Retention {
-    /// The cutoffs at `now_ms`: each kind with a retention and the time before which its
-    /// documents go.
-    #[must_use]
-    pub fn cutoffs(&self, now_ms: u64) -> Vec<(PruneKind, u64)> {
-        self.days
-            .iter()
-            .filter(|(_, days)| **days > 0)
-            .map(|(kind, days)| (*kind, now_ms.saturating_sub(u64::from(*days) * DAY_MS)))
-            .collect()
-    }
-}
-
-const DAY_MS: u64 = 86_400_000;
 
 /// The JSON in each tantivy commit's payload.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -216,23 +108,6 @@ impl CommitPayload {
             ));
         }
         Ok(payload)
-    }
-}
-
-/// What one prune removed.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PruneReport {
-    /// When, ms since the epoch.
-    pub at_ms: u64,
-    /// Documents removed per kind (`segment`, `grip`, `event`, `day`, …).
-    pub pruned: BTreeMap<String, u64>,
-}
-
-impl PruneReport {
-    /// All documents removed.
-    #[must_use]
-    pub fn total(&self) -> u64 {
-        self.pruned.values().sum()
     }
 }
 
@@ -751,7 +626,7 @@ impl Bm25Handle {
         for (kind, before_ms) in cutoffs {
             let removed = state
                 .writer
-                .delete_matching(&kind.selector().before_ms(*before_ms))
+                .delete_matching(&bm25_selector(*kind).before_ms(*before_ms))
                 .map_err(|err| {
                     ConsumerError::Transient(format!("prune {}: {err}", kind.as_str()))
                 })?;
@@ -975,6 +850,15 @@ fn doc_count_map(counts: &DocCounts) -> BTreeMap<String, u64> {
         .into_iter()
         .map(|doc_type| (doc_type.as_str().to_owned(), counts.get(doc_type)))
         .collect()
+}
+
+/// The BM25 documents of one lifecycle kind.
+fn bm25_selector(kind: PruneKind) -> DocSelector {
+    let selector = DocSelector::new(kind.doc_type());
+    match kind.level() {
+        Some(level) => selector.level(level),
+        None => selector,
+    }
 }
 
 fn to_transient(err: SearchError) -> ConsumerError {

@@ -10,6 +10,7 @@ use memory_types::EventKind;
 use super::*;
 use crate::Bm25Indexer;
 use crate::consumer::{OutboxConsumer, RunnerConfig};
+use crate::lifecycle::DAY_MS;
 use crate::pipeline::{Pipeline, PipelineConfig};
 use crate::test_support::event;
 use crate::testsuite::{sample_events, sample_store_with_bm25};

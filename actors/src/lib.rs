@@ -23,14 +23,15 @@
 mod ask;
 mod bm25_index;
 mod bm25_indexer;
-mod bm25_pruner;
 mod consumer;
 mod grip_extractor;
 mod index_docs;
 mod ingest;
 mod keys;
+mod lifecycle;
 mod metrics;
 mod pipeline;
+mod pruner;
 mod rollup_builder;
 mod segmenter;
 mod session_catalog;
@@ -45,10 +46,9 @@ mod vector_indexer;
 
 pub use bm25_index::{
     BM25_INDEXER, Bm25Handle, Bm25Settings, Bm25Status, CAUGHT_UP_COMMIT_GAP, CommitPayload,
-    PruneKind, PruneReport, RebuildProgress, RebuildReport, Retention, Unavailable,
+    RebuildProgress, RebuildReport, Unavailable,
 };
 pub use bm25_indexer::Bm25Indexer;
-pub use bm25_pruner::{Bm25Pruner, Bm25PrunerArgs, Bm25PrunerMsg};
 pub use consumer::{
     ConsumerActor, ConsumerArgs, ConsumerCounters, ConsumerError, ConsumerFactory, ConsumerHandle,
     ConsumerMsg, OutboxConsumer, RunnerConfig, StepOutcome,
@@ -57,10 +57,15 @@ pub use grip_extractor::{GRIP_EXTRACTOR, GRIPS_EXTRACTED, GripExtractor};
 pub use ingest::{
     AppendReply, IngestActor, IngestArgs, IngestCounters, IngestError, IngestHandle, IngestMsg,
 };
+pub use lifecycle::{PruneKind, PruneReport, Retention};
 pub use metrics::{
     ACTOR_METRICS, ActorMetrics, BM25_METRICS, Bm25Metrics, VECTOR_METRICS, VectorMetrics,
 };
 pub use pipeline::{Pipeline, PipelineConfig};
+pub use pruner::{
+    IndexPruneReport, IndexPruner, IndexPrunerArgs, IndexPrunerCounters, IndexPrunerMsg,
+    prune_indexes,
+};
 pub use rollup_builder::{
     ROLLUP_BUILDER, RollupBuilder, RollupConfig, TOC_NODE_WRITTEN, bullet_grips, node_version,
 };

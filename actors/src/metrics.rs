@@ -216,6 +216,10 @@ pub struct VectorMetrics {
     pub embeddings: IntCounterVec,
     /// `hnsw_seal_duration_seconds`: building one sealed segment's graph.
     pub seal_duration: Histogram,
+    /// `vector_index_pruned_total{doc_type}`: documents removed by lifecycle prunes.
+    pub pruned: IntCounterVec,
+    /// `vector_prune_runs_total{outcome}`: scheduled prunes of the vector index.
+    pub prune_total: IntCounterVec,
 }
 
 /// The vector metrics, registered on first use.
@@ -254,5 +258,15 @@ pub static VECTOR_METRICS: LazyLock<VectorMetrics> = LazyLock::new(|| VectorMetr
         "hnsw_seal_duration_seconds",
         "Duration of building one sealed HNSW segment",
         LATENCY_BUCKETS,
+    ),
+    pruned: counter_vec(
+        "vector_index_pruned_total",
+        "Documents removed from the vector index by lifecycle prunes, by type",
+        &["doc_type"],
+    ),
+    prune_total: counter_vec(
+        "vector_prune_runs_total",
+        "Scheduled vector index lifecycle prunes by outcome",
+        &["outcome"],
     ),
 });

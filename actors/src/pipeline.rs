@@ -11,13 +11,14 @@ use tracing::info;
 
 use crate::bm25_index::{BM25_INDEXER, Bm25Handle, Bm25Settings, RebuildReport};
 use crate::bm25_indexer::Bm25Indexer;
-use crate::bm25_pruner::{Bm25Pruner, Bm25PrunerArgs};
 use crate::consumer::{
     ConsumerActor, ConsumerArgs, ConsumerCounters, ConsumerFactory, ConsumerHandle, OutboxConsumer,
     RunnerConfig,
 };
 use crate::grip_extractor::{GRIP_EXTRACTOR, GripExtractor};
 use crate::ingest::{IngestActor, IngestArgs, IngestHandle};
+use crate::lifecycle::{PruneKind, Retention};
+use crate::pruner::{IndexPruneReport, IndexPruner, IndexPrunerArgs, prune_indexes};
 use crate::rollup_builder::{ROLLUP_BUILDER, RollupBuilder, RollupConfig};
 use crate::segmenter::{SEGMENTER, Segmenter, SegmenterConfig};
 use crate::session_catalog::{SESSION_CATALOG, SessionCatalog};
@@ -46,7 +47,9 @@ pub struct PipelineConfig {
     pub rollup: RollupConfig,
     /// The BM25 index, `None` when disabled.
     pub bm25: Option<Bm25Settings>,
-    /// When the BM25 index is pruned (in the segmenter's zone); `None` never.
+    /// When the accelerator indexes (BM25 and vector) are pruned, in the segmenter's
+    /// zone, with the BM25 settings' retention (the default retention when BM25 is
+    /// disabled); `None` never.
     pub bm25_prune_schedule: Option<croner::Cron>,
     /// The vector index, `None` when disabled.
     pub vector: Option<VectorSettings>,
@@ -162,23 +165,22 @@ impl Pipeline {
             let factory: ConsumerFactory<Bm25Indexer> =
                 Arc::new(move |_: &Store| Ok(Bm25Indexer::new(indexer_handle.clone())));
             index_specs.push(consumer_spec(BM25_INDEXER, &store, factory, &config.runner));
-            if let Some(schedule) = config.bm25_prune_schedule.clone() {
-                let (handle, store, timezone) =
-                    (handle.clone(), store.clone(), config.segmenter.timezone);
-                index_specs.push(ChildSpec::new("bm25_pruner", move |name, supervisor| {
-                    let args = Bm25PrunerArgs {
-                        handle: handle.clone(),
-                        store: store.clone(),
-                        schedule: schedule.clone(),
-                        timezone,
-                    };
-                    async move {
-                        Actor::spawn_linked(Some(name), Bm25Pruner, args, supervisor)
-                            .await
-                            .map(|(actor, _)| actor.get_cell())
-                    }
-                }));
-            }
+        }
+        if let Some(schedule) = config.bm25_prune_schedule.clone()
+            && (bm25.is_some() || vector.is_some())
+        {
+            let args = IndexPrunerArgs {
+                bm25: bm25.clone(),
+                vector: vector.clone(),
+                store: store.clone(),
+                retention: config
+                    .bm25
+                    .as_ref()
+                    .map_or_else(Retention::default, |settings| settings.retention.clone()),
+                schedule,
+                timezone: config.segmenter.timezone,
+            };
+            index_specs.push(pruner_spec(args));
         }
         let ingest_spec = {
             let store = store.clone();
@@ -287,6 +289,21 @@ impl Pipeline {
             duration_ms: u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX),
             docs_per_sec: status.num_docs as f64 / elapsed.as_secs_f64().max(1e-9),
             cursor: status.cursor,
+        })
+    }
+
+    /// Prunes the enabled accelerator indexes now with `cutoffs` (each kind with the
+    /// time before which its documents go), as the scheduled prune does: `admin prune`.
+    /// Each index is pruned and committed on its own; see [`IndexPruneReport`].
+    pub async fn prune(&self, cutoffs: Vec<(PruneKind, u64)>) -> IndexPruneReport {
+        let (store, bm25, vector) = (self.store.clone(), self.bm25.clone(), self.vector.clone());
+        tokio::task::spawn_blocking(move || {
+            prune_indexes(&store, bm25.as_ref(), vector.as_ref(), &cutoffs)
+        })
+        .await
+        .unwrap_or_else(|err| IndexPruneReport {
+            errors: [("prune".to_owned(), format!("prune panicked: {err}"))].into(),
+            ..IndexPruneReport::default()
         })
     }
 
@@ -407,6 +424,25 @@ async fn wait_committed<C: OutboxConsumer>(
         }
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
+}
+
+/// The supervised pruner; a restart starts it again with the same arguments.
+fn pruner_spec(args: IndexPrunerArgs) -> ChildSpec {
+    ChildSpec::new("index_pruner", move |name, supervisor| {
+        let args = IndexPrunerArgs {
+            bm25: args.bm25.clone(),
+            vector: args.vector.clone(),
+            store: args.store.clone(),
+            retention: args.retention.clone(),
+            schedule: args.schedule.clone(),
+            timezone: args.timezone,
+        };
+        async move {
+            Actor::spawn_linked(Some(name), IndexPruner, args, supervisor)
+                .await
+                .map(|(actor, _)| actor.get_cell())
+        }
+    })
 }
 
 /// A supervised child running `C` on the consumer runner.

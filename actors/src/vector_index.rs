@@ -1,6 +1,7 @@
 //! [`VectorHandle`]: the vector index and the embedding model as one process shares
 //! them. The vector indexer ([`crate::VectorIndexer`]) embeds and writes through it;
-//! queries embed their question and search through it; `teleport.status` reads it.
+//! the pruner ([`crate::IndexPruner`]) prunes through it; queries embed their question
+//! and search through it; `teleport.status` reads it.
 //!
 //! Two embedders are loaded, one for the indexer's batches and one for queries, so a
 //! question never waits behind a backfill batch (each is single-threaded: on two cores
@@ -14,18 +15,23 @@
 //! reports the lag. A missing model or runtime, or an index that does not open, makes
 //! the tier unhealthy with a message that says how to fix it; nothing else is affected.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use std::time::{Duration, Instant};
 
 use memory_embed::{EmbedError, Embedder, EmbedderConfig};
 use memory_store::{FeedItem, OutboxSeq, Store};
-use memory_vector::{DocType, VectorConfig, VectorDoc, VectorFilter, VectorHit, VectorIndex};
-use serde::Serialize;
+use memory_types::now_ms;
+use memory_vector::{
+    DocKey, DocSelector, DocType, VectorConfig, VectorDoc, VectorFilter, VectorHit, VectorIndex,
+};
+use serde::{Deserialize, Serialize};
 use tracing::{info, warn};
 
 use crate::consumer::ConsumerError;
 use crate::index_docs::{DocChange, doc_changes};
+use crate::lifecycle::{PruneKind, PruneReport};
 use crate::metrics::VECTOR_METRICS;
 
 /// The indexer's name: cursor key (mirror), metrics label, dead-letter source.
@@ -78,6 +84,11 @@ pub struct VectorTierStatus {
     pub num_buffered: u64,
     /// Bytes on disk.
     pub size_bytes: u64,
+    /// Deleted documents still stored in sealed segments: dropped when their segment is
+    /// merged, or compacted once at least half of it is deleted.
+    pub num_tombstones: u64,
+    /// The last lifecycle prune, kept in the commit payload across restarts.
+    pub last_prune: Option<PruneReport>,
 }
 
 struct Writer {
@@ -86,6 +97,8 @@ struct Writer {
     committed: OutboxSeq,
     dirty: bool,
     last_commit: Instant,
+    /// Written into every commit's payload.
+    last_prune: Option<PruneReport>,
 }
 
 struct Shared {
@@ -118,13 +131,54 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// Payload format of the vector index's commits: `vector:<cursor>`.
-fn payload(cursor: OutboxSeq) -> String {
-    format!("vector:{}", cursor.0)
+/// Version of [`CommitPayload`]'s JSON. Format 0 was the bare `vector:<cursor>` of
+/// indexes written before lifecycle pruning; it is still read.
+const PAYLOAD_FORMAT: u32 = 1;
+
+/// The JSON in each vector commit's payload: the cursor and, like the BM25 payload, the
+/// last prune, so the tier's status reports it across restarts.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+struct CommitPayload {
+    /// [`PAYLOAD_FORMAT`] (0 when read from `vector:<cursor>`).
+    format: u32,
+    /// Every outbox entry up to here is in this commit.
+    cursor: u64,
+    /// The last prune, kept across commits.
+    last_prune: Option<PruneReport>,
 }
 
-fn parse_payload(text: &str) -> Option<OutboxSeq> {
-    text.strip_prefix("vector:")?.parse().ok().map(OutboxSeq)
+fn payload(cursor: OutboxSeq, last_prune: Option<&PruneReport>) -> String {
+    let payload = CommitPayload {
+        format: PAYLOAD_FORMAT,
+        cursor: cursor.0,
+        last_prune: last_prune.cloned(),
+    };
+    // Plain structs of strings and numbers always serialize; should that ever change,
+    // format 0 still keeps the cursor.
+    serde_json::to_string(&payload).unwrap_or_else(|_| format!("vector:{}", cursor.0))
+}
+
+/// The committed payload, `None` when it is unreadable: the indexer then replays the log
+/// from the start, which is harmless (every write is an upsert by key) but slow.
+fn parse_payload(text: &str) -> Option<CommitPayload> {
+    if let Some(cursor) = text.strip_prefix("vector:") {
+        return cursor.parse().ok().map(|cursor| CommitPayload {
+            format: 0,
+            cursor,
+            last_prune: None,
+        });
+    }
+    let payload: CommitPayload = serde_json::from_str(text).ok()?;
+    (payload.format == PAYLOAD_FORMAT).then_some(payload)
+}
+
+/// The vector documents of one lifecycle kind (the BM25 index prunes the same).
+fn vector_selector(kind: PruneKind) -> DocSelector {
+    let selector = DocSelector::new(kind.doc_type());
+    match kind.level() {
+        Some(level) => selector.level(level),
+        None => selector,
+    }
 }
 
 impl VectorHandle {
@@ -163,10 +217,21 @@ impl VectorHandle {
                 None
             }
         };
-        let committed = index
+        let committed_payload = index
             .as_ref()
-            .and_then(|index| index.last_payload().and_then(parse_payload))
-            .unwrap_or(OutboxSeq::ZERO);
+            .and_then(VectorIndex::last_payload)
+            .and_then(|text| {
+                let parsed = parse_payload(text);
+                if parsed.is_none() {
+                    warn!(
+                        payload = text,
+                        "vector commit payload unreadable; the log is replayed from the start"
+                    );
+                }
+                parsed
+            })
+            .unwrap_or_default();
+        let committed = OutboxSeq(committed_payload.cursor);
         let error = (!errors.is_empty()).then(|| errors.join("; "));
         if let Some(error) = &error {
             warn!(%error, "vector tier unhealthy; search uses the other tiers");
@@ -185,6 +250,7 @@ impl VectorHandle {
                     committed,
                     dirty: false,
                     last_commit: Instant::now(),
+                    last_prune: committed_payload.last_prune,
                 }),
             }),
         };
@@ -227,13 +293,24 @@ impl VectorHandle {
     /// # Errors
     /// When the tier is unhealthy or the model fails.
     pub fn embed_query(&self, text: &str) -> Result<Vec<f32>, String> {
+        self.embed_queries(&[text])?
+            .pop()
+            .ok_or_else(|| "no vector for the query".to_owned())
+    }
+
+    /// Embeds several search phrases in one batch (one model run: a search's phrases
+    /// cost little more than its query alone), in order.
+    ///
+    /// # Errors
+    /// When the tier is unhealthy or the model fails.
+    pub fn embed_queries(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, String> {
         if let Some(error) = self.error() {
             return Err(error);
         }
         let started = Instant::now();
         let mut guard = lock(&self.shared.query_embedder);
         let embedder = guard.as_mut().ok_or("the query embedder is not loaded")?;
-        let mut vectors = embedder.embed(&[text]).map_err(|err| err.to_string())?;
+        let vectors = embedder.embed(texts).map_err(|err| err.to_string())?;
         VECTOR_METRICS
             .embedding_latency
             .with_label_values(&["query"])
@@ -241,10 +318,16 @@ impl VectorHandle {
         VECTOR_METRICS
             .embeddings
             .with_label_values(&["query"])
-            .inc();
-        vectors
-            .pop()
-            .ok_or_else(|| "no vector for the query".to_owned())
+            .inc_by(vectors.len() as u64);
+        if vectors.len() == texts.len() {
+            Ok(vectors)
+        } else {
+            Err(format!(
+                "the model returned {} vectors for {} phrases",
+                vectors.len(),
+                texts.len()
+            ))
+        }
     }
 
     /// The nearest documents to `vector` that `filter` allows, best first.
@@ -280,25 +363,35 @@ impl VectorHandle {
     #[must_use]
     pub fn status(&self, head: OutboxSeq) -> VectorTierStatus {
         let error = self.error();
-        let guard = self
+        // The index lock is released before the writer's is taken: `commit` holds the
+        // writer's while it waits for the index's.
+        let index_status = self
             .shared
             .index
             .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let index_status = guard.as_ref().map(VectorIndex::status);
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .as_ref()
+            .map(VectorIndex::status);
+        let (committed, last_prune) = {
+            let writer = lock(&self.shared.writer);
+            (writer.committed, writer.last_prune.clone())
+        };
         VectorTierStatus {
             healthy: error.is_none(),
             error,
             num_docs: index_status.as_ref().map_or(0, |s| s.num_docs),
-            lag: head.0.saturating_sub(self.committed_cursor().0),
+            lag: head.0.saturating_sub(committed.0),
             num_segments: index_status.as_ref().map_or(0, |s| s.segments.len() as u64),
             num_buffered: index_status.as_ref().map_or(0, |s| s.num_buffered),
             size_bytes: index_status.as_ref().map_or(0, |s| s.size_bytes),
+            num_tombstones: index_status.as_ref().map_or(0, |s| s.num_tombstones),
+            last_prune,
         }
     }
 
-    /// Embeds and writes the documents of `items` (not committed). A no-op while the
-    /// tier is unhealthy: a rebuild catches up.
+    /// Embeds and writes the documents of `items` and deletes the TOC nodes they say are
+    /// gone, in feed order (not committed). A no-op while the tier is unhealthy: a
+    /// rebuild catches up.
     ///
     /// # Errors
     /// Store failures, a model failure (retried by the runner), or an index failure.
@@ -312,30 +405,13 @@ impl VectorHandle {
             lock(&self.shared.writer).applied = up_to;
             return Ok(());
         }
-        let mut pending: Vec<(VectorDoc, String)> = Vec::new();
+        let mut changes: Vec<VectorChange> = Vec::new();
         for item in items {
-            collect(store, item, self.shared.settings.index_events, &mut pending)?;
+            collect(store, item, self.shared.settings.index_events, &mut changes)?;
         }
-        if !pending.is_empty() {
-            let texts: Vec<&str> = pending.iter().map(|(_, text)| text.as_str()).collect();
-            let started = Instant::now();
-            let vectors = {
-                let mut guard = lock(&self.shared.index_embedder);
-                let embedder = guard
-                    .as_mut()
-                    .ok_or_else(|| ConsumerError::Transient("the embedder is not loaded".into()))?;
-                embedder
-                    .embed(&texts)
-                    .map_err(|err: EmbedError| ConsumerError::Transient(err.to_string()))?
-            };
-            VECTOR_METRICS
-                .embedding_latency
-                .with_label_values(&["index"])
-                .observe(started.elapsed().as_secs_f64());
-            VECTOR_METRICS
-                .embeddings
-                .with_label_values(&["index"])
-                .inc_by(vectors.len() as u64);
+        if !changes.is_empty() {
+            let texts: Vec<&str> = changes.iter().filter_map(VectorChange::text).collect();
+            let vectors = self.embed_for_index(&texts)?;
             let mut guard = self
                 .shared
                 .index
@@ -344,17 +420,59 @@ impl VectorHandle {
             let index = guard
                 .as_mut()
                 .ok_or_else(|| ConsumerError::Transient("the vector index is not open".into()))?;
-            for ((mut doc, _), vector) in pending.into_iter().zip(vectors) {
-                doc.vector = vector;
-                index
-                    .upsert(doc)
-                    .map_err(|err| ConsumerError::Rejected(format!("vector upsert: {err}")))?;
+            let mut vectors = vectors.into_iter();
+            for change in changes {
+                match change {
+                    VectorChange::Upsert { mut doc, .. } => {
+                        // One vector per text, checked by `embed_for_index`.
+                        doc.vector = vectors.next().unwrap_or_default();
+                        index.upsert(doc).map_err(|err| {
+                            ConsumerError::Rejected(format!("vector upsert: {err}"))
+                        })?;
+                    }
+                    VectorChange::Delete(key) => {
+                        index.delete(&key);
+                    }
+                }
             }
         }
         let mut writer = lock(&self.shared.writer);
         writer.applied = writer.applied.max(up_to);
         writer.dirty = true;
         Ok(())
+    }
+
+    /// Embeds `texts` with the indexer's embedder, one vector per text, in order.
+    fn embed_for_index(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, ConsumerError> {
+        if texts.is_empty() {
+            return Ok(Vec::new());
+        }
+        let started = Instant::now();
+        let vectors = {
+            let mut guard = lock(&self.shared.index_embedder);
+            let embedder = guard
+                .as_mut()
+                .ok_or_else(|| ConsumerError::Transient("the embedder is not loaded".into()))?;
+            embedder
+                .embed(texts)
+                .map_err(|err: EmbedError| ConsumerError::Transient(err.to_string()))?
+        };
+        if vectors.len() != texts.len() {
+            return Err(ConsumerError::Transient(format!(
+                "the model returned {} vectors for {} texts",
+                vectors.len(),
+                texts.len()
+            )));
+        }
+        VECTOR_METRICS
+            .embedding_latency
+            .with_label_values(&["index"])
+            .observe(started.elapsed().as_secs_f64());
+        VECTOR_METRICS
+            .embeddings
+            .with_label_values(&["index"])
+            .inc_by(vectors.len() as u64);
+        Ok(vectors)
     }
 
     /// Commits when `commit_interval` has passed or the indexer has caught up with
@@ -392,7 +510,8 @@ impl VectorHandle {
                 .write()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
             if let Some(index) = guard.as_mut() {
-                index.commit(&payload(writer.applied)).map_err(|err| {
+                let text = payload(writer.applied, writer.last_prune.as_ref());
+                index.commit(&text).map_err(|err| {
                     ConsumerError::Transient(format!("vector commit failed: {err}"))
                 })?;
             }
@@ -439,26 +558,111 @@ impl VectorHandle {
                 index
                     .install(built)
                     .map_err(|err| ConsumerError::Transient(format!("vector seal: {err}")))?;
-                if let Some(merge) = index.prepare_merge() {
-                    drop(guard);
-                    let merged = merge
-                        .build()
-                        .map_err(|err| ConsumerError::Transient(format!("vector merge: {err}")))?;
-                    let mut guard = self
-                        .shared
-                        .index
-                        .write()
-                        .unwrap_or_else(std::sync::PoisonError::into_inner);
-                    if let Some(index) = guard.as_mut() {
-                        index.install(merged).map_err(|err| {
-                            ConsumerError::Transient(format!("vector merge: {err}"))
-                        })?;
+            }
+        }
+        self.merge_once()?;
+        lock(&self.shared.writer).dirty = true;
+        self.commit(store)
+    }
+
+    /// Runs one due merge, if the index has one: prepared and installed under the write
+    /// lock (quick), its HNSW graph built without it. A merge writes only the live
+    /// documents of its inputs, so it is what drops tombstones. True when one ran.
+    fn merge_once(&self) -> Result<bool, ConsumerError> {
+        let job = self
+            .shared
+            .index
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .as_mut()
+            .and_then(VectorIndex::prepare_merge);
+        let Some(job) = job else {
+            return Ok(false);
+        };
+        let merged = job
+            .build()
+            .map_err(|err| ConsumerError::Transient(format!("vector merge: {err}")))?;
+        let mut guard = self
+            .shared
+            .index
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(index) = guard.as_mut() {
+            index
+                .install(merged)
+                .map_err(|err| ConsumerError::Transient(format!("vector merge: {err}")))?;
+        }
+        Ok(true)
+    }
+
+    /// Removes the vectors of each kind older than its cutoff — the lifecycle the BM25
+    /// index applies ([`crate::Bm25Handle::prune`]), with the same cutoffs — and commits
+    /// with the report in the payload. Then it compacts: the index merges the segments
+    /// that are due, which rewrites a segment left at least half deleted without its
+    /// tombstones (graphs are rebuilt from the stored vectors, outside the write lock,
+    /// so searches go on); other segments drop theirs at their next merge. Only vectors
+    /// are removed: the log and the TOC keep everything.
+    ///
+    /// # Errors
+    /// When the tier is unhealthy or the commit fails. A failed compaction is logged
+    /// only: the prune is already durable and later merges catch up.
+    pub fn prune(
+        &self,
+        store: &Store,
+        cutoffs: &[(PruneKind, u64)],
+    ) -> Result<PruneReport, ConsumerError> {
+        if let Some(error) = self.error() {
+            return Err(ConsumerError::Transient(error));
+        }
+        let mut report = PruneReport {
+            at_ms: now_ms(),
+            pruned: BTreeMap::new(),
+        };
+        {
+            let mut guard = self
+                .shared
+                .index
+                .write()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let index = guard
+                .as_mut()
+                .ok_or_else(|| ConsumerError::Transient("the vector index is not open".into()))?;
+            for (kind, before_ms) in cutoffs {
+                let removed = index.delete_matching(&vector_selector(*kind).before_ms(*before_ms));
+                *report.pruned.entry(kind.as_str().to_owned()).or_default() += removed;
+                VECTOR_METRICS
+                    .pruned
+                    .with_label_values(&[kind.doc_type().as_str()])
+                    .inc_by(removed);
+            }
+        }
+        {
+            let mut writer = lock(&self.shared.writer);
+            writer.last_prune = Some(report.clone());
+            writer.dirty = true;
+        }
+        self.commit(store)?;
+        if report.total() > 0 {
+            let mut num_merges = 0;
+            loop {
+                match self.merge_once() {
+                    Ok(true) => num_merges += 1,
+                    Ok(false) => break,
+                    Err(err) => {
+                        warn!(error = %err, "vector compaction after the prune failed; merges will catch up");
+                        break;
                     }
                 }
             }
+            if num_merges > 0 {
+                lock(&self.shared.writer).dirty = true;
+                if let Err(err) = self.commit(store) {
+                    warn!(error = %err, "vector commit after the compaction failed; the next commit writes it");
+                }
+            }
         }
-        lock(&self.shared.writer).dirty = true;
-        self.commit(store)
+        info!(pruned = report.total(), "vector index pruned");
+        Ok(report)
     }
 
     /// Deletes every vector and sets the cursor to `start`, so the indexer replays
@@ -468,6 +672,8 @@ impl VectorHandle {
     /// # Errors
     /// When the directory cannot be cleared.
     pub fn reset(&self, store: &Store, start: OutboxSeq) -> Result<(), ConsumerError> {
+        // Read before the index lock is taken (lock order: writer, then index).
+        let last_prune = lock(&self.shared.writer).last_prune.clone();
         let mut guard = self
             .shared
             .index
@@ -488,7 +694,7 @@ impl VectorHandle {
         let mut index = VectorIndex::open(&dir, config)
             .map_err(|err| ConsumerError::Transient(format!("vector reset: {err}")))?;
         index
-            .commit(&payload(start))
+            .commit(&payload(start, last_prune.as_ref()))
             .map_err(|err| ConsumerError::Transient(format!("vector reset: {err}")))?;
         *guard = Some(index);
         drop(guard);
@@ -511,15 +717,18 @@ impl VectorHandle {
     }
 
     fn publish_gauges(&self, head: Option<OutboxSeq>) {
-        let guard = self
+        // The index lock is released before the writer's is taken (see `status`).
+        let num_docs_opt = self
             .shared
             .index
             .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(index) = guard.as_ref() {
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .as_ref()
+            .map(VectorIndex::num_docs);
+        if let Some(num_docs) = num_docs_opt {
             VECTOR_METRICS
                 .doc_count
-                .set(i64::try_from(index.num_docs()).unwrap_or(i64::MAX));
+                .set(i64::try_from(num_docs).unwrap_or(i64::MAX));
         }
         if let Some(head) = head {
             VECTOR_METRICS.lag.set(
@@ -536,22 +745,43 @@ impl VectorHandle {
     }
 }
 
-/// The documents an item stands for (see [`crate::index_docs`]), each with the text to
-/// embed. A removed node is left to the next rebuild: vectors of nodes that no longer
-/// exist bring no evidence (`search` finds no node behind them).
+/// One change to the vector index, kept in feed order.
+enum VectorChange {
+    /// Embed `text` and write `doc` with its vector.
+    Upsert {
+        /// The document, its vector still empty.
+        doc: VectorDoc,
+        /// What to embed.
+        text: String,
+    },
+    /// Remove a document: a TOC node that no longer exists.
+    Delete(DocKey),
+}
+
+impl VectorChange {
+    fn text(&self) -> Option<&str> {
+        match self {
+            VectorChange::Upsert { text, .. } => Some(text),
+            VectorChange::Delete(_) => None,
+        }
+    }
+}
+
+/// The changes an item stands for (see [`crate::index_docs`]): documents with the text
+/// to embed, and TOC nodes that are gone. A gone node is deleted as BM25 deletes it:
+/// its vector would otherwise keep matching (with no node behind it, so no evidence)
+/// and crowd out live hits until the next rebuild.
 fn collect(
     store: &Store,
     item: &FeedItem,
     index_events: bool,
-    pending: &mut Vec<(VectorDoc, String)>,
+    changes: &mut Vec<VectorChange>,
 ) -> Result<(), ConsumerError> {
     for change in doc_changes(store, item, index_events)? {
-        if let DocChange::Upsert(doc) = change
-            && let Ok(doc_type) = doc.doc_type.as_str().parse::<DocType>()
-        {
-            pending.push((
-                VectorDoc {
-                    doc_type,
+        changes.push(match change {
+            DocChange::Upsert(doc) => VectorChange::Upsert {
+                doc: VectorDoc {
+                    doc_type: doc.doc_type,
                     doc_id: doc.doc_id,
                     project_id: doc.project_id,
                     session_id: doc.session_id,
@@ -559,9 +789,13 @@ fn collect(
                     timestamp_ms: doc.timestamp_ms,
                     vector: Vec::new(),
                 },
-                doc.text,
-            ));
-        }
+                text: doc.text,
+            },
+            DocChange::DeleteNode {
+                project_id,
+                node_id,
+            } => VectorChange::Delete(DocKey::new(project_id, DocType::TocNode, node_id)),
+        });
     }
     Ok(())
 }

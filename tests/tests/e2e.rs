@@ -613,7 +613,7 @@ async fn query_until(
     body: Value,
     done: impl Fn(&Value) -> bool,
 ) -> anyhow::Result<Value> {
-    let deadline = Instant::now() + Duration::from_secs(30);
+    let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let answer = request(client, subject, serde_json::to_vec(&body)?).await?;
         if done(&answer) {
@@ -637,6 +637,20 @@ async fn the_query_service_answers_over_nats_and_live_work_is_navigable() -> any
             consumers.len() >= 4 && consumers.iter().all(|c| c["lag"].as_u64() == Some(0))
         })
     })
+    .await?;
+
+    // The vector indexer embeds at its own pace (a backfill may lag; BM25 covers what
+    // is not embedded yet): wait until it has everything.
+    query_until(
+        &client,
+        "memory.query.webapp.teleport.status",
+        json!({}),
+        |status| {
+            status["vector_healthy"] == true
+                && status["vector_lag"] == 0
+                && status["vector_doc_count"].as_u64().unwrap_or(0) > 500
+        },
+    )
     .await?;
 
     // Discovery: a NATS micro service with one endpoint per call.
@@ -663,11 +677,13 @@ async fn the_query_service_answers_over_nats_and_live_work_is_navigable() -> any
         |answer| answer["results"].as_array().is_some_and(|r| !r.is_empty()),
     )
     .await?;
+    // Both accelerator tiers are healthy and caught up: the answer is hybrid.
     assert_eq!(
         (search["id"].clone(), search["tier"].clone()),
-        (json!(7), json!("bm25")),
+        (json!(7), json!("hybrid")),
         "{search}"
     );
+    assert!(search["fallback_reason"].is_null(), "{search}");
     assert!(
         search["token_estimate"].as_u64().unwrap_or(u64::MAX) <= 300,
         "{search}"
@@ -715,13 +731,67 @@ async fn the_query_service_answers_over_nats_and_live_work_is_navigable() -> any
     )
     .await?;
     assert_eq!(empty["error"]["code"], "invalid_argument", "{empty}");
-    let forced = request(
+    let bad_phrases = request(
         &client,
         "memory.query.webapp.search",
-        br#"{"query": "jwt", "mode": "semantic"}"#.to_vec(),
+        br#"{"query": "jwt", "phrases": ["a", "b", "c", "d", "e", "f"]}"#.to_vec(),
     )
     .await?;
-    assert_eq!(forced["error"]["code"], "unavailable", "{forced}");
+    assert_eq!(
+        bad_phrases["error"]["code"], "invalid_argument",
+        "{bad_phrases}"
+    );
+
+    // Each tier can be asked for; the semantic tier finds the decision by meaning
+    // alone (no word of the question is in it but "token"), and phrases and filters
+    // reach both accelerator tiers.
+    let semantic = request(
+        &client,
+        "memory.query.webapp.search",
+        br#"{"query": "how long should access tokens stay valid", "mode": "semantic", "token_budget": 400}"#
+            .to_vec(),
+    )
+    .await?;
+    assert_eq!(semantic["tier"], "vector", "{semantic}");
+    assert!(
+        semantic["results"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .all(|result| result["match_type"] == "semantic"),
+        "{semantic}"
+    );
+    let phrased = request(
+        &client,
+        "memory.query.webapp.search",
+        serde_json::to_vec(&json!({
+            "query": "what did we decide?", "phrases": ["JWT expiry", "access token lifetime"],
+            "doc_type": "event", "token_budget": 400
+        }))?,
+    )
+    .await?;
+    assert_eq!(phrased["tier"], "hybrid", "{phrased}");
+    let results = phrased["results"].as_array().cloned().unwrap_or_default();
+    assert!(!results.is_empty(), "{phrased}");
+    assert!(
+        results.iter().all(|result| result["doc_type"] == "event"),
+        "{phrased}"
+    );
+    assert!(
+        results.iter().any(|result| result["match_type"] == "both"),
+        "{phrased}"
+    );
+    let nearest = request(
+        &client,
+        "memory.query.webapp.vector.search",
+        br#"{"query": "token lifetime", "limit": 3}"#.to_vec(),
+    )
+    .await?;
+    assert_eq!(
+        nearest["results"].as_array().map(Vec::len),
+        Some(3),
+        "{nearest}"
+    );
     let missing = request(
         &client,
         "memory.query.ingest-pipeline.toc.node",
@@ -748,7 +818,7 @@ async fn the_query_service_answers_over_nats_and_live_work_is_navigable() -> any
         String::from_utf8_lossy(&output.stderr)
     );
     let cli: Value = serde_json::from_slice(&output.stdout)?;
-    assert_eq!(cli["tier"], "bm25", "{cli}");
+    assert_eq!(cli["tier"], "hybrid", "{cli}");
 
     // A session still going is in its day node within moments, not at midnight.
     let now_ms = memory_types::now_ms();
@@ -836,8 +906,13 @@ async fn the_query_service_answers_over_nats_and_live_work_is_navigable() -> any
         br#"{"age_days": 1, "level": "segment"}"#.to_vec(),
     )
     .await?;
+    // Both indexes drop the same documents.
     assert!(
-        pruned["pruned"]["event"].as_u64().unwrap_or(0) > 300,
+        pruned["bm25"]["pruned"]["event"].as_u64().unwrap_or(0) > 300,
+        "{pruned}"
+    );
+    assert_eq!(
+        pruned["vector"]["pruned"], pruned["bm25"]["pruned"],
         "{pruned}"
     );
     let status = request(
@@ -846,9 +921,16 @@ async fn the_query_service_answers_over_nats_and_live_work_is_navigable() -> any
         b"{}".to_vec(),
     )
     .await?;
-    assert_eq!(status["bm25_last_prune_ms"], pruned["at_ms"], "{status}");
+    assert_eq!(
+        status["bm25_last_prune_ms"], pruned["bm25"]["at_ms"],
+        "{status}"
+    );
     // Only today's live event is younger than a day.
     assert_eq!(status["bm25_doc_counts"]["event"], 1, "{status}");
+    assert_eq!(
+        status["vector_doc_count"], status["bm25_doc_count"],
+        "{status}"
+    );
     // Pruned detail is still answered: days and weeks stay in the index, the TOC keeps all.
     let after = request(
         &client,
@@ -874,6 +956,10 @@ async fn the_query_service_answers_over_nats_and_live_work_is_navigable() -> any
     drop(stack);
     Ok(())
 }
+
+/// Environment that switches the vector tier off, for tests about the TOC and BM25:
+/// each embedded CLI run would otherwise wait for the log to be embedded.
+const KEYWORD_ONLY: (&str, &str) = ("AGENT_MEMORY_TELEPORT__VECTOR__ENABLED", "false");
 
 /// Runs the CLI on a data dir with extra environment; returns stdout.
 fn cli(data_dir: &Path, env: &[(&str, &str)], args: &[&str]) -> anyhow::Result<String> {
@@ -906,6 +992,7 @@ fn an_llm_writes_the_summaries_when_configured_and_its_failure_falls_back() -> a
         ("AGENT_MEMORY_LLM__BASE_URL", base_url.as_str()),
         ("AGENT_MEMORY_LLM__MODEL", "scripted-model"),
         ("AGENT_MEMORY_LLM__MAX_RETRIES", "0"),
+        KEYWORD_ONLY,
     ];
     let with_llm = tempfile::tempdir()?;
     cli(
@@ -915,7 +1002,7 @@ fn an_llm_writes_the_summaries_when_configured_and_its_failure_falls_back() -> a
     )?;
     let root: Value = serde_json::from_str(&cli(
         with_llm.path(),
-        &[],
+        &[KEYWORD_ONLY],
         &["toc", "root", "--project", "webapp", "--json"],
     )?)?;
     assert_eq!(
@@ -932,6 +1019,7 @@ fn an_llm_writes_the_summaries_when_configured_and_its_failure_falls_back() -> a
         ("AGENT_MEMORY_LLM__ENABLED", "true"),
         ("AGENT_MEMORY_LLM__BASE_URL", refused.as_str()),
         ("AGENT_MEMORY_LLM__MAX_RETRIES", "0"),
+        KEYWORD_ONLY,
     ];
     let without = tempfile::tempdir()?;
     cli(
@@ -941,7 +1029,7 @@ fn an_llm_writes_the_summaries_when_configured_and_its_failure_falls_back() -> a
     )?;
     let root: Value = serde_json::from_str(&cli(
         without.path(),
-        &[],
+        &[KEYWORD_ONLY],
         &["toc", "root", "--project", "webapp", "--json"],
     )?)?;
     let title = root["years"][0]["title"].as_str().unwrap_or_default();
@@ -958,7 +1046,7 @@ fn admin_rebuild_replays_the_same_tree_from_the_log() -> anyhow::Result<()> {
     let data = tempfile::tempdir()?;
     cli(
         data.path(),
-        &[],
+        &[KEYWORD_ONLY],
         &["ingest", "--file", &sample.to_string_lossy(), "--wait"],
     )?;
     let snapshot = || -> anyhow::Result<Vec<String>> {
@@ -971,7 +1059,8 @@ fn admin_rebuild_replays_the_same_tree_from_the_log() -> anyhow::Result<()> {
         ] {
             let mut args = args;
             args.extend(["--project", "webapp", "--json"]);
-            let mut value: Value = serde_json::from_str(&cli(data.path(), &[], &args)?)?;
+            let mut value: Value =
+                serde_json::from_str(&cli(data.path(), &[KEYWORD_ONLY], &args)?)?;
             if let Some(map) = value.as_object_mut() {
                 map.remove("took_ms");
             }
@@ -984,7 +1073,7 @@ fn admin_rebuild_replays_the_same_tree_from_the_log() -> anyhow::Result<()> {
     let bm25_top = || -> anyhow::Result<Vec<Value>> {
         let answer: Value = serde_json::from_str(&cli(
             data.path(),
-            &[],
+            &[KEYWORD_ONLY],
             &[
                 "search",
                 "why were iOS users logged out?",
@@ -1006,7 +1095,7 @@ fn admin_rebuild_replays_the_same_tree_from_the_log() -> anyhow::Result<()> {
     let top_before = bm25_top()?;
     let report = cli(
         data.path(),
-        &[],
+        &[KEYWORD_ONLY],
         &["admin", "rebuild", "--projection", "toc"],
     )?;
     assert!(report.contains("rebuilt the TOC"), "{report}");
@@ -1019,7 +1108,11 @@ fn admin_rebuild_replays_the_same_tree_from_the_log() -> anyhow::Result<()> {
     // The BM25 index: rebuilt into a new generation with the same answers; deleted, it
     // is rebuilt from the log at the next start; disabled, search says so and answers
     // from the TOC.
-    let report = cli(data.path(), &[], &["admin", "rebuild-index", "--json"])?;
+    let report = cli(
+        data.path(),
+        &[KEYWORD_ONLY],
+        &["admin", "rebuild-index", "--json"],
+    )?;
     let report: Value = serde_json::from_str(&report)?;
     assert!(report["num_docs"].as_u64().unwrap_or(0) > 300, "{report}");
     assert_eq!(
@@ -1033,7 +1126,10 @@ fn admin_rebuild_replays_the_same_tree_from_the_log() -> anyhow::Result<()> {
         top_before,
         "a deleted index is rebuilt from the log"
     );
-    let disabled = [("AGENT_MEMORY_TELEPORT__BM25__ENABLED", "false")];
+    let disabled = [
+        ("AGENT_MEMORY_TELEPORT__BM25__ENABLED", "false"),
+        KEYWORD_ONLY,
+    ];
     let answer: Value = serde_json::from_str(&cli(
         data.path(),
         &disabled,
@@ -1053,12 +1149,15 @@ fn admin_rebuild_replays_the_same_tree_from_the_log() -> anyhow::Result<()> {
             .contains("disabled"),
         "{answer}"
     );
-    let status: Value =
-        serde_json::from_str(&cli(data.path(), &[], &["teleport", "status", "--json"])?)?;
+    let status: Value = serde_json::from_str(&cli(
+        data.path(),
+        &[KEYWORD_ONLY],
+        &["teleport", "status", "--json"],
+    )?)?;
     assert_eq!(status["bm25_healthy"], true, "{status}");
     let hits = cli(
         data.path(),
-        &[],
+        &[KEYWORD_ONLY],
         &[
             "teleport",
             "search",
@@ -1070,5 +1169,56 @@ fn admin_rebuild_replays_the_same_tree_from_the_log() -> anyhow::Result<()> {
         ],
     )?;
     assert!(hits.contains("grip:"), "{hits}");
+
+    // The vector tier, switched on: the first start embeds the log, then search is
+    // hybrid. Without its model files it is unhealthy, says how to fix it, and search
+    // answers from BM25 alone.
+    let search = |env: &[(&str, &str)]| -> anyhow::Result<Value> {
+        Ok(serde_json::from_str(&cli(
+            data.path(),
+            env,
+            &[
+                "search",
+                "why were iOS users logged out?",
+                "--project",
+                "webapp",
+                "--json",
+            ],
+        )?)?)
+    };
+    let hybrid = search(&[])?;
+    assert_eq!(hybrid["tier"], "hybrid", "{hybrid}");
+    assert!(
+        hybrid["results"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|result| result["vector_rank"].is_u64()),
+        "{hybrid}"
+    );
+    let missing_model = [(
+        "AGENT_MEMORY_TELEPORT__VECTOR__MODEL_DIR",
+        "/nonexistent/all-MiniLM-L6-v2",
+    )];
+    let keyword = search(&missing_model)?;
+    assert_eq!(keyword["tier"], "bm25", "{keyword}");
+    let reason = keyword["fallback_reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("vector tier is unhealthy") && reason.contains("setup.sh"),
+        "{keyword}"
+    );
+    let status: Value = serde_json::from_str(&cli(
+        data.path(),
+        &missing_model,
+        &["teleport", "status", "--json"],
+    )?)?;
+    assert_eq!(
+        (
+            status["vector_enabled"].clone(),
+            status["vector_healthy"].clone()
+        ),
+        (json!(true), json!(false)),
+        "{status}"
+    );
     Ok(())
 }

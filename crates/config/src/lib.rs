@@ -20,6 +20,6 @@ mod model;
 
 pub use error::{ConfigError, Result};
 pub use model::{
-    Config, ConsumerConfig, DurabilityConfig, IngestConfig, JetStreamConfig, LlmConfig,
-    LogFormatConfig, NatsConfig, StoreConfig, TelemetryConfig, TocConfig,
+    Config, ConsumerConfig, DurabilityConfig, FusionMethod, IngestConfig, JetStreamConfig,
+    LlmConfig, LogFormatConfig, NatsConfig, StoreConfig, TelemetryConfig, TocConfig,
 };

@@ -369,6 +369,12 @@ pub struct TeleportConfig {
     pub bm25: Bm25Config,
     /// The vector (semantic) index.
     pub vector: VectorIndexConfig,
+    /// How `search` fuses the keyword and vector lists of its phrases.
+    pub fusion: FusionMethod,
+    /// Whether `search` expands a query offline into key-term and entity phrases when
+    /// the caller passes no `phrases`. Default false: measured, it lowered recall on the
+    /// LoCoMo dev slice (docs/benchmarks.md).
+    pub expand_query: bool,
 }
 
 impl Default for TeleportConfig {
@@ -377,8 +383,21 @@ impl Default for TeleportConfig {
             enabled: true,
             bm25: Bm25Config::default(),
             vector: VectorIndexConfig::default(),
+            fusion: FusionMethod::default(),
+            expand_query: false,
         }
     }
+}
+
+/// `[teleport] fusion`: how ranked lists become one (docs/benchmarks.md compares them).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FusionMethod {
+    /// Scores relative to each list's best, weighted by tier and phrase (default).
+    #[default]
+    Score,
+    /// Reciprocal Rank Fusion with k = 60.
+    Rrf,
 }
 
 impl TeleportConfig {
@@ -400,9 +419,9 @@ impl TeleportConfig {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct VectorIndexConfig {
-    /// Whether the vector index is built and searched. Default false while hybrid
-    /// search is being completed; embedding a large backfill takes a while on a small
-    /// machine (docs/benchmarks.md).
+    /// Whether the vector index is built and searched. Default true. Embedding a large
+    /// backfill takes a while on a small machine (docs/benchmarks.md); meanwhile
+    /// `search` is hybrid over what is embedded and BM25 covers the rest.
     pub enabled: bool,
     /// Where the index lives; a relative path is under the data dir. Default
     /// `<data dir>/vector-index`.
@@ -424,7 +443,7 @@ pub struct VectorIndexConfig {
 impl Default for VectorIndexConfig {
     fn default() -> Self {
         VectorIndexConfig {
-            enabled: false,
+            enabled: true,
             index_path: None,
             model_dir: None,
             ort_dylib_path: None,

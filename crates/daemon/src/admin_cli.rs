@@ -1,5 +1,5 @@
 //! `admin`: rebuild the TOC (`rebuild --projection toc`), rebuild an accelerator index
-//! (`rebuild-index`), prune the BM25 index (`prune-bm25`). Each works on the data dir in
+//! (`rebuild-index`), prune the BM25 and vector indexes (`prune-index`). Each works on the data dir in
 //! this process (embedded mode) or asks a running daemon (`--nats-url`), which answers on
 //! `memory.admin.rebuild` and `memory.admin.prune`.
 
@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use memory_actors::{Bm25Handle, Pipeline, PruneKind, PruneReport, RebuildReport};
+use memory_actors::{IndexPruneReport, Pipeline, PruneKind, RebuildReport};
 use memory_config::Config;
 use memory_query::api::TeleportStatusResponse;
 use serde_json::{Value, json};
@@ -46,7 +46,7 @@ pub async fn run(
             nats_url,
             json,
         } => rebuild_index(config, data_dir, &index, nats_url, json).await,
-        AdminCommand::PruneBm25 {
+        AdminCommand::PruneIndex {
             age_days,
             level,
             nats_url,
@@ -270,7 +270,7 @@ fn show_progress(bar: &ProgressBar, phase: &str, num_docs: u64, num_events_total
     ));
 }
 
-/// `admin prune-bm25 [--age-days N --level L]`.
+/// `admin prune-index [--age-days N --level L]`: both accelerator indexes.
 async fn prune(
     config: &Config,
     data_dir: &Path,
@@ -284,7 +284,7 @@ async fn prune(
             "unknown level {level:?}; levels: segment, grip, event, day, week, month, year, all"
         )
     })?;
-    let report: PruneReport = if let Some(url) = nats_url {
+    let report: IndexPruneReport = if let Some(url) = nats_url {
         let client = connect(config, url).await?;
         let body = match age_days {
             Some(days) => json!({"age_days": days, "level": level}),
@@ -300,44 +300,59 @@ async fn prune(
         .map_err(|err| anyhow::anyhow!("{err}"))?;
         serde_json::from_value(value).context("unexpected prune reply")?
     } else {
+        anyhow::ensure!(
+            config.teleport.bm25_enabled() || config.teleport.vector_enabled(),
+            "{NO_INDEX}"
+        );
         let store = open_store(config, data_dir)?;
         let pipeline = start_pipeline(config, store.clone()).await?;
         pipeline.wait_caught_up(Duration::from_secs(300)).await;
-        let handle = pipeline.bm25.clone();
+        let report = pipeline
+            .prune(prune_cutoffs(config, age_days, &kinds))
+            .await;
         pipeline.shutdown().await;
-        let handle = handle
-            .context("the bm25 index is disabled ([teleport] / [teleport.bm25] enabled = false)")?;
-        tokio::task::spawn_blocking(move || prune_now(&handle, &store, age_days, &kinds)).await??
+        report
     };
     if json {
         print_json(&serde_json::to_value(&report)?)?;
     } else {
-        say!("pruned {} documents from the bm25 index", report.total());
-        for (kind, count) in &report.pruned {
-            say!("  {kind:<8} {count}");
+        for (name, index) in [("bm25", &report.bm25), ("vector", &report.vector)] {
+            let Some(index) = index else { continue };
+            say!("pruned {} documents from the {name} index", index.total());
+            for (kind, count) in &index.pruned {
+                say!("  {kind:<8} {count}");
+            }
+        }
+        for (name, error) in &report.errors {
+            say!("the {name} index was not pruned: {error}");
         }
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(if report.errors.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }
 
-/// Prunes `kinds` older than `age_days`, or every kind by its configured retention.
-pub fn prune_now(
-    handle: &Bm25Handle,
-    store: &memory_store::Store,
+/// Why nothing can be pruned.
+pub const NO_INDEX: &str =
+    "no accelerator index is enabled ([teleport], [teleport.bm25], [teleport.vector])";
+
+/// The cut-off time of each kind: `kinds` older than `age_days`, or every kind by the
+/// configured retention.
+pub fn prune_cutoffs(
+    config: &Config,
     age_days: Option<u32>,
     kinds: &[PruneKind],
-) -> anyhow::Result<PruneReport> {
+) -> Vec<(PruneKind, u64)> {
     let now = memory_types::now_ms();
-    let cutoffs: Vec<(PruneKind, u64)> = match age_days {
+    match age_days {
         Some(days) => {
             let before = now.saturating_sub(u64::from(days) * 86_400_000);
             kinds.iter().map(|kind| (*kind, before)).collect()
         }
-        None => handle.settings().retention.cutoffs(now),
-    };
-    handle
-        .prune(store, &cutoffs)
-        .map_err(|err| anyhow::anyhow!("prune failed: {err}"))
+        None => crate::embedded::retention(config).cutoffs(now),
+    }
 }
 
 /// Parses an `admin.prune` request body: `{}` or `{"age_days", "level"}`.

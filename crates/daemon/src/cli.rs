@@ -126,6 +126,15 @@ pub struct SearchArgs {
     /// Only events before this time.
     #[arg(long)]
     pub to: Option<String>,
+    /// Another search phrase, searched with the query (repeat for up to five).
+    #[arg(long = "phrase", conflicts_with_all = ["node", "parent", "level"])]
+    pub phrases: Vec<String>,
+    /// Only hits of this kind: toc_node, grip, event.
+    #[arg(long = "type", conflicts_with_all = ["node", "parent", "level"])]
+    pub doc_type: Option<String>,
+    /// Weight evidence by recency: this many days back counts three quarters.
+    #[arg(long = "recency-days", conflicts_with_all = ["node", "parent", "level"])]
+    pub recency_half_life_days: Option<f64>,
     /// Where to send it.
     #[command(flatten)]
     pub target: QueryTarget,
@@ -227,9 +236,11 @@ pub enum AdminCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Remove old documents from the BM25 index (never from the log or the TOC).
-    /// Without `--age-days`, applies the configured retention, as the scheduled prune.
-    PruneBm25 {
+    /// Remove old documents from the BM25 and vector indexes (never from the log or the
+    /// TOC). Without `--age-days`, applies the configured retention, as the scheduled
+    /// prune does.
+    #[command(alias = "prune-bm25")]
+    PruneIndex {
         /// Remove documents older than this many days.
         #[arg(long)]
         age_days: Option<u32>,

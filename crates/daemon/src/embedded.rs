@@ -42,13 +42,31 @@ pub fn limits(config: &Config) -> ValidationLimits {
     }
 }
 
+/// How long documents stay in the accelerator indexes: `[teleport.bm25.retention_days]`
+/// (the vector index keeps the same documents as long).
+pub fn retention(config: &Config) -> Retention {
+    let days = &config.teleport.bm25.retention_days;
+    Retention {
+        days: [
+            (PruneKind::Segment, days.segment),
+            (PruneKind::Grip, days.grip),
+            (PruneKind::Event, days.event),
+            (PruneKind::Day, days.day),
+            (PruneKind::Week, days.week),
+            (PruneKind::Month, days.month),
+            (PruneKind::Year, days.year),
+        ]
+        .into_iter()
+        .collect(),
+    }
+}
+
 /// The BM25 index's settings from `[teleport.bm25]`, `None` when it is disabled.
 pub fn bm25_settings(config: &Config, data_dir: &Path) -> Option<Bm25Settings> {
     if !config.teleport.bm25_enabled() {
         return None;
     }
     let bm25 = &config.teleport.bm25;
-    let days = &bm25.retention_days;
     Some(Bm25Settings {
         index_dir: bm25.resolve_index_path(data_dir),
         memory_budget_bytes: usize::try_from(bm25.memory_budget_mb)
@@ -57,19 +75,7 @@ pub fn bm25_settings(config: &Config, data_dir: &Path) -> Option<Bm25Settings> {
         commit_interval: Duration::from_secs(bm25.commit_interval_secs),
         index_events: bm25.index_events,
         stale_after: Duration::from_secs(bm25.stale_after_secs),
-        retention: Retention {
-            days: [
-                (PruneKind::Segment, days.segment),
-                (PruneKind::Grip, days.grip),
-                (PruneKind::Event, days.event),
-                (PruneKind::Day, days.day),
-                (PruneKind::Week, days.week),
-                (PruneKind::Month, days.month),
-                (PruneKind::Year, days.year),
-            ]
-            .into_iter()
-            .collect(),
-        },
+        retention: retention(config),
     })
 }
 

@@ -17,6 +17,7 @@ use memory_query::api::{
     GripExpandResponse, NavigateResponse, SearchChildrenResponse, SearchNodeResponse,
     SearchResponse, TocBrowseResponse, TocNodeResponse, TocRootResponse,
 };
+use memory_store::Store;
 use memory_toc::TocNode;
 use memory_types::{Event, ServiceError};
 use serde_json::{Value, json};
@@ -74,12 +75,9 @@ impl QueryClient {
         let (bm25, vector) = (pipeline.bm25.clone(), pipeline.vector.clone());
         pipeline.shutdown().await;
         let tz = config.toc.tz()?;
-        Ok(QueryClient::Embedded(
-            QueryService::new(store, tz)
-                .with_scan_budget(config.toc.search_scan_budget_events)
-                .with_bm25(bm25)
-                .with_vector(vector),
-        ))
+        Ok(QueryClient::Embedded(crate::query_cli::query_service(
+            config, store, tz, bm25, vector,
+        )))
     }
 
     pub(crate) async fn call(
@@ -100,6 +98,28 @@ impl QueryClient {
             }
         }
     }
+}
+
+/// The query service over `store` with the indexes and the search settings of `config`
+/// (one place for `serve` and the embedded CLI).
+pub(crate) fn query_service(
+    config: &Config,
+    store: Store,
+    tz: memory_toc::Tz,
+    bm25: Option<memory_actors::Bm25Handle>,
+    vector: Option<memory_actors::VectorHandle>,
+) -> QueryService {
+    QueryService::new(store, tz)
+        .with_scan_budget(config.toc.search_scan_budget_events)
+        .with_bm25(bm25)
+        .with_vector(vector)
+        .with_hybrid(memory_query::HybridSettings {
+            fusion: match config.teleport.fusion {
+                memory_config::FusionMethod::Score => memory_query::Fusion::Score,
+                memory_config::FusionMethod::Rrf => memory_query::Fusion::Rrf,
+            },
+            expand_query: config.teleport.expand_query,
+        })
 }
 
 pub(crate) async fn remote_call(
@@ -243,7 +263,10 @@ pub async fn search(
         (
             "search",
             json!({"query": query, "limit": args.limit, "token_budget": args.token_budget,
-                          "mode": args.mode, "from": args.from, "to": args.to}),
+                   "mode": args.mode, "from": args.from, "to": args.to,
+                   "phrases": (!args.phrases.is_empty()).then_some(&args.phrases),
+                   "doc_type": args.doc_type,
+                   "recency_half_life_days": args.recency_half_life_days}),
         )
     };
     let mut body = body;

@@ -119,10 +119,13 @@ pub async fn run(
             }
         })
     });
-    let query_service = memory_query::QueryService::new(store.clone(), config.toc.tz()?)
-        .with_scan_budget(config.toc.search_scan_budget_events)
-        .with_bm25(pipeline.bm25.clone())
-        .with_vector(pipeline.vector.clone());
+    let query_service = crate::query_cli::query_service(
+        &config,
+        store.clone(),
+        config.toc.tz()?,
+        pipeline.bm25.clone(),
+        pipeline.vector.clone(),
+    );
     let queries = memory_nats::QueryServer::start(
         client.clone(),
         Arc::new(QueryAdapter(query_service)),
@@ -137,7 +140,7 @@ pub async fn run(
     let prune = spawn_prune(
         client.clone(),
         pipeline.clone(),
-        store.clone(),
+        Arc::new(config.clone()),
         shutdown.clone(),
     )
     .await?;
@@ -244,13 +247,13 @@ async fn spawn_rebuild(
     .await
 }
 
-/// `memory.admin.prune`: `{}` applies the configured retention to the BM25 index, as
-/// the scheduled prune does; `{"age_days": N, "level": "segment|…|all"}` removes what
-/// is older than N days. The reply is the prune report.
+/// `memory.admin.prune`: `{}` applies the configured retention to the BM25 and vector
+/// indexes, as the scheduled prune does; `{"age_days": N, "level": "segment|…|all"}`
+/// removes what is older than N days. The reply is the prune report of each index.
 async fn spawn_prune(
     client: async_nats::Client,
     pipeline: Arc<memory_actors::Pipeline>,
-    store: memory_store::Store,
+    config: Arc<Config>,
     shutdown: CancellationToken,
 ) -> anyhow::Result<tokio::task::JoinHandle<()>> {
     spawn_admin_responder(
@@ -258,22 +261,17 @@ async fn spawn_prune(
         crate::admin_cli::ADMIN_PRUNE_SUBJECT,
         shutdown,
         move |payload| {
-            let (handle, store) = (pipeline.bm25.clone(), store.clone());
+            let (pipeline, config) = (pipeline.clone(), config.clone());
             async move {
-                let answer = match (handle, crate::admin_cli::parse_prune_request(&payload)) {
-                    (None, _) => Err(memory_types::ServiceError::unavailable(
-                        "the bm25 index is disabled ([teleport] / [teleport.bm25] enabled = false)",
+                let enabled = pipeline.bm25.is_some() || pipeline.vector.is_some();
+                let answer = match crate::admin_cli::parse_prune_request(&payload) {
+                    _ if !enabled => Err(memory_types::ServiceError::unavailable(
+                        crate::admin_cli::NO_INDEX,
                     )),
-                    (_, Err(message)) => Err(memory_types::ServiceError::invalid_argument(message)),
-                    (Some(handle), Ok((age_days, kinds))) => {
-                        tokio::task::spawn_blocking(move || {
-                            crate::admin_cli::prune_now(&handle, &store, age_days, &kinds)
-                        })
-                        .await
-                        .map_err(anyhow::Error::from)
-                        .and_then(|result| result)
-                        .map_err(|err| memory_types::ServiceError::unavailable(err.to_string()))
-                    }
+                    Err(message) => Err(memory_types::ServiceError::invalid_argument(message)),
+                    Ok((age_days, kinds)) => Ok(pipeline
+                        .prune(crate::admin_cli::prune_cutoffs(&config, age_days, &kinds))
+                        .await),
                 };
                 match answer {
                     Ok(report) => serde_json::to_vec(&report),

@@ -383,6 +383,22 @@ pub struct SearchRequest {
     /// "Now" for time hints in the query. Default: the current time.
     #[serde(default)]
     pub now: Option<TimeArg>,
+    /// One to five more search phrases, each a different angle on the question (what
+    /// the search-first spec has an LLM write). Searched with the query, in place of
+    /// the offline expansion of the query. Accelerator tiers only.
+    #[serde(default)]
+    pub phrases: Option<Vec<String>>,
+    /// Only hits of this kind: `toc_node`, `grip` or `event` (accelerator tiers; the
+    /// TOC tier answers from nodes anyway).
+    #[serde(default)]
+    pub doc_type: Option<String>,
+    /// Only TOC nodes of this level (implies `doc_type` `toc_node`; accelerator tiers).
+    #[serde(default)]
+    pub level: Option<TocLevel>,
+    /// Recency weighting: evidence this many days older than `now` counts three
+    /// quarters, twice as old five eighths, and so on down to half. Default: none.
+    #[serde(default)]
+    pub recency_half_life_days: Option<f64>,
 }
 
 /// One hit with the events behind it.

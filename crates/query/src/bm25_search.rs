@@ -30,10 +30,10 @@ use memory_toc::{GripId, TocLevel, TocNodeId, parse_time_hint};
 use memory_types::{Event, ServiceError};
 use tracing::info_span;
 
-use crate::api::{
-    DEFAULT_SEARCH_RESULTS, DEFAULT_TOKEN_BUDGET, MAX_PAGE, SearchMode, SearchRequest,
-    SearchResponse, SearchResult, now_or, range_info,
-};
+use crate::api::{SearchMode, SearchRequest, SearchResponse, SearchResult, now_or, range_info};
+use crate::hybrid::{ListKind, RankedList};
+use crate::phrases::search_phrases;
+use crate::plan::{Recency, SearchPlan, TimeRange};
 use crate::service::{QueryService, internal};
 use crate::teleport::DISABLED_MESSAGE;
 use crate::toc_search;
@@ -57,9 +57,11 @@ pub(crate) fn search(
     project_id: &str,
     request: &SearchRequest,
 ) -> Result<SearchResponse, ServiceError> {
+    let plan = SearchPlan::new(request)?;
+    let plan = &plan;
     match request.mode.unwrap_or_default() {
         SearchMode::Toc => toc_search::search(service, project_id, request, None),
-        SearchMode::Keyword => match bm25_tier(service, project_id, request, None) {
+        SearchMode::Keyword => match bm25_tier(service, project_id, request, plan, None) {
             Ok(response) => Ok(response),
             Err(Skip::Unavailable(reason)) => Err(ServiceError::unavailable(format!(
                 "the keyword (bm25) tier cannot answer: {reason}; use mode \"auto\" or \"toc\""
@@ -75,7 +77,7 @@ pub(crate) fn search(
                     "the hybrid tier cannot answer: {reason}; use mode \"auto\""
                 ))
             })?;
-            match bm25_tier(service, project_id, request, Some(vector)) {
+            match bm25_tier(service, project_id, request, plan, Some(vector)) {
                 Ok(response) if response.tier == "hybrid" => Ok(response),
                 Ok(response) => Err(ServiceError::unavailable(format!(
                     "the hybrid tier cannot answer: {}; use mode \"auto\"",
@@ -90,12 +92,14 @@ pub(crate) fn search(
                 ))),
             }
         }
-        SearchMode::Semantic => crate::hybrid::semantic_tier(service, project_id, request, None)
-            .map_err(|reason| {
-                ServiceError::unavailable(format!(
-                    "the semantic (vector) tier cannot answer: {reason}; use mode \"auto\""
-                ))
-            }),
+        SearchMode::Semantic => crate::hybrid::semantic_tier(
+            service, project_id, request, plan, None,
+        )
+        .map_err(|reason| {
+            ServiceError::unavailable(format!(
+                "the semantic (vector) tier cannot answer: {reason}; use mode \"auto\""
+            ))
+        }),
         SearchMode::Auto => {
             // Vectors join when they can; a vector tier that is switched off is a
             // choice, not a fallback, and is not reported.
@@ -104,7 +108,7 @@ pub(crate) fn search(
                 (Err(reason), Some(_)) => Some(reason.clone()),
                 _ => None,
             };
-            match bm25_tier(service, project_id, request, vector.ok()) {
+            match bm25_tier(service, project_id, request, plan, vector.ok()) {
                 Ok(mut response) => {
                     if response.fallback_reason.is_none() {
                         response.fallback_reason = vector_problem;
@@ -116,6 +120,7 @@ pub(crate) fn search(
                         service,
                         project_id,
                         request,
+                        plan,
                         Some(reason.clone()),
                     ) {
                         Ok(response) => Ok(response),
@@ -149,6 +154,7 @@ fn bm25_tier(
     service: &QueryService,
     project_id: &str,
     request: &SearchRequest,
+    plan: &SearchPlan,
     vector: Option<&VectorHandle>,
 ) -> Result<SearchResponse, Skip> {
     let Some(handle) = service.bm25() else {
@@ -166,7 +172,7 @@ fn bm25_tier(
         tier = if vector.is_some() { "hybrid" } else { "bm25" }
     );
     let _entered = span.enter();
-    match answer(service, handle, vector, project_id, request) {
+    match answer(service, handle, vector, project_id, request, plan) {
         Ok(response) => Ok(response),
         Err(Bm25Failure::Skip(skip)) => Err(skip),
         Err(Bm25Failure::Request(error)) => Err(Skip::Unavailable(error.to_string())),
@@ -190,53 +196,82 @@ fn answer(
     vector: Option<&VectorHandle>,
     project_id: &str,
     request: &SearchRequest,
+    plan: &SearchPlan,
 ) -> Result<SearchResponse, Bm25Failure> {
     let started = Instant::now();
-    let limit = request
-        .limit
-        .unwrap_or(DEFAULT_SEARCH_RESULTS)
-        .clamp(1, MAX_PAGE);
-    let budget = request.token_budget.unwrap_or(DEFAULT_TOKEN_BUDGET);
-    let (query, from_ms, to_ms) = {
+    let (query_text, range) = {
         let _parse = info_span!("parse_query").entered();
-        parse(service, handle, project_id, request)?
+        parse(service, handle, project_id, request, plan)?
     };
-    let hits = {
-        let _execute = info_span!("execute_search").entered();
-        handle
-            .search(&query, limit.max(MIN_RETRIEVED_HITS))
-            .map_err(|err| match err {
-                SearchError::EmptyQuery => Bm25Failure::Skip(Skip::NoTerms),
-                other => {
-                    Bm25Failure::Skip(Skip::Unavailable(format!("bm25 search failed: {other}")))
-                }
-            })?
-            .hits
-    };
-    let mut ranked: Vec<RankedDoc> = hits
-        .into_iter()
-        .enumerate()
-        .map(|(rank, hit)| RankedDoc::from_bm25(rank, hit))
+    let phrases = search_phrases(
+        &query_text,
+        request.phrases.as_deref(),
+        service.hybrid().expand_query,
+    );
+    let queries: Vec<(Bm25Query, f32)> = phrases
+        .iter()
+        .filter_map(|phrase| {
+            let query = bm25_query(&phrase.text, project_id, request, plan, range)?;
+            Some((query, phrase.weight()))
+        })
         .collect();
+    if queries.is_empty() {
+        return Err(Bm25Failure::Skip(Skip::NoTerms));
+    }
+    let retrieved = plan.limit.max(MIN_RETRIEVED_HITS);
+    // The vector side (embedding the phrases, then searching) runs beside the BM25
+    // searches: together they take about as long as the embedding alone.
+    let (bm25_lists, vector_lists) = std::thread::scope(|scope| {
+        let vector_job = vector.map(|vector| {
+            let span = tracing::Span::current();
+            let phrases = &phrases;
+            scope.spawn(move || {
+                span.in_scope(|| {
+                    let filter =
+                        plan.vector_filter(project_id, request.session_id.as_deref(), range);
+                    crate::hybrid::vector_lists(vector, phrases, &filter, retrieved)
+                })
+            })
+        });
+        let bm25_lists = {
+            let _execute = info_span!("execute_search", phrases = queries.len()).entered();
+            queries
+                .iter()
+                .map(|(query, weight)| bm25_list(handle, query, *weight, retrieved))
+                .collect::<Result<Vec<RankedList>, Bm25Failure>>()
+        };
+        let vector_lists = vector_job.map(|job| {
+            job.join()
+                .unwrap_or_else(|_| Err("the vector search panicked".to_owned()))
+        });
+        (bm25_lists, vector_lists)
+    });
+    let mut lists = bm25_lists?;
     let mut tier = "bm25";
     let mut fallback_reason = None;
-    if let Some(vector) = vector {
-        let retrieved = limit.max(MIN_RETRIEVED_HITS);
-        let filter =
-            crate::hybrid::filter(project_id, request.session_id.as_deref(), (from_ms, to_ms));
-        match crate::hybrid::vector_ranking(vector, &request.query, &filter, retrieved) {
-            Ok(vector_ranked) => {
-                let _fusion = info_span!("fusion").entered();
-                ranked = crate::hybrid::fuse_rankings(ranked, vector_ranked);
-                tier = "hybrid";
+    match vector_lists {
+        Some(Ok(vector_lists)) => {
+            lists.extend(vector_lists);
+            tier = "hybrid";
+        }
+        Some(Err(reason)) => fallback_reason = Some(format!("vector tier failed: {reason}")),
+        None => {}
+    }
+    let ranked = {
+        let _fusion = info_span!("fusion", lists = lists.len()).entered();
+        crate::hybrid::fuse_lists(lists, service.hybrid().fusion)
+    };
+    let _collect = info_span!("collect_results", num_hits = ranked.len()).entered();
+    let mut terms: Vec<String> = Vec::new();
+    for (query, _) in &queries {
+        for term in query.terms() {
+            if !terms.contains(term) {
+                terms.push(term.clone());
             }
-            Err(reason) => fallback_reason = Some(format!("vector tier failed: {reason}")),
         }
     }
-    let _collect = info_span!("collect_results", num_hits = ranked.len()).entered();
-    let terms = query.terms().to_vec();
-    let results = fuse(service, project_id, &ranked, &terms, (from_ms, to_ms))?;
-    let (results, token_estimate) = pack_and_limit(results, budget, limit);
+    let results = fuse(service, project_id, &ranked, &terms, range, plan.recency)?;
+    let (results, token_estimate) = pack_and_limit(results, plan.budget, plan.limit);
     Ok(SearchResponse {
         id: request.id.clone(),
         tier: tier.to_owned(),
@@ -244,11 +279,60 @@ fn answer(
         results,
         token_estimate,
         took_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
-        time_range: range_info(from_ms, to_ms),
+        time_range: range_info(range.0, range.1),
     })
 }
 
-/// The query with its filters: the request's time range, or a time hint in the query
+/// The BM25 query of one phrase with the search's filters; `None` when the phrase
+/// has no searchable terms.
+fn bm25_query(
+    text: &str,
+    project_id: &str,
+    request: &SearchRequest,
+    plan: &SearchPlan,
+    (from_ms, to_ms): (Option<u64>, Option<u64>),
+) -> Option<Bm25Query> {
+    let mut query = Bm25Query::new(text, project_id)
+        .ok()?
+        .time_range(from_ms, to_ms);
+    if let Some(session_id) = &request.session_id {
+        query = query.session_id(session_id.clone());
+    }
+    if let Some(doc_type) = plan.doc_type {
+        query = query.doc_type(doc_type);
+    }
+    if let Some(level) = plan.level {
+        query = query.level(level.as_str());
+    }
+    Some(query)
+}
+
+/// One phrase's BM25 hits, as a ranking.
+fn bm25_list(
+    handle: &Bm25Handle,
+    query: &Bm25Query,
+    weight: f32,
+    retrieved: usize,
+) -> Result<RankedList, Bm25Failure> {
+    let hits = handle
+        .search(query, retrieved)
+        .map_err(|err| match err {
+            SearchError::EmptyQuery => Bm25Failure::Skip(Skip::NoTerms),
+            other => Bm25Failure::Skip(Skip::Unavailable(format!("bm25 search failed: {other}"))),
+        })?
+        .hits;
+    Ok(RankedList {
+        kind: ListKind::Bm25,
+        weight,
+        docs: hits
+            .into_iter()
+            .enumerate()
+            .map(|(rank, hit)| RankedDoc::from_bm25(rank, hit))
+            .collect(),
+    })
+}
+
+/// The query text and the time range: the request's, or a time hint in the query
 /// when the index holds documents in it (a hint that covers nothing is a figure of
 /// speech, not a filter), in which case the hint's words leave the query.
 fn parse(
@@ -256,30 +340,22 @@ fn parse(
     handle: &Bm25Handle,
     project_id: &str,
     request: &SearchRequest,
-) -> Result<(Bm25Query, Option<u64>, Option<u64>), Bm25Failure> {
-    let mut from_ms = request.from.as_ref().map(|t| t.to_ms("from")).transpose()?;
-    let mut to_ms = request.to.as_ref().map(|t| t.to_ms("to")).transpose()?;
-    let mut query_text = request.query.clone();
-    if from_ms.is_none() && to_ms.is_none() {
-        let now = now_or(request.now.as_ref())?;
-        if let Some(hint) = parse_time_hint(&request.query, now, service.tz()) {
-            let range = (
-                u64::try_from(hint.from.timestamp_millis()).ok(),
-                u64::try_from(hint.to.timestamp_millis()).ok(),
-            );
-            if covers_documents(handle, project_id, &request.query, range)? {
-                (from_ms, to_ms) = range;
-                query_text = hint.remainder;
-            }
+    plan: &SearchPlan,
+) -> Result<(String, TimeRange), Bm25Failure> {
+    if plan.range != (None, None) {
+        return Ok((request.query.clone(), plan.range));
+    }
+    let now = now_or(request.now.as_ref())?;
+    if let Some(hint) = parse_time_hint(&request.query, now, service.tz()) {
+        let range = (
+            u64::try_from(hint.from.timestamp_millis()).ok(),
+            u64::try_from(hint.to.timestamp_millis()).ok(),
+        );
+        if covers_documents(handle, project_id, &request.query, range)? {
+            return Ok((hint.remainder, range));
         }
     }
-    let mut query = Bm25Query::new(&query_text, project_id)
-        .map_err(|_| Bm25Failure::Skip(Skip::NoTerms))?
-        .time_range(from_ms, to_ms);
-    if let Some(session_id) = &request.session_id {
-        query = query.session_id(session_id.clone());
-    }
-    Ok((query, from_ms, to_ms))
+    Ok((request.query.clone(), plan.range))
 }
 
 /// Whether any document of the query's terms lies in the range (a count, no hits read).
@@ -372,11 +448,13 @@ pub(crate) fn fuse(
     hits: &[RankedDoc],
     terms: &[String],
     range: (Option<u64>, Option<u64>),
+    recency: Option<Recency>,
 ) -> Result<Vec<SearchResult>, ServiceError> {
     let store = service.store();
     let mut candidates: HashMap<String, Candidate> = HashMap::new();
-    let mut note =
-        |event: Event, score: f32, source: usize| match candidates.entry(event.event_id.clone()) {
+    let mut note = |event: Event, score: f32, source: usize| {
+        let score = recency.map_or(score, |recency| score * recency.factor(event.timestamp_ms));
+        match candidates.entry(event.event_id.clone()) {
             Entry::Occupied(mut entry) if entry.get().score < score => {
                 entry.insert(Candidate {
                     score,
@@ -392,7 +470,8 @@ pub(crate) fn fuse(
                     event,
                 });
             }
-        };
+        }
+    };
     for (index, hit) in hits.iter().enumerate() {
         let (weight, direct) = match hit.doc_type {
             DocType::Event => (1.0, true),

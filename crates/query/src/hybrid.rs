@@ -1,10 +1,11 @@
-//! The vector side of `search`: the question's embedding against the vector index,
-//! fused with the BM25 list (the hybrid tier, [`fuse_rankings`]), the semantic tier on
-//! its own, and `vector.search`. The fused list then goes through the same evidence
+//! The vector side of `search`: each search phrase's embedding against the vector
+//! index, its lists fused with the BM25 lists of the same phrases (the hybrid tier,
+//! [`fuse_lists`]), the semantic tier on its own, and `vector.search`. The fused list then goes through the same evidence
 //! fusion as the BM25 tier (`bm25_search::fuse`): each hit's events, its neighbouring
 //! turns, deduplicated and packed.
 
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::time::Instant;
 
 use memory_actors::VectorHandle;
@@ -12,13 +13,16 @@ use memory_search::DocType;
 use memory_toc::terms::query_terms;
 use memory_types::ServiceError;
 use memory_vector::VectorFilter;
+use serde::{Deserialize, Serialize};
 use tracing::info_span;
 
 use crate::api::{
-    DEFAULT_SEARCH_RESULTS, DEFAULT_TOKEN_BUDGET, MAX_PAGE, SearchRequest, SearchResponse,
-    TeleportSearchRequest, VectorHitInfo, VectorSearchResponse, range_info,
+    MAX_PAGE, SearchRequest, SearchResponse, TeleportSearchRequest, VectorHitInfo,
+    VectorSearchResponse, range_info,
 };
 use crate::bm25_search::{MIN_RETRIEVED_HITS, RankedDoc, fuse, pack_and_limit};
+use crate::phrases::{Phrase, search_phrases};
+use crate::plan::SearchPlan;
 use crate::service::QueryService;
 
 /// The vector filter of a search.
@@ -34,36 +38,98 @@ pub(crate) fn filter(
     filter
 }
 
-/// The question's nearest documents, as a ranking.
-pub(crate) fn vector_ranking(
+/// Which list a ranking is: it decides the ranking's share in score fusion and which
+/// rank (`bm25_rank`, `vector_rank`) its documents carry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ListKind {
+    Bm25,
+    Vector,
+}
+
+/// One ranking to fuse: a tier's hits for one phrase.
+pub(crate) struct RankedList {
+    pub(crate) kind: ListKind,
+    /// The phrase's weight ([`crate::phrases::Phrase::weight`]).
+    pub(crate) weight: f32,
+    pub(crate) docs: Vec<RankedDoc>,
+}
+
+/// How rankings are fused (`[teleport] fusion`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Fusion {
+    /// Each list's scores relative to its best, BM25 lists weighted `1 − VECTOR_SHARE`
+    /// and vector lists `VECTOR_SHARE`, times the phrase's weight, summed.
+    #[default]
+    Score,
+    /// Reciprocal Rank Fusion, `Σ weight / (RRF_K + rank)`: the seeds' choice.
+    Rrf,
+}
+
+/// How `search` combines its phrases and tiers (`[teleport]` `fusion` and
+/// `expand_query`).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct HybridSettings {
+    /// How rankings are fused.
+    pub fusion: Fusion,
+    /// Whether a query without `phrases` is expanded offline into key-term and entity
+    /// phrases (`crate::phrases`). Off by default: on the LoCoMo dev slice it lowered
+    /// hybrid recall (docs/benchmarks.md).
+    pub expand_query: bool,
+}
+
+impl Default for HybridSettings {
+    fn default() -> Self {
+        HybridSettings {
+            fusion: Fusion::Score,
+            expand_query: false,
+        }
+    }
+}
+
+/// The `k` of Reciprocal Rank Fusion (the search-first spec's 60).
+pub const RRF_K: f32 = 60.0;
+
+/// Each phrase's nearest documents, as rankings: the phrases are embedded in one
+/// batch, then searched one by one.
+pub(crate) fn vector_lists(
     vector: &VectorHandle,
-    query: &str,
+    phrases: &[Phrase],
     filter: &VectorFilter,
     limit: usize,
-) -> Result<Vec<RankedDoc>, String> {
-    let embedding = {
-        let _embed = info_span!("embed_query").entered();
-        vector.embed_query(query)?
+) -> Result<Vec<RankedList>, String> {
+    let texts: Vec<&str> = phrases.iter().map(|phrase| phrase.text.as_str()).collect();
+    let embeddings = {
+        let _embed = info_span!("embed_query", phrases = texts.len()).entered();
+        vector.embed_queries(&texts)?
     };
-    let hits = {
-        let _search = info_span!("vector_search", limit).entered();
-        vector.search(&embedding, filter, limit)?
-    };
-    Ok(hits
-        .into_iter()
-        .enumerate()
-        .filter_map(|(rank, hit)| {
-            Some(RankedDoc {
-                doc_type: hit.doc_type.as_str().parse::<DocType>().ok()?,
-                doc_id: hit.doc_id,
-                level: hit.level,
-                text: None,
-                score: hit.score,
-                bm25_rank: None,
-                vector_rank: Some(rank + 1),
+    let _search = info_span!("vector_search", limit, phrases = texts.len()).entered();
+    phrases
+        .iter()
+        .zip(embeddings)
+        .map(|(phrase, embedding)| {
+            let hits = vector.search(&embedding, filter, limit)?;
+            let docs = hits
+                .into_iter()
+                .enumerate()
+                .map(|(rank, hit)| RankedDoc {
+                    doc_type: hit.doc_type,
+                    doc_id: hit.doc_id,
+                    level: hit.level,
+                    text: None,
+                    score: hit.score,
+                    bm25_rank: None,
+                    vector_rank: Some(rank + 1),
+                })
+                .collect();
+            Ok(RankedList {
+                kind: ListKind::Vector,
+                weight: phrase.weight(),
+                docs,
             })
         })
-        .collect())
+        .collect()
 }
 
 /// The vector side's share of a hybrid score. Measured on the LoCoMo dev slice: 0.2
@@ -71,44 +137,41 @@ pub(crate) fn vector_ranking(
 /// good keyword hits down (docs/benchmarks.md).
 pub const VECTOR_SHARE: f32 = 0.35;
 
-/// Fuses the BM25 and the vector ranking: one entry per document, best first, scored
-/// `(1 − VECTOR_SHARE) · bm25 / best bm25 + VECTOR_SHARE · similarity / best
-/// similarity` (a list a document is missing from adds 0), with its rank in each list.
+/// Fuses rankings into one: one entry per document, best first, with its best rank in
+/// the BM25 lists and in the vector lists, scored by `fusion`.
 ///
-/// Reciprocal Rank Fusion (`Σ 1/(60 + rank)`, the seeds' choice) was measured first:
-/// it throws away how far ahead the best BM25 hits are, and on the dev slice it ranked
-/// evidence below BM25 alone at 500 and 1000 tokens (0.667 and 0.796 against 0.730
-/// and 0.818); score fusion keeps those gaps.
-pub(crate) fn fuse_rankings(bm25: Vec<RankedDoc>, vector: Vec<RankedDoc>) -> Vec<RankedDoc> {
-    let best = |docs: &[RankedDoc]| docs.iter().map(|doc| doc.score).fold(0.0f32, f32::max);
-    let (bm25_best, vector_best) = (best(&bm25), best(&vector));
-    let share = |score: f32, best: f32, weight: f32| {
-        if best > 0.0 {
-            weight * score.max(0.0) / best
-        } else {
-            0.0
-        }
-    };
+/// Score fusion is the default: Reciprocal Rank Fusion (the seeds' choice) throws away
+/// how far ahead the best BM25 hits are, and on the dev slice it ranked evidence below
+/// BM25 alone at 500 and 1000 tokens (0.667 and 0.796 against 0.730 and 0.818); score
+/// fusion keeps those gaps (docs/benchmarks.md).
+pub(crate) fn fuse_lists(lists: Vec<RankedList>, fusion: Fusion) -> Vec<RankedDoc> {
     let mut fused: HashMap<(DocType, String), RankedDoc> = HashMap::new();
-    for doc in bm25 {
-        let score = share(doc.score, bm25_best, 1.0 - VECTOR_SHARE);
-        fused.insert(
-            (doc.doc_type, doc.doc_id.clone()),
-            RankedDoc { score, ..doc },
-        );
-    }
-    for doc in vector {
-        let score = share(doc.score, vector_best, VECTOR_SHARE);
-        match fused.get_mut(&(doc.doc_type, doc.doc_id.clone())) {
-            Some(existing) => {
-                existing.score += score;
-                existing.vector_rank = doc.vector_rank;
-            }
-            None => {
-                fused.insert(
-                    (doc.doc_type, doc.doc_id.clone()),
-                    RankedDoc { score, ..doc },
-                );
+    for list in lists {
+        let best = list.docs.iter().map(|doc| doc.score).fold(0.0f32, f32::max);
+        let share = match list.kind {
+            ListKind::Bm25 => 1.0 - VECTOR_SHARE,
+            ListKind::Vector => VECTOR_SHARE,
+        };
+        for (position, doc) in list.docs.into_iter().enumerate() {
+            let score = match fusion {
+                Fusion::Score if best > 0.0 => list.weight * share * doc.score.max(0.0) / best,
+                Fusion::Score => 0.0,
+                #[allow(clippy::cast_precision_loss)]
+                Fusion::Rrf => list.weight / (RRF_K + (position + 1) as f32),
+            };
+            match fused.entry((doc.doc_type, doc.doc_id.clone())) {
+                Entry::Occupied(mut entry) => {
+                    let existing = entry.get_mut();
+                    existing.score += score;
+                    existing.bm25_rank = min_rank(existing.bm25_rank, doc.bm25_rank);
+                    existing.vector_rank = min_rank(existing.vector_rank, doc.vector_rank);
+                    if existing.text.is_none() {
+                        existing.text = doc.text;
+                    }
+                }
+                Entry::Vacant(entry) => {
+                    entry.insert(RankedDoc { score, ..doc });
+                }
             }
         }
     }
@@ -126,6 +189,13 @@ pub(crate) fn fuse_rankings(bm25: Vec<RankedDoc>, vector: Vec<RankedDoc>) -> Vec
     ranked
 }
 
+fn min_rank(a: Option<usize>, b: Option<usize>) -> Option<usize> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
 /// The semantic tier alone: when BM25 cannot answer. Time hints in the question are
 /// not applied (only the request's `from`/`to`): without BM25 there is no cheap way to
 /// tell whether a hint covers data, and a wrong filter would hide everything.
@@ -133,6 +203,7 @@ pub(crate) fn semantic_tier(
     service: &QueryService,
     project_id: &str,
     request: &SearchRequest,
+    plan: &SearchPlan,
     fallback_reason: Option<String>,
 ) -> Result<SearchResponse, String> {
     let started = Instant::now();
@@ -142,31 +213,42 @@ pub(crate) fn semantic_tier(
     if let Some(error) = vector.error() {
         return Err(format!("the vector tier is unhealthy: {error}"));
     }
-    let limit = request
-        .limit
-        .unwrap_or(DEFAULT_SEARCH_RESULTS)
-        .clamp(1, MAX_PAGE);
-    let budget = request.token_budget.unwrap_or(DEFAULT_TOKEN_BUDGET);
-    let time = |value: &Option<crate::api::TimeArg>, name: &str| {
-        value
-            .as_ref()
-            .map(|t| t.to_ms(name))
-            .transpose()
-            .map_err(|err| err.to_string())
-    };
-    let range = (time(&request.from, "from")?, time(&request.to, "to")?);
     let span = info_span!("teleport_search", project_id, tier = "vector");
     let _entered = span.enter();
-    let ranked = vector_ranking(
-        vector,
+    let phrases = search_phrases(
         &request.query,
-        &filter(project_id, request.session_id.as_deref(), range),
-        limit.max(MIN_RETRIEVED_HITS),
+        request.phrases.as_deref(),
+        service.hybrid().expand_query,
+    );
+    let filter = plan.vector_filter(project_id, request.session_id.as_deref(), plan.range);
+    let lists = vector_lists(
+        vector,
+        &phrases,
+        &filter,
+        plan.limit.max(MIN_RETRIEVED_HITS),
     )?;
-    let terms = query_terms(&request.query);
-    let results = fuse(service, project_id, &ranked, &terms, range)
-        .map_err(|err: ServiceError| err.to_string())?;
-    let (results, token_estimate) = pack_and_limit(results, budget, limit);
+    let ranked = {
+        let _fusion = info_span!("fusion", lists = lists.len()).entered();
+        fuse_lists(lists, service.hybrid().fusion)
+    };
+    let mut terms: Vec<String> = Vec::new();
+    for phrase in &phrases {
+        for term in query_terms(&phrase.text) {
+            if !terms.contains(&term) {
+                terms.push(term);
+            }
+        }
+    }
+    let results = fuse(
+        service,
+        project_id,
+        &ranked,
+        &terms,
+        plan.range,
+        plan.recency,
+    )
+    .map_err(|err: ServiceError| err.to_string())?;
+    let (results, token_estimate) = pack_and_limit(results, plan.budget, plan.limit);
     Ok(SearchResponse {
         id: request.id.clone(),
         tier: "vector".to_owned(),
@@ -174,7 +256,7 @@ pub(crate) fn semantic_tier(
         results,
         token_estimate,
         took_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
-        time_range: range_info(range.0, range.1),
+        time_range: range_info(plan.range.0, plan.range.1),
     })
 }
 
@@ -255,15 +337,30 @@ mod tests {
         }
     }
 
+    fn list(kind: ListKind, weight: f32, docs: Vec<RankedDoc>) -> RankedList {
+        RankedList { kind, weight, docs }
+    }
+
     #[test]
     fn score_fusion_keeps_keyword_gaps_and_lifts_agreement() {
-        let fused = fuse_rankings(
+        let fused = fuse_lists(
             vec![
-                doc("a", 20.0, Some(1), None),
-                doc("b", 8.0, Some(2), None),
-                doc("c", 6.0, Some(3), None),
+                list(
+                    ListKind::Bm25,
+                    1.0,
+                    vec![
+                        doc("a", 20.0, Some(1), None),
+                        doc("b", 8.0, Some(2), None),
+                        doc("c", 6.0, Some(3), None),
+                    ],
+                ),
+                list(
+                    ListKind::Vector,
+                    1.0,
+                    vec![doc("c", 0.8, None, Some(1)), doc("d", 0.7, None, Some(2))],
+                ),
             ],
-            vec![doc("c", 0.8, None, Some(1)), doc("d", 0.7, None, Some(2))],
+            Fusion::Score,
         );
         let ids: Vec<&str> = fused.iter().map(|d| d.doc_id.as_str()).collect();
         // a: 0.65; c: 0.65·0.3 + 0.35 = 0.545; d: 0.35·0.875 = 0.306; b: 0.65·0.4 = 0.26.
@@ -276,5 +373,46 @@ mod tests {
         assert_eq!(fused[1].match_type().as_deref(), Some("both"));
         assert_eq!(fused[2].match_type().as_deref(), Some("semantic"));
         assert_eq!(fused[0].match_type().as_deref(), Some("keyword"));
+    }
+
+    #[test]
+    fn rrf_sums_weighted_reciprocal_ranks_across_phrases() {
+        let fused = fuse_lists(
+            vec![
+                list(
+                    ListKind::Bm25,
+                    1.0,
+                    vec![doc("a", 20.0, Some(1), None), doc("b", 8.0, Some(2), None)],
+                ),
+                // An expansion phrase's list: half weight; b ranks first in it.
+                list(ListKind::Bm25, 0.5, vec![doc("b", 3.0, Some(1), None)]),
+                list(ListKind::Vector, 1.0, vec![doc("b", 0.9, None, Some(1))]),
+            ],
+            Fusion::Rrf,
+        );
+        let ids: Vec<&str> = fused.iter().map(|d| d.doc_id.as_str()).collect();
+        assert_eq!(ids, ["b", "a"]);
+        let b = 1.0 / 62.0 + 0.5 / 61.0 + 1.0 / 61.0;
+        assert!((fused[0].score - b).abs() < 1e-6, "{}", fused[0].score);
+        assert!((fused[1].score - 1.0 / 61.0).abs() < 1e-6);
+        // b's best BM25 rank over both BM25 lists.
+        assert_eq!(
+            (fused[0].bm25_rank, fused[0].vector_rank),
+            (Some(1), Some(1))
+        );
+    }
+
+    #[test]
+    fn an_expansion_phrase_adds_evidence_without_outvoting_the_question() {
+        let fused = fuse_lists(
+            vec![
+                list(ListKind::Bm25, 1.0, vec![doc("a", 10.0, Some(1), None)]),
+                list(ListKind::Bm25, 0.5, vec![doc("e", 30.0, Some(1), None)]),
+            ],
+            Fusion::Score,
+        );
+        let ids: Vec<&str> = fused.iter().map(|d| d.doc_id.as_str()).collect();
+        assert_eq!(ids, ["a", "e"]);
+        assert!((fused[1].score - 0.5 * 0.65).abs() < 1e-6);
     }
 }

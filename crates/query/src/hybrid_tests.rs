@@ -216,3 +216,115 @@ fn the_fallback_chain_says_what_happened() {
     assert!(counted("toc", "yes") >= 1.0);
     assert!(counted("vector", "yes") >= 1.0);
 }
+
+fn results(response: &Value) -> Vec<Value> {
+    response["results"].as_array().cloned().unwrap_or_default()
+}
+
+#[test]
+fn phrases_filters_and_recency_reach_both_tiers() {
+    // A question the decision shares no word with; a caller's phrase that it does.
+    let question = "what did we settle on?";
+    let alone = call(
+        &healthy(),
+        "search",
+        &json!({"query": question, "limit": 3}),
+    )
+    .expect("search");
+    let phrased = call(
+        &healthy(),
+        "search",
+        &json!({"query": question, "phrases": ["JWT expiry", "access token lifetime"],
+                "limit": 3, "token_budget": 600}),
+    )
+    .expect("search with phrases");
+    assert_eq!(phrased["tier"], "hybrid", "{phrased}");
+    assert!(
+        evidence(&phrased).iter().any(|t| t.contains("15 minutes")),
+        "the phrases find the decision: {phrased}"
+    );
+    assert_ne!(evidence(&alone), evidence(&phrased));
+    assert!(
+        results(&phrased).iter().any(|r| r["match_type"] == "both"),
+        "{phrased}"
+    );
+
+    for doc_type in ["event", "grip", "toc_node"] {
+        let filtered = call(
+            &healthy(),
+            "search",
+            &json!({"query": "JWT expiry", "doc_type": doc_type}),
+        )
+        .expect("filtered");
+        let found = results(&filtered);
+        assert!(!found.is_empty(), "{doc_type}: {filtered}");
+        assert!(
+            found.iter().all(|r| r["doc_type"] == doc_type),
+            "{doc_type}: {filtered}"
+        );
+    }
+    let days = call(
+        &healthy(),
+        "search",
+        &json!({"query": "JWT expiry", "level": "day"}),
+    )
+    .expect("level");
+    assert!(results(&days).iter().all(|r| r["level"] == "day"), "{days}");
+
+    // Recency: with a short half-life the evidence of the later session gains on the
+    // earlier one; the order of the events of one age does not change.
+    let plain = call(
+        &healthy(),
+        "search",
+        &json!({"query": "token", "limit": 20, "now": "2026-03-01"}),
+    )
+    .expect("plain");
+    let recent = call(
+        &healthy(),
+        "search",
+        &json!({"query": "token", "limit": 20, "now": "2026-03-01",
+                "recency_half_life_days": 1.0}),
+    )
+    .expect("recent");
+    let mean_time = |response: &Value, top: usize| -> f64 {
+        let times: Vec<f64> = results(response)
+            .iter()
+            .take(top)
+            .filter_map(|r| r["evidence"][0]["timestamp_ms"].as_f64())
+            .collect();
+        times.iter().sum::<f64>() / times.len().max(1) as f64
+    };
+    assert!(
+        mean_time(&recent, 5) >= mean_time(&plain, 5),
+        "recency favours later evidence: {recent}"
+    );
+    let bad = call(
+        &healthy(),
+        "search",
+        &json!({"query": "token", "recency_half_life_days": -2}),
+    )
+    .expect_err("negative half-life");
+    assert_eq!(bad.error.code, ErrorCode::InvalidArgument);
+}
+
+#[test]
+fn rrf_and_offline_expansion_are_configurable() {
+    let rrf = healthy().with_hybrid(crate::HybridSettings {
+        fusion: crate::Fusion::Rrf,
+        expand_query: true,
+    });
+    let response = call(
+        &rrf,
+        "search",
+        &json!({"query": "What did we decide about JWT expiry?", "token_budget": 600}),
+    )
+    .expect("search");
+    assert_eq!(response["tier"], "hybrid", "{response}");
+    assert!(
+        evidence(&response).iter().any(|t| t.contains("15 minutes")),
+        "{response}"
+    );
+    // RRF scores are sums of 1/(60 + rank) over at most six lists (three phrases).
+    let best = results(&response)[0]["score"].as_f64().expect("score");
+    assert!(best > 0.0 && best <= 6.0 / 61.0 + 1e-6, "{best}");
+}

@@ -28,12 +28,16 @@ pub mod api;
 mod bm25_search;
 mod hybrid;
 mod navigator;
+mod phrases;
+mod plan;
 pub mod schema;
 mod service;
 mod teleport;
 mod toc_search;
 
+pub use hybrid::{Fusion, HybridSettings, RRF_K, VECTOR_SHARE};
 pub use navigator::STRONG_MATCH;
+pub use phrases::{MAX_PHRASE_CHARS, MAX_PHRASES};
 pub use schema::{query_schema, query_schema_json};
 pub use service::{DEFAULT_SCAN_BUDGET_EVENTS, METHODS, QueryService};
 pub use teleport::{DEFAULT_TELEPORT_LIMIT, DISABLED_MESSAGE};

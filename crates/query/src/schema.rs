@@ -531,6 +531,10 @@ mod tests {
             to: Some(TimeArg::Millis(TS_MS)),
             session_id: Some("s1".to_string()),
             now: None,
+            phrases: Some(vec!["token lifetime".to_string()]),
+            doc_type: Some("event".to_string()),
+            level: None,
+            recency_half_life_days: Some(30.0),
         };
         assert_fits(&schema, "SearchRequest", &search_request);
         assert_fits(

@@ -21,6 +21,7 @@ use crate::api::{
     TocBrowseResponse, TocNodeRequest, TocNodeResponse, TocRootResponse, parse_node_id,
     parse_request,
 };
+use crate::hybrid::HybridSettings;
 use crate::{bm25_search, navigator, teleport};
 
 /// Every method a client can call, as it appears in subjects
@@ -110,6 +111,7 @@ pub struct QueryService {
     scan_budget_events: usize,
     bm25: Option<Bm25Handle>,
     vector: Option<VectorHandle>,
+    hybrid: HybridSettings,
 }
 
 /// Events the index-free search reads per query at most, by default: every turn of a
@@ -128,7 +130,19 @@ impl QueryService {
             scan_budget_events: DEFAULT_SCAN_BUDGET_EVENTS,
             bm25: None,
             vector: None,
+            hybrid: HybridSettings::default(),
         }
+    }
+
+    /// Fuses the accelerator tiers' lists and expands queries as `hybrid` says.
+    #[must_use]
+    pub fn with_hybrid(mut self, hybrid: HybridSettings) -> Self {
+        self.hybrid = hybrid;
+        self
+    }
+
+    pub(crate) fn hybrid(&self) -> &HybridSettings {
+        &self.hybrid
     }
 
     /// Searches by meaning through this vector index when it is usable (`None`: vector

@@ -97,9 +97,9 @@ fn build_query(
         .map_err(|_| empty_query(&request.query))?
         .snippets(SNIPPET_CHARS);
     if let Some(doc_type) = &request.doc_type {
-        let doc_type: DocType = doc_type.parse().map_err(|err: SearchError| {
-            ServiceError::invalid_argument(format!("doc_type: {err}"))
-        })?;
+        let doc_type: DocType = doc_type
+            .parse()
+            .map_err(|err| ServiceError::invalid_argument(format!("doc_type: {err}")))?;
         query = query.doc_type(doc_type);
     }
     if let Some(level) = request.level {

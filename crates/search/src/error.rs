@@ -37,6 +37,12 @@ pub enum SearchError {
     Tantivy(#[from] TantivyError),
 }
 
+impl From<memory_types::UnknownDocType> for SearchError {
+    fn from(err: memory_types::UnknownDocType) -> Self {
+        Self::UnknownDocType(err.0)
+    }
+}
+
 impl SearchError {
     pub(crate) fn open_directory(path: &std::path::Path, error: &OpenDirectoryError) -> Self {
         Self::OpenDirectory {

@@ -73,37 +73,9 @@ pub struct SearchResults {
     pub total_hits: u64,
 }
 
-/// Live document counts per [`DocType`].
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct DocCounts {
-    /// `toc_node` documents.
-    pub num_toc_nodes: u64,
-    /// `grip` documents.
-    pub num_grips: u64,
-    /// `event` documents.
-    pub num_events: u64,
-    /// `idea` documents.
-    pub num_ideas: u64,
-}
-
-impl DocCounts {
-    /// The count of one type.
-    #[must_use]
-    pub fn get(&self, doc_type: DocType) -> u64 {
-        match doc_type {
-            DocType::TocNode => self.num_toc_nodes,
-            DocType::Grip => self.num_grips,
-            DocType::Event => self.num_events,
-            DocType::Idea => self.num_ideas,
-        }
-    }
-
-    /// All documents.
-    #[must_use]
-    pub fn total(&self) -> u64 {
-        self.num_toc_nodes + self.num_grips + self.num_events + self.num_ideas
-    }
-}
+/// Live document counts per [`DocType`] (shared with the vector index, defined in
+/// `memory-types`).
+pub use memory_types::DocCounts;
 
 impl Bm25Index {
     /// Opens the index in `path`, creating the directory and an empty index if needed.
@@ -196,13 +168,7 @@ impl Bm25Index {
                 Term::from_field_text(self.schema.doc_type, doc_type.as_str()),
                 IndexRecordOption::Basic,
             );
-            let count = searcher.search(&query, &Count)? as u64;
-            match doc_type {
-                DocType::TocNode => counts.num_toc_nodes = count,
-                DocType::Grip => counts.num_grips = count,
-                DocType::Event => counts.num_events = count,
-                DocType::Idea => counts.num_ideas = count,
-            }
+            counts.set(doc_type, searcher.search(&query, &Count)? as u64);
         }
         Ok(counts)
     }

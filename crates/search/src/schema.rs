@@ -1,16 +1,12 @@
 //! The tantivy schema of the BM25 index (the BM25 teleport PRD's appendix A, plus
 //! `project_id` and `session_id`) and [`SearchDoc`], the one document shape it holds.
 
-use std::fmt;
-use std::str::FromStr;
-
 use tantivy::TantivyDocument;
 use tantivy::schema::{
     FAST, INDEXED, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions,
 };
 
 use crate::analyzer::MEMORY_EN;
-use crate::{Result, SearchError};
 
 /// Field names, as written on disk.
 pub mod field_names {
@@ -37,56 +33,10 @@ pub mod field_names {
     pub const TIMESTAMP_MS: &str = "timestamp_ms";
 }
 
-/// The kind of record a document was made from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum DocType {
-    /// A node of the time table of contents.
-    TocNode,
-    /// A verbatim excerpt backing a bullet.
-    Grip,
-    /// A raw conversation event.
-    Event,
-    /// An idea of the indexing agent's graph.
-    Idea,
-}
-
-impl DocType {
-    /// Every doc type, in a fixed order.
-    pub const ALL: [DocType; 4] = [
-        DocType::TocNode,
-        DocType::Grip,
-        DocType::Event,
-        DocType::Idea,
-    ];
-
-    /// The value stored in `doc_type`.
-    #[must_use]
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DocType::TocNode => "toc_node",
-            DocType::Grip => "grip",
-            DocType::Event => "event",
-            DocType::Idea => "idea",
-        }
-    }
-}
-
-impl fmt::Display for DocType {
-    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        formatter.write_str(self.as_str())
-    }
-}
-
-impl FromStr for DocType {
-    type Err = SearchError;
-
-    fn from_str(value: &str) -> Result<Self> {
-        DocType::ALL
-            .into_iter()
-            .find(|doc_type| doc_type.as_str() == value)
-            .ok_or_else(|| SearchError::UnknownDocType(value.to_owned()))
-    }
-}
+/// The kind of record a document was made from: shared with the vector index, defined
+/// in `memory-types`. Its `FromStr` error converts into
+/// [`crate::SearchError::UnknownDocType`].
+pub use memory_types::DocType;
 
 /// One document of the index. Its key is (`project_id`, `doc_type`, `doc_id`): writing a
 /// document with an existing key replaces it.
@@ -221,6 +171,7 @@ impl Default for Bm25Schema {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::SearchError;
     use tantivy::schema::Value;
 
     #[test]
@@ -229,9 +180,10 @@ mod tests {
             assert_eq!(doc_type.as_str().parse::<DocType>().ok(), Some(doc_type));
             assert_eq!(doc_type.to_string(), doc_type.as_str());
         }
+        let err = "segment".parse::<DocType>().expect_err("not a doc type");
         assert!(matches!(
-            "segment".parse::<DocType>(),
-            Err(SearchError::UnknownDocType(_))
+            SearchError::from(err),
+            SearchError::UnknownDocType(value) if value == "segment"
         ));
     }
 

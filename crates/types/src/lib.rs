@@ -22,12 +22,14 @@
 #![forbid(unsafe_code)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used))]
 
+mod doc_type;
 mod error;
 mod event;
 mod ids;
 mod ingest;
 mod validate;
 
+pub use doc_type::{DocCounts, DocType, UnknownDocType};
 pub use error::{ErrorBody, ErrorCode, ServiceError};
 pub use event::{Event, EventKind, EventV1, Role, TimestampV1, format_timestamp_ms};
 pub use ids::{OutboxSeq, is_valid_project_id};

@@ -1,77 +1,15 @@
 //! The documents of the index: [`VectorDoc`] (what callers write), [`DocKey`] (what
-//! identifies one), [`VectorHit`] (what a search returns) and [`DocType`].
-
-use std::fmt;
-use std::str::FromStr;
+//! identifies one), [`VectorHit`] (what a search returns) and [`DocType`] (re-exported).
 
 use serde::{Deserialize, Serialize};
 
-use crate::{Result, VectorError};
-
-/// The kind of record a document was made from; the same four kinds, with the same
-/// strings, as the BM25 index (`memory_search::DocType`).
+/// The kind of record a document was made from: the same type as the BM25 index's
+/// (`memory_search::DocType`), defined in `memory-types`. Its `FromStr` error converts
+/// into [`crate::VectorError::UnknownDocType`].
 ///
-/// Persisted by its position in this enum: the order is part of the file format.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub enum DocType {
-    /// A node of the time table of contents.
-    TocNode,
-    /// A verbatim excerpt backing a bullet.
-    Grip,
-    /// A raw conversation event.
-    Event,
-    /// An idea of the indexing agent's graph.
-    Idea,
-}
-
-impl DocType {
-    /// Every doc type, in a fixed order.
-    pub const ALL: [DocType; 4] = [
-        DocType::TocNode,
-        DocType::Grip,
-        DocType::Event,
-        DocType::Idea,
-    ];
-
-    /// `toc_node`, `grip`, `event` or `idea`.
-    #[must_use]
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DocType::TocNode => "toc_node",
-            DocType::Grip => "grip",
-            DocType::Event => "event",
-            DocType::Idea => "idea",
-        }
-    }
-
-    /// The position in [`DocType::ALL`], for per-type counters.
-    #[must_use]
-    pub(crate) fn index(self) -> usize {
-        match self {
-            DocType::TocNode => 0,
-            DocType::Grip => 1,
-            DocType::Event => 2,
-            DocType::Idea => 3,
-        }
-    }
-}
-
-impl fmt::Display for DocType {
-    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        formatter.write_str(self.as_str())
-    }
-}
-
-impl FromStr for DocType {
-    type Err = VectorError;
-
-    fn from_str(value: &str) -> Result<Self> {
-        DocType::ALL
-            .into_iter()
-            .find(|doc_type| doc_type.as_str() == value)
-            .ok_or_else(|| VectorError::UnknownDocType(value.to_owned()))
-    }
-}
+/// Persisted by its position in the enum (postcard's unit variant encoding): the order
+/// is part of the file format, pinned by a test below.
+pub use memory_types::DocType;
 
 /// What identifies a document: doc ids are unique only within a project and a type
 /// (every project has a `toc:day:2026-01-30`). Ordered by project, type, id.
@@ -192,5 +130,35 @@ impl VectorHit {
     #[must_use]
     pub fn key(&self) -> DocKey {
         DocKey::new(self.project_id.clone(), self.doc_type, self.doc_id.clone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Segment files and the manifest hold doc types as postcard writes them: the
+    /// variant's position, one byte. These bytes are the file format; if this test
+    /// fails, `memory_types::DocType` was reordered and every index on disk misreads.
+    #[test]
+    fn doc_type_encoding_is_the_v1_variant_position() -> Result<(), postcard::Error> {
+        let expected: [(DocType, u8); 4] = [
+            (DocType::TocNode, 0),
+            (DocType::Grip, 1),
+            (DocType::Event, 2),
+            (DocType::Idea, 3),
+        ];
+        for (doc_type, byte) in expected {
+            assert_eq!(postcard::to_stdvec(&doc_type)?, [byte], "{doc_type}");
+            assert_eq!(postcard::from_bytes::<DocType>(&[byte])?, doc_type);
+        }
+        assert_eq!(
+            expected.len(),
+            DocType::ALL.len(),
+            "a new kind needs a byte here"
+        );
+        let key = DocKey::new("p", DocType::Event, "e1");
+        assert_eq!(postcard::to_stdvec(&key)?, b"\x01p\x02\x02e1");
+        Ok(())
     }
 }

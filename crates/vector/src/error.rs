@@ -95,6 +95,12 @@ pub enum VectorError {
     },
 }
 
+impl From<memory_types::UnknownDocType> for VectorError {
+    fn from(err: memory_types::UnknownDocType) -> Self {
+        Self::UnknownDocType(err.0)
+    }
+}
+
 impl VectorError {
     pub(crate) fn io(path: &Path, error: std::io::Error) -> Self {
         Self::Io {

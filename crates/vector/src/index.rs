@@ -166,46 +166,9 @@ impl VectorConfig {
     }
 }
 
-/// Live document counts per [`DocType`].
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct DocCounts {
-    /// `toc_node` documents.
-    pub num_toc_nodes: u64,
-    /// `grip` documents.
-    pub num_grips: u64,
-    /// `event` documents.
-    pub num_events: u64,
-    /// `idea` documents.
-    pub num_ideas: u64,
-}
-
-impl DocCounts {
-    /// The count of one type.
-    #[must_use]
-    pub fn get(&self, doc_type: DocType) -> u64 {
-        match doc_type {
-            DocType::TocNode => self.num_toc_nodes,
-            DocType::Grip => self.num_grips,
-            DocType::Event => self.num_events,
-            DocType::Idea => self.num_ideas,
-        }
-    }
-
-    /// All documents.
-    #[must_use]
-    pub fn total(&self) -> u64 {
-        self.num_toc_nodes + self.num_grips + self.num_events + self.num_ideas
-    }
-
-    fn add(&mut self, doc_type: DocType, count: u64) {
-        match doc_type {
-            DocType::TocNode => self.num_toc_nodes += count,
-            DocType::Grip => self.num_grips += count,
-            DocType::Event => self.num_events += count,
-            DocType::Idea => self.num_ideas += count,
-        }
-    }
-}
+/// Live document counts per [`DocType`] (shared with the BM25 index, defined in
+/// `memory-types`).
+pub use memory_types::DocCounts;
 
 /// One sealed segment, for [`VectorStatus`].
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -546,6 +546,60 @@ fn merges_keep_exactly_the_live_documents() -> Result<()> {
     Ok(())
 }
 
+/// A lifecycle prune leaves tombstones in the segments it reaches. A segment at least
+/// half deleted is compacted on its own — the next merge rewrites it with only its live
+/// documents — while one less deleted keeps its tombstones (never returned) until a
+/// size-tier merge.
+#[test]
+fn a_half_deleted_segment_is_compacted_without_its_tombstones() -> Result<()> {
+    let temp = temp_dir();
+    let mut index = VectorIndex::open(temp.path(), small_config(2))?;
+    for i in 0..8u16 {
+        let mut old = event(&format!("e{i}"), vec![1.0, f32::from(i)]);
+        old.timestamp_ms = u64::from(i);
+        index.upsert(old)?;
+    }
+    index.seal_now(true)?;
+    index.commit("sealed")?;
+    assert_eq!(index.status().segments.len(), 1);
+
+    assert_eq!(
+        index.delete_matching(&DocSelector::new(DocType::Event).before_ms(3)),
+        3
+    );
+    assert_eq!(index.status().num_tombstones, 3);
+    assert!(index.prepare_merge().is_none(), "3 of 8 deleted: kept");
+    let filter = VectorFilter::new("p");
+    assert_eq!(index.search(&[1.0, 0.0], &filter, 10)?.len(), 5);
+
+    assert_eq!(
+        index.delete_matching(&DocSelector::new(DocType::Event).before_ms(4)),
+        1
+    );
+    assert_eq!(index.merge_now()?, 1, "4 of 8 deleted: compacted");
+    let status = index.status();
+    assert_eq!(status.num_tombstones, 0);
+    assert_eq!(status.segments.len(), 1);
+    assert_eq!(status.segments[0].num_docs, 4);
+    let mut found = ids(&index.search(&[1.0, 0.0], &filter, 10)?)
+        .into_iter()
+        .map(str::to_owned)
+        .collect::<Vec<_>>();
+    found.sort();
+    assert_eq!(found, ["e4", "e5", "e6", "e7"]);
+    index.commit("compacted")?;
+    assert_eq!(
+        segment_files(temp.path()).len(),
+        1,
+        "the old file is removed"
+    );
+    drop(index);
+    let reopened = VectorIndex::open(temp.path(), small_config(2))?;
+    let status = reopened.status();
+    assert_eq!((status.num_docs, status.num_tombstones), (4, 0));
+    Ok(())
+}
+
 fn segment_files(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = fs::read_dir(dir)
         .expect("read dir")

@@ -1,0 +1,262 @@
+//! `IndexPruner`: the accelerator indexes' lifecycle (BM25 PRD FR-09), for the BM25 and
+//! the vector index alike. On a cron schedule (default 03:00 daily, in the TOC's time
+//! zone) it removes documents older than their kind's retention — segments, grips and
+//! events after 30 days, days after 180, weeks after five years, months and years
+//! never — from each enabled index, and each index commits. Only the accelerators'
+//! documents go: the log and the TOC keep everything, and the day, week and month
+//! rollups of what was pruned stay searchable. Both indexes take the same cutoffs, so
+//! hybrid search never finds by meaning what keyword search no longer holds. Each
+//! index keeps its last report in its commit payload, so `teleport.status` shows it
+//! across restarts.
+//!
+//! One actor for both, not one per index: the schedule and retention are one setting,
+//! and pruning them back to back keeps them in step.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use chrono::Utc;
+use croner::Cron;
+use memory_store::Store;
+use memory_toc::Tz;
+use memory_types::now_ms;
+use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
+use serde::{Deserialize, Serialize};
+use tracing::{info, warn};
+
+use crate::bm25_index::Bm25Handle;
+use crate::lifecycle::{PruneKind, PruneReport, Retention};
+use crate::metrics::{BM25_METRICS, VECTOR_METRICS};
+use crate::vector_index::VectorHandle;
+
+/// Longest single sleep: the schedule is re-read at least this often, so a clock jump
+/// (suspend, NTP step) delays a prune by at most this much.
+const MAX_SLEEP: Duration = Duration::from_secs(3_600);
+
+/// What one prune of the accelerator indexes did. Each index is pruned on its own: one
+/// failing leaves the other's prune done (and committed).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IndexPruneReport {
+    /// What the BM25 prune removed; `None` when the index is disabled or its prune
+    /// failed.
+    pub bm25: Option<PruneReport>,
+    /// What the vector prune removed; `None` when the index is disabled or its prune
+    /// failed.
+    pub vector: Option<PruneReport>,
+    /// Why a prune failed, by index (`bm25`, `vector`).
+    pub errors: BTreeMap<String, String>,
+}
+
+impl IndexPruneReport {
+    /// Documents removed from both indexes.
+    #[must_use]
+    pub fn total(&self) -> u64 {
+        self.bm25.as_ref().map_or(0, PruneReport::total)
+            + self.vector.as_ref().map_or(0, PruneReport::total)
+    }
+}
+
+/// Prunes each given index with `cutoffs` (each kind with the time before which its
+/// documents go): what the scheduled prune and `admin prune` run. Blocks (commits,
+/// HNSW compaction): async callers use `spawn_blocking`.
+#[must_use]
+pub fn prune_indexes(
+    store: &Store,
+    bm25: Option<&Bm25Handle>,
+    vector: Option<&VectorHandle>,
+    cutoffs: &[(PruneKind, u64)],
+) -> IndexPruneReport {
+    let mut report = IndexPruneReport::default();
+    if let Some(handle) = bm25 {
+        match handle.prune(store, cutoffs) {
+            Ok(pruned) => report.bm25 = Some(pruned),
+            Err(err) => {
+                report.errors.insert("bm25".to_owned(), err.to_string());
+            }
+        }
+    }
+    if let Some(handle) = vector {
+        match handle.prune(store, cutoffs) {
+            Ok(pruned) => report.vector = Some(pruned),
+            Err(err) => {
+                report.errors.insert("vector".to_owned(), err.to_string());
+            }
+        }
+    }
+    report
+}
+
+/// The actor (no configuration of its own).
+pub struct IndexPruner;
+
+/// Start-up arguments.
+pub struct IndexPrunerArgs {
+    /// The BM25 index, when enabled.
+    pub bm25: Option<Bm25Handle>,
+    /// The vector index, when enabled.
+    pub vector: Option<VectorHandle>,
+    /// The store (for the commits' cursor mirrors).
+    pub store: Store,
+    /// How long each kind stays.
+    pub retention: Retention,
+    /// When to prune.
+    pub schedule: Cron,
+    /// The zone the schedule is in.
+    pub timezone: Tz,
+}
+
+/// Cheap counters, for tests and status.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct IndexPrunerCounters {
+    /// Scheduled prunes finished.
+    pub num_runs: u64,
+    /// The next scheduled prune, ms since the epoch; `None` when the schedule has no
+    /// next occurrence.
+    pub next_ms: Option<u64>,
+    /// What the last scheduled prune did.
+    pub last_report: Option<IndexPruneReport>,
+}
+
+/// Messages.
+pub enum IndexPrunerMsg {
+    /// Time to look at the schedule again.
+    Tick,
+    /// A prune finished on the blocking pool.
+    Done(IndexPruneReport),
+    /// The counters.
+    Observe(RpcReplyPort<IndexPrunerCounters>),
+}
+
+/// Mutable state.
+pub struct IndexPrunerState {
+    args: IndexPrunerArgs,
+    running: bool,
+    counters: IndexPrunerCounters,
+}
+
+impl IndexPrunerState {
+    fn schedule_next(&mut self, myself: &ActorRef<IndexPrunerMsg>) {
+        let now = Utc::now().with_timezone(&self.args.timezone);
+        self.counters.next_ms = match self.args.schedule.find_next_occurrence(&now, false) {
+            Ok(next) => u64::try_from(next.timestamp_millis()).ok(),
+            Err(err) => {
+                warn!(error = %err, "the prune schedule has no next occurrence; pruning stops");
+                None
+            }
+        };
+        if let Some(next_ms) = self.counters.next_ms {
+            info!(next_ms, "next index prune scheduled");
+            sleep_until(myself, next_ms);
+        }
+    }
+}
+
+fn sleep_until(myself: &ActorRef<IndexPrunerMsg>, at_ms: u64) {
+    let wait = Duration::from_millis(at_ms.saturating_sub(now_ms())).min(MAX_SLEEP);
+    myself.send_after(wait, || IndexPrunerMsg::Tick);
+}
+
+/// Counts a scheduled prune's outcome per index, in each index's metrics.
+fn record_outcome(report: &IndexPruneReport, args: &IndexPrunerArgs) {
+    let outcome = |pruned: &Option<PruneReport>| if pruned.is_some() { "ok" } else { "error" };
+    if args.bm25.is_some() {
+        BM25_METRICS
+            .prune_total
+            .with_label_values(&[outcome(&report.bm25)])
+            .inc();
+    }
+    if args.vector.is_some() {
+        VECTOR_METRICS
+            .prune_total
+            .with_label_values(&[outcome(&report.vector)])
+            .inc();
+    }
+}
+
+impl Actor for IndexPruner {
+    type Msg = IndexPrunerMsg;
+    type State = IndexPrunerState;
+    type Arguments = IndexPrunerArgs;
+
+    async fn pre_start(
+        &self,
+        myself: ActorRef<Self::Msg>,
+        args: IndexPrunerArgs,
+    ) -> Result<Self::State, ActorProcessingErr> {
+        let mut state = IndexPrunerState {
+            args,
+            running: false,
+            counters: IndexPrunerCounters::default(),
+        };
+        state.schedule_next(&myself);
+        Ok(state)
+    }
+
+    async fn handle(
+        &self,
+        myself: ActorRef<Self::Msg>,
+        message: Self::Msg,
+        state: &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        match message {
+            IndexPrunerMsg::Tick => {
+                let Some(next_ms) = state.counters.next_ms else {
+                    return Ok(());
+                };
+                if now_ms() < next_ms {
+                    sleep_until(&myself, next_ms);
+                    return Ok(());
+                }
+                if state.running {
+                    return Ok(());
+                }
+                state.running = true;
+                let (bm25, vector, store) = (
+                    state.args.bm25.clone(),
+                    state.args.vector.clone(),
+                    state.args.store.clone(),
+                );
+                let cutoffs = state.args.retention.cutoffs(now_ms());
+                let myself = myself.clone();
+                tokio::spawn(async move {
+                    let report = tokio::task::spawn_blocking(move || {
+                        prune_indexes(&store, bm25.as_ref(), vector.as_ref(), &cutoffs)
+                    })
+                    .await
+                    .unwrap_or_else(|err| IndexPruneReport {
+                        errors: BTreeMap::from([(
+                            "prune".to_owned(),
+                            format!("prune panicked: {err}"),
+                        )]),
+                        ..IndexPruneReport::default()
+                    });
+                    let _ = myself.cast(IndexPrunerMsg::Done(report));
+                });
+            }
+            IndexPrunerMsg::Done(report) => {
+                state.running = false;
+                record_outcome(&report, &state.args);
+                if report.errors.is_empty() {
+                    info!(pruned = report.total(), "scheduled index prune done");
+                } else {
+                    warn!(
+                        pruned = report.total(),
+                        errors = ?report.errors,
+                        "scheduled index prune failed in part; next attempt at the next scheduled time"
+                    );
+                }
+                state.counters.num_runs += 1;
+                state.counters.last_report = Some(report);
+                state.schedule_next(&myself);
+            }
+            IndexPrunerMsg::Observe(reply) => {
+                let _ = reply.send(state.counters.clone());
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+#[path = "pruner_tests.rs"]
+mod tests;
