@@ -3,7 +3,7 @@
 # loopback, then the load generator, side by side with the raw NATS ceiling in the same
 # run. Prints the lines recorded in docs/benchmarks.md.
 #
-# Usage: benches/run-load.sh [all|ingest|toc|bm25] [EVENTS_FOR_FILE_INGEST]
+# Usage: benches/run-load.sh [all|ingest|toc|bm25|hybrid] [EVENTS_FOR_FILE_INGEST]
 #   ingest  embedded and NATS ingest, ack latency, JetStream (issue 2)
 #   toc     time table of contents: a year of data preloaded with `ingest --file --wait`,
 #           then `loadgen query` (the TOC query mix over NATS) and `loadgen navigable`
@@ -12,17 +12,24 @@
 #           caught up (`teleport.status`), then `loadgen teleport` (`teleport.search` and
 #           `search` over NATS), `loadgen searchable` (ingest-to-searchable delay) and
 #           `loadgen admin-rebuild` (`memory.admin.rebuild {"index_type": "bm25"}`)
-#   all     all three (default); a bare number is EVENTS_FOR_FILE_INGEST of the ingest section
+#   hybrid  hybrid search through the daemon: the same year preloaded with the vector
+#           index on (the preload embeds every document: about an hour for 100 000
+#           events on 2 cores), both indexes caught up, then `loadgen teleport
+#           --expect-tier hybrid` (`search` over NATS, query embedding included)
+#   all     ingest, toc and bm25 (default; hybrid only when named); a bare number is
+#           EVENTS_FOR_FILE_INGEST of the ingest section
 # Environment: TOC_EVENTS (default 100000), TOC_REQUESTS per call kind (default 500);
 # BM25_EVENTS (default TOC_EVENTS), BM25_REQUESTS per call kind and concurrency (default
 # 1000), BM25_CONCURRENCY (default 1,8), SEARCHABLE_EVENTS (default 200) at
-# SEARCHABLE_RATE per second (default 5), REBUILD_RUNS (default 3).
+# SEARCHABLE_RATE per second (default 5), REBUILD_RUNS (default 3); HYBRID_EVENTS (default
+# BM25_EVENTS), HYBRID_REQUESTS (default BM25_REQUESTS), HYBRID_CONCURRENCY (default 1,8).
+# The vector index is off in every section but hybrid (embedding is measured there).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 scripts/setup.sh >/dev/null
 source .tools/env
 SECTION=all
-if [[ "${1:-}" =~ ^(all|ingest|toc|bm25)$ ]]; then
+if [[ "${1:-}" =~ ^(all|ingest|toc|bm25|hybrid)$ ]]; then
     SECTION=$1
     shift
 fi
@@ -35,6 +42,10 @@ BM25_CONCURRENCY=${BM25_CONCURRENCY:-1,8}
 SEARCHABLE_EVENTS=${SEARCHABLE_EVENTS:-200}
 SEARCHABLE_RATE=${SEARCHABLE_RATE:-5}
 REBUILD_RUNS=${REBUILD_RUNS:-3}
+HYBRID_EVENTS=${HYBRID_EVENTS:-$BM25_EVENTS}
+HYBRID_REQUESTS=${HYBRID_REQUESTS:-$BM25_REQUESTS}
+HYBRID_CONCURRENCY=${HYBRID_CONCURRENCY:-1,8}
+export AGENT_MEMORY_TELEPORT__VECTOR__ENABLED=false
 
 cargo build --release -q -p memory-daemon -p memory-benches --bin memory-daemon --bin loadgen
 BIN=target/release/memory-daemon
@@ -244,6 +255,43 @@ echo "== rebuild over NATS (load average $(cut -d' ' -f1-3 /proc/loadavg))"
 print_teleport_status "after the rebuild"
 RSS=$(awk '/VmHWM/ {print $2}' /proc/$DAEMON_PID/status)
 echo "daemon peak RSS: $((RSS / 1024)) MiB"
+stop_stack
+fi
+if [[ "$SECTION" == hybrid ]]; then
+export AGENT_MEMORY_TELEPORT__VECTOR__ENABLED=true
+echo "== hybrid search through the daemon: a year of data, vectors on"
+"$LOADGEN" gen-file --dataset year --events "$HYBRID_EVENTS" --out "$WORK/year.jsonl"
+sync
+start=$(date +%s.%N)
+"$BIN" --data-dir "$WORK/hybrid" ingest --file "$WORK/year.jsonl" --wait >"$WORK/hybrid-ingest.out"
+end=$(date +%s.%N)
+python3 - "$start" "$end" "$(cat "$WORK/hybrid-ingest.out")" <<'PY'
+import sys, re
+start, end, out = float(sys.argv[1]), float(sys.argv[2]), sys.argv[3]
+n = int(re.search(r"(\d+) accepted", out).group(1))
+print(f"ingest --file --wait (events durable, TOC built, BM25 and vectors committed): {n} events in {end-start:.0f} s wall; {out}")
+PY
+sync
+start_stack "$WORK/hybrid"
+teleport_status() { "$BIN" teleport status --nats-url "$URL" --json >"$WORK/teleport-status.json"; }
+for _ in $(seq 1 3600); do
+    if teleport_status 2>/dev/null && python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); sys.exit(0 if r["bm25_cursor"] == r["bm25_log_head"] and r["vector_lag"] == 0 and r["vector_healthy"] else 1)' "$WORK/teleport-status.json"; then
+        break
+    fi
+    sleep 1
+done
+python3 - "$WORK/teleport-status.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+print(f"teleport.status: bm25 {r['bm25_doc_count']} docs, vector {r['vector_doc_count']} docs (lag {r['vector_lag']}); {r['message']}")
+PY
+echo "== search over NATS, hybrid tier (load average $(cut -d' ' -f1-3 /proc/loadavg))"
+"$LOADGEN" teleport --nats-url "$URL" --year-events "$HYBRID_EVENTS" --requests "$HYBRID_REQUESTS" --concurrency "$HYBRID_CONCURRENCY" --expect-tier hybrid --show-questions 4 \
+    || echo "loadgen teleport failed"
+echo "== daemon-side means"
+daemon_means
+RSS=$(awk '/VmHWM/ {print $2}' /proc/$DAEMON_PID/status)
+echo "daemon peak RSS (model loaded): $((RSS / 1024)) MiB"
 stop_stack
 fi
 echo "== load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

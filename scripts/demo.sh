@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Demo: ingest the bundled sample into a throwaway data dir (embedded mode, no
 # NATS needed), show the store's status and the start of one session, then the time
-# table of contents built from it: the tree, a navigation with its path, and a search
-# that says which tier answered.
+# table of contents built from it: the tree, a navigation with its path, and searches
+# that say which tier answered (hybrid, semantic, the TOC fallback).
 # Run through `make demo`, which builds the release binary first.
 set -euo pipefail
 
@@ -47,5 +47,20 @@ echo "== navigate: the agent loop over the tree, with the path it took"
   --project "$PROJECT" --now 2026-02-20 --token-budget 400
 
 echo
-echo "== search: the call agents use (mode auto picks the best healthy tier)"
+echo "== the accelerator tiers: BM25 and vectors (all-MiniLM-L6-v2, local)"
+"$BIN" --data-dir "$D" teleport status --project "$PROJECT"
+
+echo
+echo "== search: the call agents use (mode auto picks the best healthy tier: hybrid)"
 "$BIN" --data-dir "$D" search "why were iOS users logged out?" --project "$PROJECT" --token-budget 500
+
+echo
+echo "== search by meaning alone (mode semantic): no keyword of the question is in the answer"
+"$BIN" --data-dir "$D" search "how long do login credentials stay valid?" --mode semantic \
+  --project "$PROJECT" --token-budget 300 \
+  || echo "(the vector tier is unavailable: see teleport status above)"
+
+echo
+echo "== the fallback: with no index at all, the time table of contents answers"
+"$BIN" --data-dir "$D" search "why were iOS users logged out?" --mode toc --project "$PROJECT" \
+  --token-budget 300

@@ -208,6 +208,10 @@ struct TeleportArgs {
     /// Only `teleport.search`, not `search`.
     #[arg(long)]
     skip_search: bool,
+    /// The tier `search` must answer from: `bm25`, or `hybrid` when the daemon's vector
+    /// index is on and caught up.
+    #[arg(long, default_value = "bm25")]
+    expect_tier: String,
     /// Print the first few questions.
     #[arg(long, default_value_t = 0)]
     show_questions: usize,
@@ -935,8 +939,8 @@ fn teleport_check(stats: SharedStats) -> ReplyCheck {
     })
 }
 
-/// Checks a `search` reply: answered by the `bm25` tier; records its time and hits.
-fn search_check(stats: SharedStats) -> ReplyCheck {
+/// Checks a `search` reply: answered by `expected_tier`; records its time and hits.
+fn search_check(stats: SharedStats, expected_tier: String) -> ReplyCheck {
     Arc::new(move |payload: &[u8]| {
         let body: serde_json::Value =
             serde_json::from_slice(payload).map_err(|err| err.to_string())?;
@@ -957,7 +961,7 @@ fn search_check(stats: SharedStats) -> ReplyCheck {
                 .map(|result| result["evidence"].as_array().map_or(0, Vec::len) as u64)
                 .sum(),
         );
-        if tier == "bm25" {
+        if tier == expected_tier {
             Ok(())
         } else {
             Err(format!(
@@ -1015,9 +1019,10 @@ async fn teleport(args: &TeleportArgs) -> anyhow::Result<()> {
             )
         })
         .collect();
+    let search_label = format!("search ({} tier)", args.expect_tier);
     let mut kinds: Vec<(&str, &Calls, bool)> = vec![("teleport.search", &teleport_bodies, true)];
     if !args.skip_search {
-        kinds.push(("search (bm25 tier)", &search_bodies, false));
+        kinds.push((&search_label, &search_bodies, false));
     }
     let mut failed = 0usize;
     for (label, bodies, is_teleport) in &kinds {
@@ -1035,7 +1040,7 @@ async fn teleport(args: &TeleportArgs) -> anyhow::Result<()> {
         let check = if *is_teleport {
             teleport_check(warm_stats.clone())
         } else {
-            search_check(warm_stats.clone())
+            search_check(warm_stats.clone(), args.expect_tier.clone())
         };
         let warm_up = closed_loop(&client, Arc::new((*bodies).clone()), 1, check).await?;
         if let Some(first) = warm_up.failures.first() {
@@ -1054,7 +1059,7 @@ async fn teleport(args: &TeleportArgs) -> anyhow::Result<()> {
             let check = if *is_teleport {
                 teleport_check(stats.clone())
             } else {
-                search_check(stats.clone())
+                search_check(stats.clone(), args.expect_tier.clone())
             };
             let mut run = closed_loop(&client, Arc::new(calls), concurrency, check).await?;
             let line = latency_line(&format!("{label} c={concurrency}"), &mut run.latencies_us);

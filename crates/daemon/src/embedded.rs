@@ -235,7 +235,8 @@ pub async fn demo(
 fn demo_queries(config: &Config, data_dir: &Path) -> anyhow::Result<()> {
     let store = open_store(config, data_dir)?;
     let bm25 = bm25_settings(config, data_dir).map(memory_actors::Bm25Handle::open);
-    let service = memory_query::QueryService::new(store, config.toc.tz()?).with_bm25(bm25);
+    let vector = vector_settings(config, data_dir).map(memory_actors::VectorHandle::open);
+    let service = crate::query_cli::query_service(config, store, config.toc.tz()?, bm25, vector);
     let fail = |err: memory_types::ServiceError| anyhow::anyhow!("{err}");
     println!("\n== the time table of contents of webapp");
     for year in service.toc_root("webapp").map_err(fail)?.years {
@@ -270,30 +271,40 @@ fn demo_queries(config: &Config, data_dir: &Path) -> anyhow::Result<()> {
     }
     println!("\n== teleport status");
     println!("  {}", service.teleport_status().map_err(fail)?.message);
-    for mode in [
-        memory_query::api::SearchMode::Auto,
-        memory_query::api::SearchMode::Toc,
+    use memory_query::api::SearchMode;
+    for (mode, label, query) in [
+        (
+            SearchMode::Auto,
+            "auto: the best healthy tier",
+            "why were iOS users logged out?",
+        ),
+        (
+            SearchMode::Semantic,
+            "semantic: by meaning alone, no shared keyword",
+            "how long do login credentials stay valid?",
+        ),
+        (
+            SearchMode::Toc,
+            "toc: no index",
+            "why were iOS users logged out?",
+        ),
     ] {
-        println!(
-            "\n== search \"why were iOS users logged out?\" (mode {})",
-            if mode == memory_query::api::SearchMode::Auto {
-                "auto: the best healthy tier"
-            } else {
-                "toc: no index"
-            }
+        println!("\n== search {query:?} (mode {label})");
+        let search = service.search(
+            "webapp",
+            &memory_query::api::SearchRequest {
+                query: query.into(),
+                token_budget: Some(300),
+                mode: Some(mode),
+                ..Default::default()
+            },
         );
-        let search = service
-            .search(
-                "webapp",
-                &memory_query::api::SearchRequest {
-                    query: "why were iOS users logged out?".into(),
-                    token_budget: Some(300),
-                    mode: Some(mode),
-                    ..Default::default()
-                },
-            )
-            .map_err(fail)?;
-        crate::query_cli::print_search(&search);
+        match search {
+            Ok(search) => crate::query_cli::print_search(&search),
+            // A forced tier that cannot answer says why (e.g. no model installed).
+            Err(err) if mode != SearchMode::Auto => println!("  {}", err.error.message),
+            Err(err) => return Err(fail(err)),
+        }
     }
     Ok(())
 }

@@ -1,5 +1,6 @@
 //! Embedding throughput on the bundled sample: `cargo run --release -p memory-embed
-//! --example embed_rate [threads]`.
+//! --example embed_rate [threads] [short|query]`. `query` embeds questions one at a
+//! time, as `search` does, and prints the latency percentiles.
 use std::time::Instant;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -30,6 +31,29 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let started = Instant::now();
     let mut embedder = memory_embed::Embedder::load(&config)?;
     let loaded = started.elapsed();
+    if mode == "query" {
+        let mut latencies: Vec<f64> = Vec::new();
+        for (i, _) in (0..300).enumerate() {
+            let question = if std::env::var_os("LONGQ").is_some() {
+                format!(
+                    "what did we decide about JWT expiry in sprint {i}? {}",
+                    "and also the refresh tokens and their rotation policy ".repeat(8)
+                )
+            } else {
+                format!("what did we decide about JWT expiry in sprint {i}?")
+            };
+            let started = Instant::now();
+            embedder.embed(&[question])?;
+            latencies.push(started.elapsed().as_secs_f64() * 1000.0);
+        }
+        latencies.sort_by(f64::total_cmp);
+        let at = |q: f64| latencies[((latencies.len() - 1) as f64 * q) as usize];
+        return Ok(writeln_out(format!(
+            "query embedding, threads {threads}: p50 {:.2} ms, p99 {:.2} ms",
+            at(0.5),
+            at(0.99)
+        ))?);
+    }
     let started = Instant::now();
     let vectors = embedder.embed(&texts)?;
     let elapsed = started.elapsed();

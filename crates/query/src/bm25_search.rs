@@ -229,7 +229,12 @@ fn answer(
                 span.in_scope(|| {
                     let filter =
                         plan.vector_filter(project_id, request.session_id.as_deref(), range);
-                    crate::hybrid::vector_lists(vector, phrases, &filter, retrieved)
+                    crate::hybrid::vector_lists(
+                        vector,
+                        phrases,
+                        &filter,
+                        plan.limit.max(crate::hybrid::VECTOR_RETRIEVED_HITS),
+                    )
                 })
             })
         });
@@ -270,7 +275,15 @@ fn answer(
             }
         }
     }
-    let results = fuse(service, project_id, &ranked, &terms, range, plan.recency)?;
+    let results = fuse(
+        service,
+        project_id,
+        &ranked,
+        &terms,
+        range,
+        plan.recency,
+        (plan.budget, plan.limit),
+    )?;
     let (results, token_estimate) = pack_and_limit(results, plan.budget, plan.limit);
     Ok(SearchResponse {
         id: request.id.clone(),
@@ -430,6 +443,29 @@ impl RankedDoc {
     }
 }
 
+/// How often (in hits) [`fuse`] checks whether it can stop early.
+const EARLY_STOP_CHECK_EVERY: usize = 8;
+
+/// Whether the evidence found so far makes the remaining hits pointless: no hit gives
+/// an event more than its own score (every weight is at most 1, and the hits come best
+/// first), so once the events scoring at least `bound` fill twice the token budget and
+/// `limit` results, packing will not reach what later hits could add. Each hit costs a
+/// few store reads (its events and their session neighbours); this is where a search
+/// with a small budget saves most of them.
+fn covered(
+    candidates: &HashMap<String, Candidate>,
+    bound: f32,
+    budget: usize,
+    limit: usize,
+) -> bool {
+    let (mut tokens, mut count) = (0usize, 0usize);
+    for candidate in candidates.values().filter(|c| c.score >= bound) {
+        tokens += memory_toc::estimate_tokens(candidate.event.text.chars().count());
+        count += 1;
+    }
+    count >= limit && tokens >= budget.saturating_mul(2)
+}
+
 /// One candidate piece of evidence.
 struct Candidate {
     score: f32,
@@ -449,30 +485,36 @@ pub(crate) fn fuse(
     terms: &[String],
     range: (Option<u64>, Option<u64>),
     recency: Option<Recency>,
+    (budget, limit): (usize, usize),
 ) -> Result<Vec<SearchResult>, ServiceError> {
     let store = service.store();
     let mut candidates: HashMap<String, Candidate> = HashMap::new();
-    let mut note = |event: Event, score: f32, source: usize| {
-        let score = recency.map_or(score, |recency| score * recency.factor(event.timestamp_ms));
-        match candidates.entry(event.event_id.clone()) {
-            Entry::Occupied(mut entry) if entry.get().score < score => {
-                entry.insert(Candidate {
-                    score,
-                    source,
-                    event,
-                });
+    // Every event keeps its best score over all hits.
+    let note =
+        |candidates: &mut HashMap<String, Candidate>, event: Event, score: f32, source: usize| {
+            let score = recency.map_or(score, |recency| score * recency.factor(event.timestamp_ms));
+            match candidates.entry(event.event_id.clone()) {
+                Entry::Occupied(entry) if entry.get().score >= score => {}
+                Entry::Occupied(mut entry) => {
+                    entry.insert(Candidate {
+                        score,
+                        source,
+                        event,
+                    });
+                }
+                Entry::Vacant(entry) => {
+                    entry.insert(Candidate {
+                        score,
+                        source,
+                        event,
+                    });
+                }
             }
-            Entry::Occupied(_) => {}
-            Entry::Vacant(entry) => {
-                entry.insert(Candidate {
-                    score,
-                    source,
-                    event,
-                });
-            }
-        }
-    };
+        };
     for (index, hit) in hits.iter().enumerate() {
+        if index % EARLY_STOP_CHECK_EVERY == 0 && covered(&candidates, hit.score, budget, limit) {
+            break;
+        }
         let (weight, direct) = match hit.doc_type {
             DocType::Event => (1.0, true),
             DocType::Grip => (GRIP_WEIGHT, true),
@@ -491,11 +533,16 @@ pub(crate) fn fuse(
                         .chain(after)
                         .filter(|e| in_range(e, range))
                     {
-                        note(neighbor, hit.score * weight * NEIGHBOR_WEIGHT, index);
+                        note(
+                            &mut candidates,
+                            neighbor,
+                            hit.score * weight * NEIGHBOR_WEIGHT,
+                            index,
+                        );
                     }
                 }
             }
-            note(event, hit.score * weight * relative, index);
+            note(&mut candidates, event, hit.score * weight * relative, index);
         }
     }
     let mut ranked: Vec<Candidate> = candidates.into_values().collect();
@@ -626,5 +673,52 @@ fn snippet_of(text: &str) -> String {
     match line.char_indices().nth(MAX_SNIPPET_CHARS) {
         Some((end, _)) => format!("{}…", &line[..end]),
         None => line.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use memory_types::{EventKind, Role};
+
+    use super::*;
+
+    fn candidate(id: &str, score: f32, chars: usize) -> (String, Candidate) {
+        let event = Event {
+            event_id: id.to_owned(),
+            session_id: "s".to_owned(),
+            project_id: "p".to_owned(),
+            agent_id: None,
+            timestamp_ms: 0,
+            kind: EventKind::UserMessage,
+            role: Role::User,
+            text: "x".repeat(chars),
+            metadata: std::collections::BTreeMap::new(),
+        };
+        (
+            id.to_owned(),
+            Candidate {
+                score,
+                source: 0,
+                event,
+            },
+        )
+    }
+
+    #[test]
+    fn the_evidence_fusion_stops_only_when_later_hits_cannot_reach_the_budget() {
+        // Two events of 400 tokens score 0.9 and 0.8, one scores 0.1.
+        let candidates: HashMap<String, Candidate> = [
+            candidate("a", 0.9, 1600),
+            candidate("b", 0.8, 1600),
+            candidate("c", 0.1, 4000),
+        ]
+        .into_iter()
+        .collect();
+        // A later hit can give up to 0.5: only a and b (800 tokens) are out of its reach.
+        assert!(covered(&candidates, 0.5, 400, 2));
+        assert!(!covered(&candidates, 0.5, 401, 2), "twice the budget");
+        assert!(!covered(&candidates, 0.5, 100, 3), "too few results");
+        // A later hit scoring up to 0.85 could still outrank b.
+        assert!(!covered(&candidates, 0.85, 100, 2));
     }
 }
