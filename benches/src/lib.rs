@@ -1,11 +1,13 @@
 //! Shared pieces of the benches and the load generator: realistic synthetic events,
-//! [`year`] (a deterministic year of coding sessions) and [`toc_mix`] (the query mix
-//! of the time-table-of-contents benches).
+//! [`year`] (a deterministic year of coding sessions), [`toc_mix`] (the query mix
+//! of the time-table-of-contents benches) and [`vector_corpus`] (cached real embeddings
+//! of the year's sentences, for the vector tier's benches).
 
 #![forbid(unsafe_code)]
 
 pub mod questions;
 pub mod toc_mix;
+pub mod vector_corpus;
 pub mod year;
 
 use serde_json::{Value, json};
