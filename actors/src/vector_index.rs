@@ -125,6 +125,35 @@ impl std::fmt::Debug for VectorHandle {
     }
 }
 
+impl VectorHandle {
+    /// The index for reading; a poisoned lock still holds a consistent index (every
+    /// change is applied whole under the lock).
+    fn index_ref(&self) -> std::sync::RwLockReadGuard<'_, Option<VectorIndex>> {
+        self.shared
+            .index
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The index for writing (see [`VectorHandle::index_ref`]).
+    fn index_mut(&self) -> std::sync::RwLockWriteGuard<'_, Option<VectorIndex>> {
+        self.shared
+            .index
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Installs a segment a seal or merge built outside the lock.
+    fn install(&self, built: memory_vector::BuiltSegment, what: &str) -> Result<(), ConsumerError> {
+        if let Some(index) = self.index_mut().as_mut() {
+            index
+                .install(built)
+                .map_err(|err| ConsumerError::Transient(format!("vector {what}: {err}")))?;
+        }
+        Ok(())
+    }
+}
+
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex
         .lock()
@@ -344,11 +373,7 @@ impl VectorHandle {
             return Err(error);
         }
         let started = Instant::now();
-        let guard = self
-            .shared
-            .index
-            .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let guard = self.index_ref();
         let index = guard.as_ref().ok_or("the vector index is not open")?;
         let hits = index
             .search(vector, filter, limit)
@@ -365,13 +390,7 @@ impl VectorHandle {
         let error = self.error();
         // The index lock is released before the writer's is taken: `commit` holds the
         // writer's while it waits for the index's.
-        let index_status = self
-            .shared
-            .index
-            .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .as_ref()
-            .map(VectorIndex::status);
+        let index_status = self.index_ref().as_ref().map(VectorIndex::status);
         let (committed, last_prune) = {
             let writer = lock(&self.shared.writer);
             (writer.committed, writer.last_prune.clone())
@@ -412,11 +431,7 @@ impl VectorHandle {
         if !changes.is_empty() {
             let texts: Vec<&str> = changes.iter().filter_map(VectorChange::text).collect();
             let vectors = self.embed_for_index(&texts)?;
-            let mut guard = self
-                .shared
-                .index
-                .write()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let mut guard = self.index_mut();
             let index = guard
                 .as_mut()
                 .ok_or_else(|| ConsumerError::Transient("the vector index is not open".into()))?;
@@ -504,11 +519,7 @@ impl VectorHandle {
             return Ok(());
         }
         {
-            let mut guard = self
-                .shared
-                .index
-                .write()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let mut guard = self.index_mut();
             if let Some(index) = guard.as_mut() {
                 let text = payload(writer.applied, writer.last_prune.as_ref());
                 index.commit(&text).map_err(|err| {
@@ -531,11 +542,7 @@ impl VectorHandle {
     /// HNSW graph built without it (seconds), so searches go on meanwhile.
     fn seal_if_full(&self, store: &Store) -> Result<(), ConsumerError> {
         let job = {
-            let mut guard = self
-                .shared
-                .index
-                .write()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let mut guard = self.index_mut();
             guard.as_mut().and_then(VectorIndex::prepare_seal)
         };
         let Some(job) = job else {
@@ -548,18 +555,7 @@ impl VectorHandle {
         VECTOR_METRICS
             .seal_duration
             .observe(started.elapsed().as_secs_f64());
-        {
-            let mut guard = self
-                .shared
-                .index
-                .write()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            if let Some(index) = guard.as_mut() {
-                index
-                    .install(built)
-                    .map_err(|err| ConsumerError::Transient(format!("vector seal: {err}")))?;
-            }
-        }
+        self.install(built, "seal")?;
         self.merge_once()?;
         lock(&self.shared.writer).dirty = true;
         self.commit(store)
@@ -570,10 +566,7 @@ impl VectorHandle {
     /// documents of its inputs, so it is what drops tombstones. True when one ran.
     fn merge_once(&self) -> Result<bool, ConsumerError> {
         let job = self
-            .shared
-            .index
-            .write()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .index_mut()
             .as_mut()
             .and_then(VectorIndex::prepare_merge);
         let Some(job) = job else {
@@ -582,16 +575,7 @@ impl VectorHandle {
         let merged = job
             .build()
             .map_err(|err| ConsumerError::Transient(format!("vector merge: {err}")))?;
-        let mut guard = self
-            .shared
-            .index
-            .write()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(index) = guard.as_mut() {
-            index
-                .install(merged)
-                .map_err(|err| ConsumerError::Transient(format!("vector merge: {err}")))?;
-        }
+        self.install(merged, "merge")?;
         Ok(true)
     }
 
@@ -619,11 +603,7 @@ impl VectorHandle {
             pruned: BTreeMap::new(),
         };
         {
-            let mut guard = self
-                .shared
-                .index
-                .write()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let mut guard = self.index_mut();
             let index = guard
                 .as_mut()
                 .ok_or_else(|| ConsumerError::Transient("the vector index is not open".into()))?;
@@ -674,11 +654,7 @@ impl VectorHandle {
     pub fn reset(&self, store: &Store, start: OutboxSeq) -> Result<(), ConsumerError> {
         // Read before the index lock is taken (lock order: writer, then index).
         let last_prune = lock(&self.shared.writer).last_prune.clone();
-        let mut guard = self
-            .shared
-            .index
-            .write()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut guard = self.index_mut();
         let dir = self.shared.settings.index_dir.clone();
         let config = guard.as_ref().map_or_else(
             || {
@@ -718,13 +694,7 @@ impl VectorHandle {
 
     fn publish_gauges(&self, head: Option<OutboxSeq>) {
         // The index lock is released before the writer's is taken (see `status`).
-        let num_docs_opt = self
-            .shared
-            .index
-            .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .as_ref()
-            .map(VectorIndex::num_docs);
+        let num_docs_opt = self.index_ref().as_ref().map(VectorIndex::num_docs);
         if let Some(num_docs) = num_docs_opt {
             VECTOR_METRICS
                 .doc_count
