@@ -50,6 +50,12 @@ pub struct VectorSettings {
     pub index_events: bool,
     /// Documents per sealed HNSW segment.
     pub seal_threshold: usize,
+    /// HNSW candidates per graph search (`VectorConfig::ef_search`).
+    pub ef_search: usize,
+    /// ONNX Runtime threads of the indexing embedder.
+    pub index_threads: usize,
+    /// ONNX Runtime threads of the query embedder.
+    pub query_threads: usize,
 }
 
 impl VectorSettings {
@@ -63,6 +69,9 @@ impl VectorSettings {
             commit_interval: Duration::from_secs(60),
             index_events: true,
             seal_threshold: 2_000,
+            ef_search: VectorConfig::new(memory_embed::MINILM_DIMS).ef_search,
+            index_threads: 1,
+            query_threads: 2,
         }
     }
 }
@@ -227,14 +236,15 @@ impl VectorHandle {
                 }
             }
         };
-        let index_embedder = embedder(1);
+        let index_embedder = embedder(settings.index_threads.max(1));
         let query_embedder = if index_embedder.is_some() {
-            embedder(1)
+            embedder(settings.query_threads.max(1))
         } else {
             None
         };
         let mut config = VectorConfig::new(memory_embed::MINILM_DIMS);
         config.seal_threshold = settings.seal_threshold.max(1);
+        config.ef_search = settings.ef_search.max(1);
         let index = match VectorIndex::open(&settings.index_dir, config) {
             Ok(index) => Some(index),
             Err(err) => {

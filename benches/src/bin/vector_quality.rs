@@ -90,6 +90,15 @@ struct Cli {
     /// Documents per sealed segment.
     #[arg(long, default_value_t = 2_000)]
     seal_threshold: usize,
+    /// `ef_search` of the searches, on the index built with `--ef-search` (segments
+    /// take `ef_search` when they load, so this needs no rebuild; the graphs do not
+    /// depend on it). Default: the build's.
+    #[arg(long)]
+    search_ef: Option<usize>,
+    /// `exact_scan_max_docs` of the searches (a search-time setting: it does not change
+    /// the index built). Default: the production default.
+    #[arg(long)]
+    exact_scan_max_docs: Option<usize>,
     /// Open an index left by an earlier run with the same data and configuration
     /// instead of building it (no build times then): to measure search again.
     #[arg(long)]
@@ -504,6 +513,13 @@ fn measure_index(
     config.ef_search = ef;
     let (dir, key) = index_cache(vectors_key, docs.len(), &config, mode);
     let reuse = cli.reuse_index && index_cached(&dir, &key);
+    if let Some(max_docs) = cli.exact_scan_max_docs {
+        config.exact_scan_max_docs = max_docs;
+    }
+    if let Some(search_ef) = cli.search_ef {
+        config.ef_search = search_ef;
+    }
+    let ef = config.ef_search;
     if !reuse {
         VectorIndex::destroy(&dir)?;
     }

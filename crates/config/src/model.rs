@@ -438,6 +438,18 @@ pub struct VectorIndexConfig {
     pub seal_threshold: usize,
     /// Longest time embedded documents wait for a commit while busy, seconds. Default 60.
     pub commit_interval_secs: u64,
+    /// ONNX Runtime threads of the indexing embedder. Default: one under `serve`, so
+    /// queries keep a core while a backlog is embedded; every core for `ingest --file`
+    /// and `admin rebuild-index`, which serve no queries.
+    pub index_threads: Option<usize>,
+    /// Candidates one HNSW graph search keeps (instant-distance's `ef_search`): higher
+    /// finds more of the true nearest neighbours and takes longer. It applies to every
+    /// segment when the index opens, so a change needs a restart, not a rebuild.
+    /// Default 200 (docs/benchmarks.md, "Vector tier at 100 000 documents").
+    pub ef_search: usize,
+    /// ONNX Runtime threads of the query embedder: a question embeds in about 6 ms on
+    /// two threads and 10 ms on one (2 cores). Default 2.
+    pub query_threads: usize,
 }
 
 impl Default for VectorIndexConfig {
@@ -450,6 +462,9 @@ impl Default for VectorIndexConfig {
             index_events: true,
             seal_threshold: 2_000,
             commit_interval_secs: 60,
+            ef_search: 200,
+            index_threads: None,
+            query_threads: 2,
         }
     }
 }
@@ -755,6 +770,15 @@ impl Config {
         if self.teleport.vector.seal_threshold == 0 {
             return invalid("teleport.vector.seal_threshold", "must be greater than 0");
         }
+        if self.teleport.vector.ef_search == 0 {
+            return invalid("teleport.vector.ef_search", "must be greater than 0");
+        }
+        if self.teleport.vector.index_threads == Some(0) {
+            return invalid("teleport.vector.index_threads", "must be greater than 0");
+        }
+        if self.teleport.vector.query_threads == 0 {
+            return invalid("teleport.vector.query_threads", "must be greater than 0");
+        }
         if self.teleport.vector.commit_interval_secs == 0 {
             return invalid(
                 "teleport.vector.commit_interval_secs",
@@ -867,6 +891,7 @@ mod tests {
             "index_path",
             "model_dir",
             "ort_dylib_path",
+            "index_threads",
         ] {
             assert!(
                 documented.contains(&format!("# {optional} =")),
@@ -932,6 +957,18 @@ mod tests {
         let err = Config::from_toml_str("[teleport.bm25]\nmemory_budget_mb = 5\n")
             .expect_err("small budget");
         assert!(err.to_string().contains("memory_budget_mb"), "{err}");
+        for key in ["ef_search", "index_threads", "query_threads", "seal_threshold"] {
+            let err = Config::from_toml_str(&format!("[teleport.vector]\n{key} = 0\n"))
+                .expect_err("zero");
+            assert!(err.to_string().contains(key), "{key}: {err}");
+        }
+        let tuned = Config::from_toml_str(
+            "[teleport.vector]\nef_search = 400\nindex_threads = 2\nquery_threads = 1\n",
+        )
+        .expect("valid");
+        assert_eq!(tuned.teleport.vector.ef_search, 400);
+        assert_eq!(tuned.teleport.vector.index_threads, Some(2));
+        assert_eq!(tuned.teleport.vector.query_threads, 1);
     }
 
     #[test]

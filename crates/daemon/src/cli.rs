@@ -325,6 +325,10 @@ pub struct IngestArgs {
     /// Wait until every projection has applied the new events before exiting.
     #[arg(long)]
     pub wait: bool,
+    /// Longest wait of `--wait`, seconds; what is not caught up by then resumes on the
+    /// next start. Embedding a large backfill takes a while (docs/benchmarks.md).
+    #[arg(long, default_value_t = 600, requires = "wait")]
+    pub wait_timeout_secs: u64,
     /// Print the summary as JSON.
     #[arg(long)]
     pub json: bool,

@@ -79,6 +79,20 @@ pub fn bm25_settings(config: &Config, data_dir: &Path) -> Option<Bm25Settings> {
     })
 }
 
+/// `config` for a tool run that serves no queries (`ingest --file`, `admin`): the
+/// indexing embedder gets every core unless `[teleport.vector] index_threads` says
+/// otherwise, since nothing else waits for the CPU.
+#[must_use]
+pub fn for_batch_job(mut config: Config) -> Config {
+    let vector = &mut config.teleport.vector;
+    if vector.index_threads.is_none() {
+        vector.index_threads = std::thread::available_parallelism()
+            .ok()
+            .map(std::num::NonZeroUsize::get);
+    }
+    config
+}
+
 /// The vector index's settings from `[teleport.vector]`, `None` when it is disabled.
 pub fn vector_settings(config: &Config, data_dir: &Path) -> Option<memory_actors::VectorSettings> {
     if !config.teleport.vector_enabled() {
@@ -98,6 +112,9 @@ pub fn vector_settings(config: &Config, data_dir: &Path) -> Option<memory_actors
         commit_interval: Duration::from_secs(vector.commit_interval_secs),
         index_events: vector.index_events,
         seal_threshold: vector.seal_threshold,
+        ef_search: vector.ef_search,
+        index_threads: vector.index_threads.unwrap_or(1),
+        query_threads: vector.query_threads,
     })
 }
 
@@ -204,6 +221,7 @@ pub async fn demo(
         file: sample_path,
         project: memory_types::DEFAULT_PROJECT.into(),
         wait: true,
+        wait_timeout_secs: 600,
         json: false,
     };
     let code = crate::ingest_file::ingest_into(config, &data_dir, &ingest_args).await?;
@@ -325,4 +343,25 @@ pub async fn start_pipeline(config: &Config, store: Store) -> anyhow::Result<Pip
     Pipeline::start(store, config)
         .await
         .map_err(|err| anyhow::anyhow!("cannot start the actors: {err}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batch_jobs_embed_on_every_core_unless_configured() {
+        let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+        let batch = for_batch_job(Config::default());
+        assert_eq!(batch.teleport.vector.index_threads, Some(cores));
+        let settings = vector_settings(&batch, Path::new("/data")).expect("vectors on");
+        assert_eq!(settings.index_threads, cores);
+        // `serve` keeps the default: one indexing thread, queries keep a core.
+        let served = vector_settings(&Config::default(), Path::new("/data")).expect("vectors on");
+        assert_eq!(settings.query_threads, served.query_threads);
+        assert_eq!(served.index_threads, 1);
+        let mut pinned = Config::default();
+        pinned.teleport.vector.index_threads = Some(1);
+        assert_eq!(for_batch_job(pinned).teleport.vector.index_threads, Some(1));
+    }
 }

@@ -72,9 +72,11 @@ pub async fn ingest_into(
         (Box::new(file), size)
     };
     let result = ingest_reader(config, &pipeline.ingest, reader, size, &args.project).await;
-    if result.is_ok() && args.wait && !pipeline.wait_caught_up(Duration::from_secs(600)).await {
+    let timeout = Duration::from_secs(args.wait_timeout_secs);
+    if result.is_ok() && args.wait && !pipeline.wait_caught_up(timeout).await {
         eprintln!(
-            "warning: projections did not catch up within 10 minutes; they resume on the next start"
+            "warning: projections did not catch up within {} s; they resume on the next start",
+            args.wait_timeout_secs
         );
     }
     pipeline.shutdown().await;

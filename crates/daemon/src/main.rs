@@ -53,6 +53,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Serve(args) => serve::run(config, data_dir, args).await,
         Command::Ingest(args) => {
+            let config = embedded::for_batch_job(config);
             ingest_file::run(&config, &data_dir, args, cli.log_level.as_deref()).await
         }
         Command::Events {
@@ -83,6 +84,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             teleport_cli::run(&config, &data_dir, command, cli.log_level.as_deref()).await
         }
         Command::Admin { command } => {
+            let config = embedded::for_batch_job(config);
             admin_cli::run(&config, &data_dir, command, cli.log_level.as_deref()).await
         }
         Command::Demo(args) => embedded::demo(&config, args, cli.log_level.as_deref()).await,

@@ -221,7 +221,7 @@ impl Bm25Index {
 
     /// How many live documents `selector` matches.
     pub fn count_matching(&self, selector: &DocSelector) -> Result<u64> {
-        let query = selector.to_tantivy(&self.schema);
+        let query = crate::query::selector_query(selector, &self.schema);
         Ok(self.reader.searcher().search(&*query, &Count)? as u64)
     }
 
@@ -321,7 +321,7 @@ impl Bm25Writer {
     /// Removes every document `selector` matches, all projects; returns how many there
     /// were at the last commit (documents added since are removed too but not counted).
     pub fn delete_matching(&mut self, selector: &DocSelector) -> Result<u64> {
-        let query = selector.to_tantivy(&self.schema);
+        let query = crate::query::selector_query(selector, &self.schema);
         let count = self.reader.searcher().search(&*query, &Count)? as u64;
         if count > 0 {
             self.writer.delete_query(query)?;

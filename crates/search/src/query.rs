@@ -17,6 +17,8 @@ use tantivy::query::{
 };
 use tantivy::schema::IndexRecordOption;
 
+pub use memory_types::DocSelector;
+
 use crate::schema::{Bm25Schema, DocType};
 use crate::{Result, SearchError};
 
@@ -175,83 +177,40 @@ impl Bm25Query {
     }
 }
 
-/// A set of documents by type, TOC level, project and age, all projects unless one is
-/// set: what lifecycle pruning deletes ([`crate::Bm25Writer::delete_matching`]) and
-/// counts ([`crate::Bm25Index::count_matching`]).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct DocSelector {
-    doc_type: DocType,
-    level_opt: Option<String>,
-    project_id_opt: Option<String>,
-    before_ms_opt: Option<u64>,
-}
-
-impl DocSelector {
-    /// Every document of `doc_type`.
-    #[must_use]
-    pub fn new(doc_type: DocType) -> Self {
-        Self {
-            doc_type,
-            level_opt: None,
-            project_id_opt: None,
-            before_ms_opt: None,
-        }
+/// The tantivy query of a lifecycle selection (filters only, constant score): what
+/// pruning deletes ([`crate::Bm25Writer::delete_matching`]) and counts
+/// ([`crate::Bm25Index::count_matching`]).
+#[must_use]
+pub fn selector_query(selector: &DocSelector, schema: &Bm25Schema) -> Box<dyn Query> {
+    let term = |field, value: &str| -> (Occur, Box<dyn Query>) {
+        (
+            Occur::Must,
+            Box::new(TermQuery::new(
+                Term::from_field_text(field, value),
+                IndexRecordOption::Basic,
+            )),
+        )
+    };
+    let mut clauses = vec![term(schema.doc_type, selector.doc_type_selected().as_str())];
+    if let Some(level) = selector.level_selected() {
+        clauses.push(term(schema.level, level));
     }
-
-    /// Only TOC nodes of this level.
-    #[must_use]
-    pub fn level(mut self, level: impl Into<String>) -> Self {
-        self.level_opt = Some(level.into());
-        self
+    if let Some(project_id) = selector.project_selected() {
+        clauses.push(term(schema.project_id, project_id));
     }
-
-    /// Only this project's documents.
-    #[must_use]
-    pub fn project_id(mut self, project_id: impl Into<String>) -> Self {
-        self.project_id_opt = Some(project_id.into());
-        self
+    if let Some(before_ms) = selector.before_ms_selected() {
+        clauses.push((
+            Occur::Must,
+            Box::new(RangeQuery::new(
+                Bound::Unbounded,
+                Bound::Excluded(Term::from_field_u64(schema.timestamp_ms, before_ms)),
+            )),
+        ));
     }
-
-    /// Only documents with `timestamp_ms < before_ms`.
-    #[must_use]
-    pub fn before_ms(mut self, before_ms: u64) -> Self {
-        self.before_ms_opt = Some(before_ms);
-        self
-    }
-
-    /// The tantivy query (filters only, constant score).
-    #[must_use]
-    pub fn to_tantivy(&self, schema: &Bm25Schema) -> Box<dyn Query> {
-        let term = |field, value: &str| -> (Occur, Box<dyn Query>) {
-            (
-                Occur::Must,
-                Box::new(TermQuery::new(
-                    Term::from_field_text(field, value),
-                    IndexRecordOption::Basic,
-                )),
-            )
-        };
-        let mut clauses = vec![term(schema.doc_type, self.doc_type.as_str())];
-        if let Some(level) = &self.level_opt {
-            clauses.push(term(schema.level, level));
-        }
-        if let Some(project_id) = &self.project_id_opt {
-            clauses.push(term(schema.project_id, project_id));
-        }
-        if let Some(before_ms) = self.before_ms_opt {
-            clauses.push((
-                Occur::Must,
-                Box::new(RangeQuery::new(
-                    Bound::Unbounded,
-                    Bound::Excluded(Term::from_field_u64(schema.timestamp_ms, before_ms)),
-                )),
-            ));
-        }
-        Box::new(ConstScoreQuery::new(
-            Box::new(BooleanQuery::new(clauses)),
-            1.0,
-        ))
-    }
+    Box::new(ConstScoreQuery::new(
+        Box::new(BooleanQuery::new(clauses)),
+        1.0,
+    ))
 }
 
 /// Queries that break tantivy's query parser, and other hostile input. Each is either

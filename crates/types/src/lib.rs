@@ -22,6 +22,7 @@
 #![forbid(unsafe_code)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used))]
 
+mod doc_selector;
 mod doc_type;
 mod error;
 mod event;
@@ -29,6 +30,7 @@ mod ids;
 mod ingest;
 mod validate;
 
+pub use doc_selector::DocSelector;
 pub use doc_type::{DocCounts, DocType, UnknownDocType};
 pub use error::{ErrorBody, ErrorCode, ServiceError};
 pub use event::{Event, EventKind, EventV1, Role, TimestampV1, format_timestamp_ms};

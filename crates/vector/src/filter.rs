@@ -1,5 +1,8 @@
-//! [`VectorFilter`], the metadata filter of a search, and [`DocSelector`], the
-//! selection of a lifecycle prune ([`crate::VectorIndex::delete_matching`]).
+//! [`VectorFilter`], the metadata filter of a search, and how a [`DocSelector`] (the
+//! selection of a lifecycle prune, [`crate::VectorIndex::delete_matching`]) applies to
+//! a document.
+
+pub use memory_types::DocSelector;
 
 use crate::doc::{DocMeta, DocType};
 
@@ -111,67 +114,13 @@ impl VectorFilter {
     }
 }
 
-/// The documents a lifecycle prune removes: one doc type, optionally one TOC level,
-/// one project, and only documents older than a time. The same selection as
-/// `memory_search::DocSelector`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct DocSelector {
-    doc_type: DocType,
-    level_opt: Option<String>,
-    project_id_opt: Option<String>,
-    before_ms_opt: Option<u64>,
-}
-
-impl DocSelector {
-    /// Every document of `doc_type`, all projects.
-    #[must_use]
-    pub fn new(doc_type: DocType) -> Self {
-        Self {
-            doc_type,
-            level_opt: None,
-            project_id_opt: None,
-            before_ms_opt: None,
-        }
-    }
-
-    /// Only TOC nodes of this level.
-    #[must_use]
-    pub fn level(mut self, level: impl Into<String>) -> Self {
-        self.level_opt = Some(level.into());
-        self
-    }
-
-    /// Only this project's documents.
-    #[must_use]
-    pub fn project_id(mut self, project_id: impl Into<String>) -> Self {
-        self.project_id_opt = Some(project_id.into());
-        self
-    }
-
-    /// Only documents with `timestamp_ms < before_ms`.
-    #[must_use]
-    pub fn before_ms(mut self, before_ms: u64) -> Self {
-        self.before_ms_opt = Some(before_ms);
-        self
-    }
-
-    /// The project selected, if one is.
-    pub(crate) fn project_id_opt(&self) -> Option<&str> {
-        self.project_id_opt.as_deref()
-    }
-
-    pub(crate) fn matches(&self, meta: &DocMeta) -> bool {
-        meta.key.doc_type == self.doc_type
-            && self
-                .level_opt
-                .as_deref()
-                .is_none_or(|level| meta.level.as_deref() == Some(level))
-            && self
-                .project_id_opt
-                .as_deref()
-                .is_none_or(|project_id| meta.key.project_id == project_id)
-            && self
-                .before_ms_opt
-                .is_none_or(|before_ms| meta.timestamp_ms < before_ms)
-    }
+/// Whether `selector` (a lifecycle prune's selection, shared with the BM25 index)
+/// selects the document `meta`.
+pub(crate) fn selector_matches(selector: &DocSelector, meta: &DocMeta) -> bool {
+    selector.selects(
+        meta.key.doc_type,
+        meta.level.as_deref(),
+        &meta.key.project_id,
+        meta.timestamp_ms,
+    )
 }

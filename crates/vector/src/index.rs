@@ -49,7 +49,7 @@ use std::sync::{Arc, Weak};
 
 use crate::distance::{Embedding, dot, normalize};
 use crate::doc::{DocKey, DocMeta, DocType, VectorDoc, VectorHit};
-use crate::filter::{DocSelector, VectorFilter};
+use crate::filter::{DocSelector, VectorFilter, selector_matches};
 use crate::format::{
     self, MANIFEST_FILE, MANIFEST_MAGIC, MANIFEST_TMP_FILE, SEGMENT_MAGIC, segment_file_name,
 };
@@ -92,18 +92,22 @@ pub struct VectorConfig {
     /// HNSW `ef_construction` of new segments: higher builds slower and searches
     /// better. Default 100.
     pub ef_construction: usize,
-    /// HNSW `ef_search` of new segments: the number of candidates one graph search
-    /// returns. instant-distance fixes it when the graph is built, so it also bounds the
-    /// over-fetch: a segment whose expected matching candidates fall short of
-    /// `max(4 × limit, 40)` is scanned exactly instead. Default 200: at 100 000 real
-    /// MiniLM vectors in one project, 100 gave recall@10 0.941 against exact search,
-    /// 200 gave 0.961 (p50 6.6 ms, p99 18 ms on one core), 400 gave 0.978 at twice the
-    /// time (docs/benchmarks.md, `vector_quality`).
+    /// HNSW `ef_search`: the number of candidates one graph search keeps. It is a
+    /// search-time setting — every segment takes it when it is built or loaded, so a
+    /// change applies at the next open without a rebuild — and it bounds the over-fetch:
+    /// a segment whose expected matching candidates fall short of `max(4 × limit, 40)`
+    /// is scanned exactly instead. Default 200: at 100 000 real MiniLM vectors in one
+    /// project, 100 gave recall@10 0.941 against exact search, 200 gave 0.961, 400 gave
+    /// 0.978 at about twice the time (docs/benchmarks.md, `vector_quality`).
     pub ef_search: usize,
     /// A segment holding at most this many documents that may match a search (by
     /// project and type) is scanned exactly instead of searched through its graph:
     /// exact is correct for any filter and, this small, about as fast. Default 2 000.
     pub exact_scan_max_docs: usize,
+    /// With at least this many live documents in two or more segments, a search spreads
+    /// the segments over the cores (one thread each, balanced by size); below it, a
+    /// thread's start-up would cost more than it saves. Default 20 000.
+    pub parallel_search_min_docs: usize,
     /// Seed of the graph builder's level assignment, so builds are reproducible (with
     /// more than one rayon thread, insertion order can still vary slightly). Default
     /// a fixed constant.
@@ -127,6 +131,7 @@ impl VectorConfig {
             ef_construction: 100,
             ef_search: 200,
             exact_scan_max_docs: 2_000,
+            parallel_search_min_docs: 20_000,
             seed: 0x5EED_A11C_E5E6_0001,
         }
     }
@@ -232,6 +237,43 @@ pub struct SearchStats {
     pub num_graph_fallbacks: u64,
     /// Segment documents scored by exact scans.
     pub num_segment_docs_scored: u64,
+}
+
+impl SearchStats {
+    fn add(&mut self, other: &SearchStats) {
+        self.num_buffer_docs_scored += other.num_buffer_docs_scored;
+        self.num_segments_skipped += other.num_segments_skipped;
+        self.num_segments_exact += other.num_segments_exact;
+        self.num_segments_graph += other.num_segments_graph;
+        self.num_graph_fallbacks += other.num_graph_fallbacks;
+        self.num_segment_docs_scored += other.num_segment_docs_scored;
+    }
+}
+
+/// Threads for searching `segments`: one per core, at most one per segment, one below
+/// `min_docs` live documents.
+fn search_workers(segments: &[&SegmentState], min_docs: usize) -> usize {
+    let docs: usize = segments.iter().map(|segment| segment.live_len()).sum();
+    if segments.len() < 2 || docs < min_docs {
+        return 1;
+    }
+    std::thread::available_parallelism()
+        .map_or(1, std::num::NonZeroUsize::get)
+        .min(segments.len())
+}
+
+/// `segments` in `workers` groups of about equal documents (largest first, each to the
+/// lightest group): graph search cost grows with a segment's size.
+fn balanced_groups(mut segments: Vec<&SegmentState>, workers: usize) -> Vec<Vec<&SegmentState>> {
+    segments.sort_by_key(|segment| Reverse(segment.live_len()));
+    let mut groups: Vec<(usize, Vec<&SegmentState>)> = vec![(0, Vec::new()); workers];
+    for segment in segments {
+        if let Some(lightest) = groups.iter_mut().min_by_key(|(docs, _)| *docs) {
+            lightest.0 += segment.live_len();
+            lightest.1.push(segment);
+        }
+    }
+    groups.into_iter().map(|(_, group)| group).collect()
 }
 
 /// What [`VectorIndex::install`] did.
@@ -612,7 +654,7 @@ impl VectorIndex {
                 ),
             ));
         }
-        let data = SegmentData::decode(&path, body, self.config.dims)?;
+        let data = SegmentData::decode(&path, body, self.config.dims, self.config.ef_search)?;
         if data.len() != entry.num_docs as usize {
             return Err(VectorError::corrupt(
                 &path,
@@ -755,17 +797,17 @@ impl VectorIndex {
             .buffer
             .metas
             .iter()
-            .filter(|meta| selector.matches(meta))
+            .filter(|meta| selector_matches(selector, meta))
             .map(|meta| meta.key.clone())
             .collect();
         for segment in self.segments.values() {
             let mut collect = |local_id: u32| {
                 let meta = segment.data.meta(local_id);
-                if !segment.is_deleted(local_id) && selector.matches(meta) {
+                if !segment.is_deleted(local_id) && selector_matches(selector, meta) {
                     keys.push(meta.key.clone());
                 }
             };
-            match selector.project_id_opt() {
+            match selector.project_selected() {
                 Some(project_id) => segment
                     .data
                     .project_local_ids(project_id)
@@ -866,49 +908,61 @@ impl VectorIndex {
             }
         }
         let query_point = Embedding(query.clone().into_boxed_slice());
-        let wanted_candidates =
-            (limit.saturating_mul(GRAPH_CANDIDATES_PER_HIT)).max(MIN_GRAPH_CANDIDATES);
-        for segment in self.segments.values() {
-            let bound = segment.matching_bound(filter);
-            if bound == 0 {
-                stats.num_segments_skipped += 1;
-                continue;
+        let segments: Vec<&SegmentState> = self.segments.values().collect();
+        // The segments are independent, so a search spreads them over the cores: at
+        // 100 000 documents (a few graphs of tens of thousands) that halves a search
+        // on two cores. Small indexes stay on the calling thread.
+        let workers = search_workers(&segments, self.config.parallel_search_min_docs);
+        if workers <= 1 {
+            for segment in segments {
+                self.search_segment(
+                    segment,
+                    &query,
+                    &query_point,
+                    filter,
+                    limit,
+                    &mut top,
+                    &mut stats,
+                );
             }
-            let data = &segment.data;
-            let ef_search = data.params().ef_search;
-            // Expected matching candidates: ef_search × bound / live ≥ wanted.
-            let graph_fills = (ef_search as u128) * (bound as u128)
-                >= (wanted_candidates as u128) * (segment.live_len() as u128);
-            if bound > self.config.exact_scan_max_docs && graph_fills {
-                stats.num_segments_graph += 1;
-                let mut found: Vec<(f32, &DocMeta)> = Vec::new();
-                for local_id in data.nearest(&query_point) {
-                    let meta = data.meta(local_id);
-                    if !segment.is_deleted(local_id) && filter.matches(meta) {
-                        found.push((data.score(&query, local_id), meta));
-                    }
+        } else {
+            let groups = balanced_groups(segments, workers);
+            let partials: Vec<(TopK<'_>, SearchStats)> = std::thread::scope(|scope| {
+                let jobs: Vec<_> = groups
+                    .into_iter()
+                    .map(|group| {
+                        let (query, query_point) = (&query, &query_point);
+                        scope.spawn(move || {
+                            let mut top = TopK::new(limit);
+                            let mut stats = SearchStats::default();
+                            for segment in group {
+                                self.search_segment(
+                                    segment,
+                                    query,
+                                    query_point,
+                                    filter,
+                                    limit,
+                                    &mut top,
+                                    &mut stats,
+                                );
+                            }
+                            (top, stats)
+                        })
+                    })
+                    .collect();
+                jobs.into_iter()
+                    .map(|job| {
+                        job.join()
+                            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+                    })
+                    .collect()
+            });
+            for (partial, partial_stats) in partials {
+                for scored in partial.heap.into_iter() {
+                    let Reverse(Scored { score, meta }) = scored;
+                    top.push(score, meta);
                 }
-                if found.len() >= limit || found.len() >= bound {
-                    for (score, meta) in found {
-                        top.push(score, meta);
-                    }
-                    continue;
-                }
-                stats.num_graph_fallbacks += 1;
-            } else {
-                stats.num_segments_exact += 1;
-            }
-            let check_fine = filter.has_fine_conditions();
-            for &local_id in data.project_local_ids(filter.project_id()) {
-                let meta = data.meta(local_id);
-                if segment.is_deleted(local_id)
-                    || !filter.allows_type(meta.key.doc_type)
-                    || (check_fine && !filter.matches_fine(meta))
-                {
-                    continue;
-                }
-                stats.num_segment_docs_scored += 1;
-                top.push(data.score(&query, local_id), meta);
+                stats.add(&partial_stats);
             }
         }
         let mut seen: HashSet<&DocKey> = HashSet::with_capacity(limit);
@@ -919,6 +973,64 @@ impl VectorIndex {
             .map(|scored| scored.meta.hit(scored.score))
             .collect();
         Ok((hits, stats))
+    }
+
+    /// One segment's part of [`VectorIndex::search_with_stats`] (the rules are there),
+    /// into `top`.
+    #[allow(clippy::too_many_arguments)]
+    fn search_segment<'a>(
+        &'a self,
+        segment: &'a SegmentState,
+        query: &[f32],
+        query_point: &Embedding,
+        filter: &VectorFilter,
+        limit: usize,
+        top: &mut TopK<'a>,
+        stats: &mut SearchStats,
+    ) {
+        let bound = segment.matching_bound(filter);
+        if bound == 0 {
+            stats.num_segments_skipped += 1;
+            return;
+        }
+        let data = &segment.data;
+        let wanted_candidates =
+            (limit.saturating_mul(GRAPH_CANDIDATES_PER_HIT)).max(MIN_GRAPH_CANDIDATES);
+        let ef_search = data.params().ef_search;
+        // Expected matching candidates: ef_search × bound / live ≥ wanted.
+        let graph_fills = (ef_search as u128) * (bound as u128)
+            >= (wanted_candidates as u128) * (segment.live_len() as u128);
+        if bound > self.config.exact_scan_max_docs && graph_fills {
+            stats.num_segments_graph += 1;
+            let mut found: Vec<(f32, &DocMeta)> = Vec::new();
+            for local_id in data.nearest(query_point) {
+                let meta = data.meta(local_id);
+                if !segment.is_deleted(local_id) && filter.matches(meta) {
+                    found.push((data.score(query, local_id), meta));
+                }
+            }
+            if found.len() >= limit || found.len() >= bound {
+                for (score, meta) in found {
+                    top.push(score, meta);
+                }
+                return;
+            }
+            stats.num_graph_fallbacks += 1;
+        } else {
+            stats.num_segments_exact += 1;
+        }
+        let check_fine = filter.has_fine_conditions();
+        for &local_id in data.project_local_ids(filter.project_id()) {
+            let meta = data.meta(local_id);
+            if segment.is_deleted(local_id)
+                || !filter.allows_type(meta.key.doc_type)
+                || (check_fine && !filter.matches_fine(meta))
+            {
+                continue;
+            }
+            stats.num_segment_docs_scored += 1;
+            top.push(data.score(query, local_id), meta);
+        }
     }
 
     /// A seal job when the buffer holds at least `seal_threshold` documents and no seal

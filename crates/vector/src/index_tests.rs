@@ -367,6 +367,13 @@ fn filters_are_exact_in_the_buffer_and_in_segments_on_every_path() -> Result<()>
     let (_, stats) = index.search_with_stats(&queries[0], &FilterSpec::new("alpha").filter(), 5)?;
     assert_eq!(stats.num_segments_graph, 1, "{stats:?}");
     assert_eq!(stats.num_segments_exact, 1, "{stats:?}");
+    // The same searches with the segments spread over threads (on a machine with two
+    // or more cores): the same results and the same counts.
+    index.config.parallel_search_min_docs = 0;
+    check(&index, "graphs, in parallel")?;
+    let (_, parallel) =
+        index.search_with_stats(&queries[0], &FilterSpec::new("alpha").filter(), 5)?;
+    assert_eq!(parallel, stats);
     Ok(())
 }
 

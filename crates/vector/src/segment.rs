@@ -14,6 +14,9 @@
 //! metas: [DocMeta { key: { project_id, doc_type, doc_id }, level, session_id, timestamp_ms }],
 //! hnsw: instant_distance::Hnsw<Embedding(Box<[f32]>)> (ef_search, points, layers)
 //! ```
+//!
+//! Both `ef_search` fields record the build's; a load replaces the graph's with the
+//! index's configured one (see `decode_graph`).
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -66,14 +69,37 @@ struct SegmentBodyRef<'a> {
     hnsw: &'a Hnsw<Embedding>,
 }
 
+/// Everything of a segment body before the graph.
 #[derive(Deserialize)]
-struct SegmentBody {
+struct SegmentHead {
     dims: u32,
     ef_construction: u32,
     ef_search: u32,
     seed: u64,
     metas: Vec<DocMeta>,
-    hnsw: Hnsw<Embedding>,
+}
+
+/// The graph of a segment body searched with `ef_search` candidates, whatever it was
+/// built with. instant-distance keeps `ef_search` in a private field set by its
+/// builder, and serializes it first (a postcard varint), so the field is rewritten in
+/// the bytes before they are decoded: `ef_search` stays a search-time setting that can
+/// change without rebuilding any graph. The round-trip test pins the layout.
+fn decode_graph(path: &Path, bytes: &[u8], ef_search: usize) -> Result<Hnsw<Embedding>> {
+    let undecodable =
+        |error: postcard::Error| VectorError::corrupt(path, format!("undecodable graph: {error}"));
+    let (_built_with, graph): (usize, &[u8]) =
+        postcard::take_from_bytes(bytes).map_err(undecodable)?;
+    let mut patched = postcard::to_allocvec(&ef_search).map_err(undecodable)?;
+    patched.extend_from_slice(graph);
+    let (hnsw, rest): (Hnsw<Embedding>, &[u8]) =
+        postcard::take_from_bytes(&patched).map_err(undecodable)?;
+    if !rest.is_empty() {
+        return Err(VectorError::corrupt(
+            path,
+            format!("{} bytes after the segment", rest.len()),
+        ));
+    }
+    Ok(hnsw)
 }
 
 impl SegmentData {
@@ -171,7 +197,7 @@ impl SegmentData {
     }
 
     /// The graph's approximate nearest documents to `query`, nearest first: at most
-    /// `ef_search` (a property of the built graph), unfiltered.
+    /// `ef_search` (set when the graph was built or loaded), unfiltered.
     pub(crate) fn nearest(&self, query: &Embedding) -> Vec<u32> {
         let mut search = instant_distance::Search::default();
         self.hnsw
@@ -196,34 +222,30 @@ impl SegmentData {
         })
     }
 
-    /// Decodes a segment file's body (already checked by [`crate::format::body`]) and
-    /// checks it against the index's `dims`.
-    pub(crate) fn decode(path: &Path, body: &[u8], dims: usize) -> Result<Self> {
-        let (decoded, rest): (SegmentBody, &[u8]) = postcard::take_from_bytes(body)
+    /// Decodes a segment file's body (already checked by [`crate::format::body`]),
+    /// checks it against the index's `dims`, and sets the graph's `ef_search` (the
+    /// number of candidates a graph search keeps) to `ef_search`.
+    pub(crate) fn decode(path: &Path, body: &[u8], dims: usize, ef_search: usize) -> Result<Self> {
+        let (head, graph): (SegmentHead, &[u8]) = postcard::take_from_bytes(body)
             .map_err(|error| VectorError::corrupt(path, format!("undecodable segment: {error}")))?;
-        if !rest.is_empty() {
-            return Err(VectorError::corrupt(
-                path,
-                format!("{} bytes after the segment", rest.len()),
-            ));
-        }
-        if decoded.dims as usize != dims {
+        if head.dims as usize != dims {
             return Err(VectorError::IndexDimensions {
                 path: path.display().to_string(),
-                on_disk: decoded.dims as usize,
+                on_disk: head.dims as usize,
                 configured: dims,
             });
         }
-        if decoded.ef_search == 0 {
+        if head.ef_search == 0 || ef_search == 0 {
             return Err(VectorError::corrupt(path, "ef_search is 0"));
         }
+        let hnsw = decode_graph(path, graph, ef_search)?;
         let params = BuildParams {
             dims,
-            ef_construction: decoded.ef_construction as usize,
-            ef_search: decoded.ef_search as usize,
-            seed: decoded.seed,
+            ef_construction: head.ef_construction as usize,
+            ef_search,
+            seed: head.seed,
         };
-        let data = Self::assemble(params, decoded.hnsw, decoded.metas);
+        let data = Self::assemble(params, hnsw, head.metas);
         if data.point_ids.len() != data.metas.len() {
             return Err(VectorError::corrupt(
                 path,
@@ -302,14 +324,14 @@ mod tests {
         assert_eq!(nearest.first(), Some(&17));
 
         let body = data.encode()?;
-        let decoded = SegmentData::decode(Path::new("s"), &body, 3)?;
+        let decoded = SegmentData::decode(Path::new("s"), &body, 3, 20)?;
         assert_eq!(decoded.metas(), data.metas());
         assert_eq!(decoded.params(), data.params());
         for local_id in 0..50u32 {
             assert_eq!(decoded.embedding(local_id), data.embedding(local_id));
         }
         assert!(matches!(
-            SegmentData::decode(Path::new("s"), &body, 4),
+            SegmentData::decode(Path::new("s"), &body, 4, 20),
             Err(VectorError::IndexDimensions {
                 on_disk: 3,
                 configured: 4,
@@ -317,7 +339,36 @@ mod tests {
             })
         ));
         assert!(matches!(
-            SegmentData::decode(Path::new("s"), &body[..body.len() / 2], 3),
+            SegmentData::decode(Path::new("s"), &body[..body.len() / 2], 3, 20),
+            Err(VectorError::Corrupt { .. })
+        ));
+        Ok(())
+    }
+
+    /// `ef_search` is set at load: the graph returns that many candidates, whatever it
+    /// was built with (this pins instant-distance's serialized layout).
+    #[test]
+    fn ef_search_is_set_when_a_segment_loads() -> Result<()> {
+        let docs: Vec<(DocMeta, Embedding, ())> = (0..300)
+            .map(|i| {
+                let angle = i as f32 * 0.02;
+                let vector = normalize(&[angle.cos(), angle.sin(), (i % 7) as f32 * 0.1], 3)?;
+                Ok((meta(&format!("d{i}"), "p"), Embedding(vector.into()), ()))
+            })
+            .collect::<Result<_>>()?;
+        let (data, _) = SegmentData::build(params(3), docs);
+        let query = data.embedding(42).clone();
+        assert_eq!(data.nearest(&query).len(), 20);
+        let body = data.encode()?;
+        for ef_search in [7, 20, 150] {
+            let loaded = SegmentData::decode(Path::new("s"), &body, 3, ef_search)?;
+            assert_eq!(loaded.params().ef_search, ef_search);
+            let nearest = loaded.nearest(&query);
+            assert_eq!(nearest.len(), ef_search);
+            assert_eq!(nearest.first(), Some(&42));
+        }
+        assert!(matches!(
+            SegmentData::decode(Path::new("s"), &body, 3, 0),
             Err(VectorError::Corrupt { .. })
         ));
         Ok(())
