@@ -957,7 +957,12 @@ mod tests {
         let err = Config::from_toml_str("[teleport.bm25]\nmemory_budget_mb = 5\n")
             .expect_err("small budget");
         assert!(err.to_string().contains("memory_budget_mb"), "{err}");
-        for key in ["ef_search", "index_threads", "query_threads", "seal_threshold"] {
+        for key in [
+            "ef_search",
+            "index_threads",
+            "query_threads",
+            "seal_threshold",
+        ] {
             let err = Config::from_toml_str(&format!("[teleport.vector]\n{key} = 0\n"))
                 .expect_err("zero");
             assert!(err.to_string().contains(key), "{key}: {err}");

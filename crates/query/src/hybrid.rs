@@ -155,13 +155,29 @@ pub(crate) fn fuse_lists(lists: Vec<RankedList>, fusion: Fusion) -> Vec<RankedDo
     let mut fused: HashMap<(DocType, String), RankedDoc> = HashMap::new();
     for list in lists {
         let best = list.docs.iter().map(|doc| doc.score).fold(0.0f32, f32::max);
+        // BM25 scores fall towards 0 down a list, so dividing by the best spreads them
+        // over [0, 1]. Cosine similarities of a list's hits all lie close to the best
+        // (0.55–0.60 for a question), so divided by it they would lift every semantic
+        // hit almost equally: they are spread from the list's worst instead (min-max,
+        // the normalization Bruch et al. found best for convex score fusion).
+        let floor = match list.kind {
+            ListKind::Vector if list.docs.len() > 1 => list
+                .docs
+                .iter()
+                .map(|doc| doc.score.max(0.0))
+                .fold(f32::INFINITY, f32::min),
+            _ => 0.0,
+        };
         let share = match list.kind {
             ListKind::Bm25 => 1.0 - VECTOR_SHARE,
             ListKind::Vector => VECTOR_SHARE,
         };
         for (position, doc) in list.docs.into_iter().enumerate() {
             let score = match fusion {
-                Fusion::Score if best > 0.0 => list.weight * share * doc.score.max(0.0) / best,
+                Fusion::Score if best > floor => {
+                    list.weight * share * (doc.score.max(0.0) - floor) / (best - floor)
+                }
+                Fusion::Score if best > 0.0 => list.weight * share,
                 Fusion::Score => 0.0,
                 #[allow(clippy::cast_precision_loss)]
                 Fusion::Rrf => list.weight / (RRF_K + (position + 1) as f32),
@@ -365,21 +381,27 @@ mod tests {
                 list(
                     ListKind::Vector,
                     1.0,
-                    vec![doc("c", 0.8, None, Some(1)), doc("d", 0.7, None, Some(2))],
+                    vec![
+                        doc("c", 0.8, None, Some(1)),
+                        doc("d", 0.7, None, Some(2)),
+                        doc("e", 0.6, None, Some(3)),
+                    ],
                 ),
             ],
             Fusion::Score,
         );
         let ids: Vec<&str> = fused.iter().map(|d| d.doc_id.as_str()).collect();
-        // a: 0.65; c: 0.65·0.3 + 0.35 = 0.545; d: 0.35·0.875 = 0.306; b: 0.65·0.4 = 0.26.
-        assert_eq!(ids, ["a", "c", "d", "b"]);
+        // BM25 divided by its best, cosines spread from the list's worst (min-max):
+        // a: 0.65; c: 0.65·0.3 + 0.35 = 0.545; b: 0.65·0.4 = 0.26; d: 0.35·0.5 = 0.175;
+        // e: 0.
+        assert_eq!(ids, ["a", "c", "b", "d", "e"]);
         assert!((fused[1].score - 0.545).abs() < 1e-4, "{}", fused[1].score);
         assert_eq!(
             (fused[1].bm25_rank, fused[1].vector_rank),
             (Some(3), Some(1))
         );
         assert_eq!(fused[1].match_type().as_deref(), Some("both"));
-        assert_eq!(fused[2].match_type().as_deref(), Some("semantic"));
+        assert_eq!(fused[3].match_type().as_deref(), Some("semantic"));
         assert_eq!(fused[0].match_type().as_deref(), Some("keyword"));
     }
 
