@@ -97,11 +97,17 @@ for line in open(sys.argv[1]):
     if m:
         (sums if m.group(1) == "sum" else counts)[m.group(2)] = float(m.group(3))
         continue
-    m = re.match(r'(?:memory_)?(bm25_(?:search|commit)_latency_seconds)_(sum|count)(?:\{\})? (\S+)', line)
+    m = re.match(r'(?:memory_)?(bm25_(?:search|commit)_latency_seconds|vector_search_latency_seconds)_(sum|count)(?:\{\})? (\S+)', line)
     if m:
         (sums if m.group(2) == "sum" else counts)[m.group(1)] = float(m.group(3))
+        continue
+    m = re.match(r'(?:memory_)?embedding_batch_latency_seconds_(sum|count)\{use="query"\} (\S+)', line)
+    if m:
+        (sums if m.group(1) == "sum" else counts)["query embedding"] = float(m.group(2))
+where_of = {"bm25_search_latency_seconds": "one tantivy call", "bm25_commit_latency_seconds": "one tantivy call",
+            "vector_search_latency_seconds": "one VectorIndex search", "query embedding": "one embed call"}
 for method in sorted(counts):
-    where = "one tantivy call" if method.startswith("bm25_") else "QueryService::call"
+    where = where_of.get(method, "QueryService::call")
     print(f"  {method:<30} {int(counts[method]):>6} calls, mean {1000 * sums[method] / max(counts[method], 1):8.3f} ms in {where}")
 PY
 }

@@ -71,7 +71,7 @@ impl VectorSettings {
             seal_threshold: 2_000,
             ef_search: VectorConfig::new(memory_embed::MINILM_DIMS).ef_search,
             index_threads: 1,
-            query_threads: 2,
+            query_threads: 1,
         }
     }
 }
@@ -346,8 +346,9 @@ impl VectorHandle {
         if let Some(error) = self.error() {
             return Err(error);
         }
-        let started = Instant::now();
+        // Timed from the lock: the histogram is the model's time, not the queue's.
         let mut guard = lock(&self.shared.query_embedder);
+        let started = Instant::now();
         let embedder = guard.as_mut().ok_or("the query embedder is not loaded")?;
         let vectors = embedder.embed(texts).map_err(|err| err.to_string())?;
         VECTOR_METRICS

@@ -371,14 +371,16 @@ impl ProjectMode {
 }
 
 /// Bumped when the way [`build_like_indexer`] builds an index changes.
-const INDEX_CACHE_VERSION: &str = "vector-bench index v1";
+const INDEX_CACHE_VERSION: &str = "vector-bench index v2";
 /// The file of a kept index that holds its key.
 const INDEX_CACHE_MARKER: &str = "BENCH_KEY";
 
 /// Where the index of the first `size` documents (vectors of cache key `vectors_key`,
 /// built by [`build_like_indexer`] with `config` and `mode`) is kept, and its key: the
 /// criterion bench opens it instead of spending minutes building graphs, and
-/// `vector_quality` builds there.
+/// `vector_quality` builds there. Only what shapes the built index enters the key (dims,
+/// seal threshold, merge factor, `ef_construction`, seed): the search-time settings
+/// (`ef_search`, exact-scan and parallel-search thresholds) apply when it is opened.
 #[must_use]
 pub fn index_cache(
     vectors_key: u64,
@@ -388,16 +390,19 @@ pub fn index_cache(
 ) -> (PathBuf, String) {
     let mut hash = Fnv::default();
     hash.write_str(INDEX_CACHE_VERSION);
-    hash.write_str(&format!("{config:?}"));
+    hash.write_str(&format!(
+        "dims {} seal {} merge {} ef_construction {} seed {}",
+        config.dims,
+        config.seal_threshold,
+        config.merge_factor,
+        config.ef_construction,
+        config.seed
+    ));
     hash.write_str(mode.as_str());
     hash.write(&vectors_key.to_le_bytes());
     hash.write(&(size as u64).to_le_bytes());
     let key = format!("{:016x}", hash.finish());
-    let dir = bench_data_dir().join(format!(
-        "vector-index-{}-{size}-ef{}-{key}",
-        mode.as_str(),
-        config.ef_search
-    ));
+    let dir = bench_data_dir().join(format!("vector-index-{}-{size}-{key}", mode.as_str()));
     (dir, key)
 }
 

@@ -17,11 +17,12 @@
 //!    through, by a brute-force scan (timed too: that is what an index without graphs
 //!    would cost).
 //! 3. Per `--projects` mode (`one`: every document in one project; `year`: the year's
-//!    four projects, each query in its own) and per `--ef-search`: a fresh index in
-//!    `target/bench-data/vector-index-<mode>-<docs>-ef<ef>-<key>/` (left there for the
+//!    four projects, each query in its own): a fresh index in
+//!    `target/bench-data/vector-index-<mode>-<docs>-<key>/` (left there for the
 //!    criterion bench, `benches/benches/vector.rs`) with the production
 //!    configuration (`VectorConfig::new(384)`: `seal_threshold` 2 000, merge factor 4,
-//!    `ef_construction` 100, its `ef_search` unless given), filled the way the daemon's
+//!    `ef_construction` 100), searched with each `--ef-search` (a search-time
+//!    setting), filled the way the daemon's
 //!    vector indexer fills it (batches of 256, seal when full, at most one merge after
 //!    each seal, a commit after each seal); then recall@10 of `search(query, project,
 //!    10)`, latency percentiles (one search at a time, one thread, `--rounds` rounds
@@ -90,11 +91,6 @@ struct Cli {
     /// Documents per sealed segment.
     #[arg(long, default_value_t = 2_000)]
     seal_threshold: usize,
-    /// `ef_search` of the searches, on the index built with `--ef-search` (segments
-    /// take `ef_search` when they load, so this needs no rebuild; the graphs do not
-    /// depend on it). Default: the build's.
-    #[arg(long)]
-    search_ef: Option<usize>,
     /// `exact_scan_max_docs` of the searches (a search-time setting: it does not change
     /// the index built). Default: the production default.
     #[arg(long)]
@@ -113,6 +109,9 @@ struct Cli {
     #[arg(long, hide = true)]
     rss_probe: Option<PathBuf>,
 }
+
+/// Index directories built by this run (later `--ef-search` values reuse them).
+static BUILT_THIS_RUN: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
 
 fn ms(duration: Duration) -> f64 {
     duration.as_secs_f64() * 1e3
@@ -511,15 +510,17 @@ fn measure_index(
     let mut config = VectorConfig::new(MINILM_DIMS);
     config.seal_threshold = cli.seal_threshold;
     config.ef_search = ef;
-    let (dir, key) = index_cache(vectors_key, docs.len(), &config, mode);
-    let reuse = cli.reuse_index && index_cached(&dir, &key);
     if let Some(max_docs) = cli.exact_scan_max_docs {
         config.exact_scan_max_docs = max_docs;
     }
-    if let Some(search_ef) = cli.search_ef {
-        config.ef_search = search_ef;
-    }
-    let ef = config.ef_search;
+    // `ef_search` and the exact-scan threshold apply when the index opens, so every
+    // `--ef-search` of a run searches the one index built (or kept) for the mode.
+    let (dir, key) = index_cache(vectors_key, docs.len(), &config, mode);
+    let built_here = BUILT_THIS_RUN
+        .lock()
+        .map_err(|_| anyhow::anyhow!("poisoned"))?
+        .contains(&dir);
+    let reuse = (cli.reuse_index || built_here) && index_cached(&dir, &key);
     if !reuse {
         VectorIndex::destroy(&dir)?;
     }
@@ -536,6 +537,10 @@ fn measure_index(
     } else {
         let build = build_like_indexer(&mut index, docs, vectors, mode)?;
         mark_index_cached(&dir, &key)?;
+        BUILT_THIS_RUN
+            .lock()
+            .map_err(|_| anyhow::anyhow!("poisoned"))?
+            .push(dir.clone());
         build
     };
     for (number, job) in build.seals.iter().enumerate() {

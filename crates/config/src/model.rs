@@ -447,8 +447,10 @@ pub struct VectorIndexConfig {
     /// segment when the index opens, so a change needs a restart, not a rebuild.
     /// Default 200 (docs/benchmarks.md, "Vector tier at 100 000 documents").
     pub ef_search: usize,
-    /// ONNX Runtime threads of the query embedder: a question embeds in about 6 ms on
-    /// two threads and 10 ms on one (2 cores). Default 2.
+    /// ONNX Runtime threads of the query embedder. Default 1: on two cores a second
+    /// thread embeds a question faster (7 ms against 9) but ONNX Runtime's spinning
+    /// workers then slow the vector search that follows (8.6 ms against 5.2), so a
+    /// hybrid search is slower overall (docs/benchmarks.md). More cores change that.
     pub query_threads: usize,
 }
 
@@ -464,7 +466,7 @@ impl Default for VectorIndexConfig {
             commit_interval_secs: 60,
             ef_search: 200,
             index_threads: None,
-            query_threads: 2,
+            query_threads: 1,
         }
     }
 }

@@ -83,6 +83,11 @@ impl VectorFilter {
             .is_none_or(|doc_types| doc_types.contains(&doc_type))
     }
 
+    /// Whether the filter narrows the document types.
+    pub(crate) fn restricts_types(&self) -> bool {
+        self.doc_types_opt.is_some()
+    }
+
     /// Whether the filter narrows more than project and type: then per-type counts
     /// only bound how many documents match.
     pub(crate) fn has_fine_conditions(&self) -> bool {

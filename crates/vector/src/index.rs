@@ -55,6 +55,7 @@ use crate::format::{
 };
 use crate::jobs::{BuiltSegment, JobTicket, MergeInput, MergeJob, Origin, SealJob};
 use crate::manifest::{Manifest, ManifestRef, ManifestSegment};
+use crate::quantized::{ApproxTop, QuantizedQuery, rerank_count};
 use crate::segment::{BuildParams, SegmentData};
 use crate::{Result, VectorError};
 
@@ -101,8 +102,14 @@ pub struct VectorConfig {
     /// 0.978 at about twice the time (docs/benchmarks.md, `vector_quality`).
     pub ef_search: usize,
     /// A segment holding at most this many documents that may match a search (by
-    /// project and type) is scanned exactly instead of searched through its graph:
-    /// exact is correct for any filter and, this small, about as fast. Default 2 000.
+    /// project and type) is scanned exactly instead of searched through its graph. The
+    /// scan reads the segment's int8 copy of the vectors (a quarter of the f32 bytes,
+    /// contiguous) and scores its best candidates again in f32 (`crate::quantized`), so
+    /// it is exact in practice and costs about 50 ns per document on one core: at
+    /// 100 000 documents in segments of up to 32 768, exact scans gave recall@10 1.000 at
+    /// p50 5.0 ms, the graphs (`ef_search` 200) 0.920 at 3.6 ms (docs/benchmarks.md).
+    /// Larger segments — the tiers from 131 072 documents — use their graphs. Default
+    /// 40 000.
     pub exact_scan_max_docs: usize,
     /// With at least this many live documents in two or more segments, a search spreads
     /// the segments over the cores (one thread each, balanced by size); below it, a
@@ -130,7 +137,7 @@ impl VectorConfig {
             merge_factor: 4,
             ef_construction: 100,
             ef_search: 200,
-            exact_scan_max_docs: 2_000,
+            exact_scan_max_docs: 40_000,
             parallel_search_min_docs: 20_000,
             seed: 0x5EED_A11C_E5E6_0001,
         }
@@ -908,6 +915,7 @@ impl VectorIndex {
             }
         }
         let query_point = Embedding(query.clone().into_boxed_slice());
+        let quantized_query = QuantizedQuery::new(&query);
         let segments: Vec<&SegmentState> = self.segments.values().collect();
         // The segments are independent, so a search spreads them over the cores: at
         // 100 000 documents (a few graphs of tens of thousands) that halves a search
@@ -917,8 +925,7 @@ impl VectorIndex {
             for segment in segments {
                 self.search_segment(
                     segment,
-                    &query,
-                    &query_point,
+                    (&query, &query_point, &quantized_query),
                     filter,
                     limit,
                     &mut top,
@@ -931,19 +938,13 @@ impl VectorIndex {
                 let jobs: Vec<_> = groups
                     .into_iter()
                     .map(|group| {
-                        let (query, query_point) = (&query, &query_point);
+                        let query = (query.as_slice(), &query_point, &quantized_query);
                         scope.spawn(move || {
                             let mut top = TopK::new(limit);
                             let mut stats = SearchStats::default();
                             for segment in group {
                                 self.search_segment(
-                                    segment,
-                                    query,
-                                    query_point,
-                                    filter,
-                                    limit,
-                                    &mut top,
-                                    &mut stats,
+                                    segment, query, filter, limit, &mut top, &mut stats,
                                 );
                             }
                             (top, stats)
@@ -981,8 +982,7 @@ impl VectorIndex {
     fn search_segment<'a>(
         &'a self,
         segment: &'a SegmentState,
-        query: &[f32],
-        query_point: &Embedding,
+        (query, query_point, quantized_query): (&[f32], &Embedding, &QuantizedQuery),
         filter: &VectorFilter,
         limit: usize,
         top: &mut TopK<'a>,
@@ -1019,17 +1019,30 @@ impl VectorIndex {
         } else {
             stats.num_segments_exact += 1;
         }
+        // The scan ranks by the int8 copy, then scores its best candidates again with
+        // the f32 vectors (see `crate::quantized`).
+        // A document's metadata is read only when the filter needs it: the scan is
+        // bound by memory, and the metadata is larger than the int8 row.
         let check_fine = filter.has_fine_conditions();
+        let check_meta = check_fine || filter.restricts_types();
+        let mut candidates = ApproxTop::new(rerank_count(limit));
         for &local_id in data.project_local_ids(filter.project_id()) {
-            let meta = data.meta(local_id);
-            if segment.is_deleted(local_id)
-                || !filter.allows_type(meta.key.doc_type)
-                || (check_fine && !filter.matches_fine(meta))
-            {
+            if segment.is_deleted(local_id) {
                 continue;
             }
+            if check_meta {
+                let meta = data.meta(local_id);
+                if !filter.allows_type(meta.key.doc_type)
+                    || (check_fine && !filter.matches_fine(meta))
+                {
+                    continue;
+                }
+            }
             stats.num_segment_docs_scored += 1;
-            top.push(data.score(query, local_id), meta);
+            candidates.push(data.approx_score(quantized_query, local_id), local_id);
+        }
+        for local_id in candidates.into_local_ids() {
+            top.push(data.score(query, local_id), data.meta(local_id));
         }
     }
 

@@ -60,8 +60,10 @@
 //!   embedded by the same model as the documents,
 //! - an actor: the vector indexer, its seal and merge scheduling and hybrid ranking live
 //!   in `memory-actors` and `memory-query`,
-//! - exact for large segments: a segment's graph search is approximate (recall@10 ≥ 0.95
-//!   in the tests); the buffer, small segments and selective filters are exact,
+//! - exact for the largest segments: a segment holding more than `exact_scan_max_docs`
+//!   (default 40 000) of the searched project's documents is searched through its graph,
+//!   which is approximate; the buffer, smaller segments (through an int8 copy of their
+//!   vectors, re-scored in f32) and selective filters are exact,
 //! - the source of truth: the index is a projection, deleted and rebuilt from the log.
 
 #![forbid(unsafe_code)]
@@ -75,6 +77,7 @@ pub mod format;
 pub mod index;
 pub mod jobs;
 mod manifest;
+mod quantized;
 mod segment;
 
 pub use distance::{dot, normalize};

@@ -26,6 +26,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::distance::{Embedding, dot};
 use crate::doc::DocMeta;
+use crate::quantized::{QuantizedQuery, QuantizedVectors};
 use crate::{Result, VectorError};
 
 /// The HNSW parameters of a build, recorded in the segment.
@@ -47,6 +48,8 @@ pub(crate) struct SegmentData {
     metas: Vec<DocMeta>,
     /// Local ids of each project's documents, ascending: what an exact scan reads.
     by_project: HashMap<String, Vec<u32>>,
+    /// The vectors in int8, for exact scans (derived, not stored).
+    quantized: QuantizedVectors,
 }
 
 impl std::fmt::Debug for SegmentData {
@@ -156,12 +159,17 @@ impl SegmentData {
                 .or_default()
                 .push(local_id as u32);
         }
+        let quantized = QuantizedVectors::new(
+            params.dims,
+            point_ids.iter().map(|point_id| &hnsw[*point_id].0[..]),
+        );
         Self {
             params,
             hnsw,
             point_ids,
             metas,
             by_project,
+            quantized,
         }
     }
 
@@ -189,6 +197,12 @@ impl SegmentData {
     /// The local ids of `project_id`'s documents, ascending.
     pub(crate) fn project_local_ids(&self, project_id: &str) -> &[u32] {
         self.by_project.get(project_id).map_or(&[], Vec::as_slice)
+    }
+
+    /// About `query · vector` of a document, from the int8 copy (see
+    /// [`crate::quantized`]).
+    pub(crate) fn approx_score(&self, query: &QuantizedQuery, local_id: u32) -> f32 {
+        self.quantized.score(query, local_id)
     }
 
     /// `query · vector` of a document.
