@@ -219,9 +219,18 @@ fn answer(
         return Err(Bm25Failure::Skip(Skip::NoTerms));
     }
     let retrieved = plan.limit.max(MIN_RETRIEVED_HITS);
+    let mut terms: Vec<String> = Vec::new();
+    for (query, _) in &queries {
+        for term in query.terms() {
+            if !terms.contains(term) {
+                terms.push(term.clone());
+            }
+        }
+    }
     // The vector side (embedding the phrases, then searching) runs beside the BM25
-    // searches: together they take about as long as the embedding alone.
-    let (bm25_lists, vector_lists) = std::thread::scope(|scope| {
+    // searches: together they take about as long as the embedding alone. While it runs,
+    // this thread reads the evidence of the best BM25 hits, which fusion needs next.
+    let (bm25_lists, vector_lists, prefetched) = std::thread::scope(|scope| {
         let vector_job = vector.map(|vector| {
             let span = tracing::Span::current();
             let phrases = &phrases;
@@ -245,11 +254,23 @@ fn answer(
                 .map(|(query, weight)| bm25_list(handle, query, *weight, retrieved))
                 .collect::<Result<Vec<RankedList>, Bm25Failure>>()
         };
+        let mut prefetched = Prefetched::new();
+        if let (Some(job), Ok(lists)) = (&vector_job, &bm25_lists) {
+            let _prefetch = info_span!("prefetch_evidence").entered();
+            prefetch_evidence(
+                service,
+                project_id,
+                lists,
+                (&terms, range),
+                &|| job.is_finished(),
+                &mut prefetched,
+            );
+        }
         let vector_lists = vector_job.map(|job| {
             job.join()
                 .unwrap_or_else(|_| Err("the vector search panicked".to_owned()))
         });
-        (bm25_lists, vector_lists)
+        (bm25_lists, vector_lists, prefetched)
     });
     let mut lists = bm25_lists?;
     let mut tier = "bm25";
@@ -267,19 +288,11 @@ fn answer(
         crate::hybrid::fuse_lists(lists, service.hybrid().fusion)
     };
     let _collect = info_span!("collect_results", num_hits = ranked.len()).entered();
-    let mut terms: Vec<String> = Vec::new();
-    for (query, _) in &queries {
-        for term in query.terms() {
-            if !terms.contains(term) {
-                terms.push(term.clone());
-            }
-        }
-    }
     let results = fuse(
         service,
         project_id,
         &ranked,
-        &terms,
+        (&terms, prefetched),
         range,
         plan.recency,
         (plan.budget, plan.limit),
@@ -474,6 +487,41 @@ struct Candidate {
     event: Event,
 }
 
+/// Evidence read ahead of fusion, by document: what [`evidence_of`] returns.
+pub(crate) type Prefetched = HashMap<(DocType, String), Vec<(Event, f32)>>;
+
+/// BM25 hits whose evidence is read while the question is embedded: fusion reads about
+/// this many before its early stop with the default budget and limit.
+const PREFETCH_MAX_HITS: usize = 24;
+
+/// Reads the evidence of the best BM25 hits (each list's in turn, best ranks first)
+/// into `prefetched` until `done` (the vector side has finished, so fusion can start)
+/// or [`PREFETCH_MAX_HITS`]. A hit that fails is left to fusion, which reports it.
+fn prefetch_evidence(
+    service: &QueryService,
+    project_id: &str,
+    lists: &[RankedList],
+    (terms, range): (&[String], (Option<u64>, Option<u64>)),
+    done: &dyn Fn() -> bool,
+    prefetched: &mut Prefetched,
+) {
+    let longest = lists.iter().map(|list| list.docs.len()).max().unwrap_or(0);
+    let by_rank =
+        (0..longest).flat_map(|rank| lists.iter().filter_map(move |list| list.docs.get(rank)));
+    for hit in by_rank {
+        if prefetched.len() >= PREFETCH_MAX_HITS || done() {
+            break;
+        }
+        let key = (hit.doc_type, hit.doc_id.clone());
+        if prefetched.contains_key(&key) {
+            continue;
+        }
+        if let Ok(evidence) = evidence_of(service, project_id, hit, terms, range) {
+            prefetched.insert(key, evidence);
+        }
+    }
+}
+
 /// Ranks the events behind the hits by one fused score — the hit's BM25 score times
 /// the weight of how the event is behind it (itself, quoted by a grip, in a segment,
 /// cited by a coarser node, next to a matching turn), the best over all hits — and
@@ -482,7 +530,7 @@ pub(crate) fn fuse(
     service: &QueryService,
     project_id: &str,
     hits: &[RankedDoc],
-    terms: &[String],
+    (terms, mut prefetched): (&[String], Prefetched),
     range: (Option<u64>, Option<u64>),
     recency: Option<Recency>,
     (budget, limit): (usize, usize),
@@ -521,7 +569,11 @@ pub(crate) fn fuse(
             DocType::TocNode if hit.level.as_deref() == Some("segment") => (SEGMENT_WEIGHT, false),
             DocType::TocNode | DocType::Idea => (NODE_WEIGHT, false),
         };
-        for (event, relative) in evidence_of(service, project_id, hit, terms, range)? {
+        let evidence = match prefetched.remove(&(hit.doc_type, hit.doc_id.clone())) {
+            Some(evidence) => evidence,
+            None => evidence_of(service, project_id, hit, terms, range)?,
+        };
+        for (event, relative) in evidence {
             if direct {
                 let seq = store
                     .seq_of_event_id(project_id, &event.event_id)

@@ -266,7 +266,7 @@ pub(crate) fn semantic_tier(
         service,
         project_id,
         &ranked,
-        &terms,
+        (&terms, crate::bm25_search::Prefetched::new()),
         plan.range,
         plan.recency,
         (plan.budget, plan.limit),
