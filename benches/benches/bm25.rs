@@ -38,9 +38,9 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, SamplingMode, criterion_group, criterion_main};
-use memory_benches::percentile;
 use memory_benches::questions::{QUESTION_SEED, question_from};
 use memory_benches::year::{Rng, YearEvent, YearSpec, generate};
+use memory_benches::{disk_size, percentile};
 use memory_search::analyzer::analyze;
 use memory_search::{Bm25Index, Bm25Query, DocType, SearchDoc};
 use memory_toc::terms::is_stopword;
@@ -168,24 +168,6 @@ fn fts5_match_of(question: &str, keep: impl Fn(&str) -> bool) -> String {
         .map(|word| format!("\"{word}\""))
         .collect::<Vec<_>>()
         .join(" OR ")
-}
-
-/// Bytes of every file under `path`.
-fn disk_size(path: &Path) -> u64 {
-    let Ok(metadata) = std::fs::metadata(path) else {
-        return 0;
-    };
-    if metadata.is_file() {
-        return metadata.len();
-    }
-    std::fs::read_dir(path)
-        .map(|entries| {
-            entries
-                .filter_map(Result::ok)
-                .map(|entry| disk_size(&entry.path()))
-                .sum()
-        })
-        .unwrap_or(0)
 }
 
 /// Hits as both engines return them: ids and stored text, best first.

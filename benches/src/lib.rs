@@ -54,3 +54,22 @@ pub fn percentile(sorted_us: &[u64], p: f64) -> u64 {
     let rank = ((p / 100.0) * (sorted_us.len() - 1) as f64).round() as usize;
     sorted_us[rank.min(sorted_us.len() - 1)]
 }
+
+/// Bytes of every file under `path`.
+#[must_use]
+pub fn disk_size(path: &std::path::Path) -> u64 {
+    let Ok(metadata) = std::fs::metadata(path) else {
+        return 0;
+    };
+    if metadata.is_file() {
+        return metadata.len();
+    }
+    std::fs::read_dir(path)
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .map(|entry| disk_size(&entry.path()))
+                .sum()
+        })
+        .unwrap_or(0)
+}

@@ -29,7 +29,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use memory_embed::{Embedder, EmbedderConfig, MINILM_DIMS};
-use memory_vector::{DocType, VectorConfig, VectorDoc, VectorFilter, VectorIndex};
+use memory_vector::{BuiltSegment, DocType, VectorConfig, VectorDoc, VectorFilter, VectorIndex};
 
 use crate::questions::{QUESTION_SEED, question_from};
 use crate::year::{Rng, YearSpec, generate};
@@ -507,35 +507,37 @@ pub fn build_like_indexer(
             continue;
         };
         let num_docs = job.num_docs();
-        let built = job.build()?;
-        let build = built.build_duration();
-        let begun = Instant::now();
-        index.install(built)?;
-        report.seals.push(JobTiming {
-            num_docs,
-            num_inputs: 0,
-            build,
-            install: begun.elapsed(),
-        });
+        report
+            .seals
+            .push(install_timed(index, job.build()?, (num_docs, 0))?);
         if let Some(merge) = index.prepare_merge() {
-            let num_inputs = merge.input_segment_ids().len();
-            let num_docs = merge.num_docs();
-            let built = merge.build()?;
-            let build = built.build_duration();
-            let begun = Instant::now();
-            index.install(built)?;
-            report.merges.push(JobTiming {
-                num_docs,
-                num_inputs,
-                build,
-                install: begun.elapsed(),
-            });
+            let sizes = (merge.num_docs(), merge.input_segment_ids().len());
+            report
+                .merges
+                .push(install_timed(index, merge.build()?, sizes)?);
         }
         commit(index, &mut report, first + batch.len())?;
     }
     commit(index, &mut report, docs.len())?;
     report.total = started.elapsed();
     Ok(report)
+}
+
+/// Installs a built seal or merge of `(num_docs, num_inputs)` and times it.
+fn install_timed(
+    index: &mut VectorIndex,
+    built: BuiltSegment,
+    (num_docs, num_inputs): (usize, usize),
+) -> anyhow::Result<JobTiming> {
+    let build = built.build_duration();
+    let begun = Instant::now();
+    index.install(built)?;
+    Ok(JobTiming {
+        num_docs,
+        num_inputs,
+        build,
+        install: begun.elapsed(),
+    })
 }
 
 /// The exact top `limit` of `query` among the first `num_docs` documents that `filter`
@@ -581,25 +583,6 @@ pub fn rss_kib() -> (u64, u64) {
             .unwrap_or(0)
     };
     (field("VmRSS:"), field("VmHWM:"))
-}
-
-/// Bytes of every file under `path`.
-#[must_use]
-pub fn disk_size(path: &Path) -> u64 {
-    let Ok(metadata) = fs::metadata(path) else {
-        return 0;
-    };
-    if metadata.is_file() {
-        return metadata.len();
-    }
-    fs::read_dir(path)
-        .map(|entries| {
-            entries
-                .filter_map(Result::ok)
-                .map(|entry| disk_size(&entry.path()))
-                .sum()
-        })
-        .unwrap_or(0)
 }
 
 #[cfg(test)]

@@ -52,13 +52,13 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use clap::Parser;
-use memory_benches::percentile;
 use memory_benches::vector_corpus::{
     BuildReport, CORPUS_DOCS, CorpusDoc, CorpusQuery, INDEXER_BATCH, ProjectMode, QueryKind,
-    build_like_indexer, corpus, disk_size, doc_id, embed_cached, embedding_key, exact_top,
-    index_cache, index_cached, mark_index_cached, rss_kib,
+    build_like_indexer, corpus, doc_id, embed_cached, embedding_key, exact_top, index_cache,
+    index_cached, mark_index_cached, rss_kib,
 };
 use memory_benches::year::{YearSpec, generate};
+use memory_benches::{disk_size, percentile};
 use memory_embed::{Embedder, EmbedderConfig, MINILM_DIMS};
 use memory_vector::{SearchStats, VectorConfig, VectorFilter, VectorIndex};
 
@@ -109,9 +109,6 @@ struct Cli {
     #[arg(long, hide = true)]
     rss_probe: Option<PathBuf>,
 }
-
-/// Index directories built by this run (later `--ef-search` values reuse them).
-static BUILT_THIS_RUN: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
 
 fn ms(duration: Duration) -> f64 {
     duration.as_secs_f64() * 1e3
@@ -276,12 +273,13 @@ fn main() -> anyhow::Result<()> {
 
     // 3. Builds, recall and latency.
     let mut results = Vec::new();
-    for &ef in &efs {
+    for (round, &ef) in efs.iter().enumerate() {
         for &mode in &modes {
+            // `ef_search` applies when the index opens: the first round builds (unless
+            // `--reuse-index`), the later ones search the same indexes.
             let result = measure_index(
                 &cli,
-                mode,
-                ef,
+                (mode, ef, cli.reuse_index || round > 0),
                 &corpus.docs,
                 &vectors,
                 &corpus.queries,
@@ -498,8 +496,7 @@ struct IndexResult {
 #[allow(clippy::too_many_arguments)]
 fn measure_index(
     cli: &Cli,
-    mode: ProjectMode,
-    ef: usize,
+    (mode, ef, reuse): (ProjectMode, usize, bool),
     docs: &[CorpusDoc],
     vectors: &[f32],
     queries: &[CorpusQuery],
@@ -513,14 +510,8 @@ fn measure_index(
     if let Some(max_docs) = cli.exact_scan_max_docs {
         config.exact_scan_max_docs = max_docs;
     }
-    // `ef_search` and the exact-scan threshold apply when the index opens, so every
-    // `--ef-search` of a run searches the one index built (or kept) for the mode.
     let (dir, key) = index_cache(vectors_key, docs.len(), &config, mode);
-    let built_here = BUILT_THIS_RUN
-        .lock()
-        .map_err(|_| anyhow::anyhow!("poisoned"))?
-        .contains(&dir);
-    let reuse = (cli.reuse_index || built_here) && index_cached(&dir, &key);
+    let reuse = reuse && index_cached(&dir, &key);
     if !reuse {
         VectorIndex::destroy(&dir)?;
     }
@@ -537,10 +528,6 @@ fn measure_index(
     } else {
         let build = build_like_indexer(&mut index, docs, vectors, mode)?;
         mark_index_cached(&dir, &key)?;
-        BUILT_THIS_RUN
-            .lock()
-            .map_err(|_| anyhow::anyhow!("poisoned"))?
-            .push(dir.clone());
         build
     };
     for (number, job) in build.seals.iter().enumerate() {

@@ -920,36 +920,16 @@ impl VectorIndex {
         // The segments are independent, so a search spreads them over the cores: at
         // 100 000 documents (a few graphs of tens of thousands) that halves a search
         // on two cores. Small indexes stay on the calling thread.
+        let query = (query.as_slice(), &query_point, &quantized_query);
+        let search_group = |group| self.search_group(group, query, filter, limit);
         let workers = search_workers(&segments, self.config.parallel_search_min_docs);
-        if workers <= 1 {
-            for segment in segments {
-                self.search_segment(
-                    segment,
-                    (&query, &query_point, &quantized_query),
-                    filter,
-                    limit,
-                    &mut top,
-                    &mut stats,
-                );
-            }
+        let partials: Vec<(TopK<'_>, SearchStats)> = if workers <= 1 {
+            vec![search_group(segments)]
         } else {
-            let groups = balanced_groups(segments, workers);
-            let partials: Vec<(TopK<'_>, SearchStats)> = std::thread::scope(|scope| {
-                let jobs: Vec<_> = groups
+            std::thread::scope(|scope| {
+                let jobs: Vec<_> = balanced_groups(segments, workers)
                     .into_iter()
-                    .map(|group| {
-                        let query = (query.as_slice(), &query_point, &quantized_query);
-                        scope.spawn(move || {
-                            let mut top = TopK::new(limit);
-                            let mut stats = SearchStats::default();
-                            for segment in group {
-                                self.search_segment(
-                                    segment, query, filter, limit, &mut top, &mut stats,
-                                );
-                            }
-                            (top, stats)
-                        })
-                    })
+                    .map(|group| scope.spawn(|| search_group(group)))
                     .collect();
                 jobs.into_iter()
                     .map(|job| {
@@ -957,14 +937,13 @@ impl VectorIndex {
                             .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
                     })
                     .collect()
-            });
-            for (partial, partial_stats) in partials {
-                for scored in partial.heap.into_iter() {
-                    let Reverse(Scored { score, meta }) = scored;
-                    top.push(score, meta);
-                }
-                stats.add(&partial_stats);
+            })
+        };
+        for (partial, partial_stats) in partials {
+            for Reverse(Scored { score, meta }) in partial.heap {
+                top.push(score, meta);
             }
+            stats.add(&partial_stats);
         }
         let mut seen: HashSet<&DocKey> = HashSet::with_capacity(limit);
         let hits = top
@@ -974,6 +953,22 @@ impl VectorIndex {
             .map(|scored| scored.meta.hit(scored.score))
             .collect();
         Ok((hits, stats))
+    }
+
+    /// The best `limit` of a group of segments (one thread's share of a search).
+    fn search_group<'a>(
+        &'a self,
+        group: Vec<&'a SegmentState>,
+        query: (&[f32], &Embedding, &QuantizedQuery),
+        filter: &VectorFilter,
+        limit: usize,
+    ) -> (TopK<'a>, SearchStats) {
+        let mut top = TopK::new(limit);
+        let mut stats = SearchStats::default();
+        for segment in group {
+            self.search_segment(segment, query, filter, limit, &mut top, &mut stats);
+        }
+        (top, stats)
     }
 
     /// One segment's part of [`VectorIndex::search_with_stats`] (the rules are there),

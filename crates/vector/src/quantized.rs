@@ -27,7 +27,7 @@ pub(crate) fn rerank_count(limit: usize) -> usize {
 }
 
 /// One vector in int8 with its scale: `vector ≈ codes × scale`.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Debug)]
 pub(crate) struct QuantizedQuery {
     codes: Vec<i8>,
     scale: f32,
@@ -42,7 +42,7 @@ impl QuantizedQuery {
 }
 
 /// Int8 rows of a segment's vectors, in local-id order.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Debug)]
 pub(crate) struct QuantizedVectors {
     dims: usize,
     codes: Vec<i8>,
