@@ -287,7 +287,6 @@ fn answer(
         let _fusion = info_span!("fusion", lists = lists.len()).entered();
         crate::hybrid::fuse_lists(lists, service.hybrid().fusion)
     };
-    let _collect = info_span!("collect_results", num_hits = ranked.len()).entered();
     let results = fuse(
         service,
         project_id,
@@ -456,27 +455,70 @@ impl RankedDoc {
     }
 }
 
-/// How often (in hits) [`fuse`] checks whether it can stop early.
-const EARLY_STOP_CHECK_EVERY: usize = 8;
+/// How often (in hits) [`fuse`] checks whether it can stop early: a check sorts the
+/// candidates so far (a few hundred at most), far cheaper than the store reads of the
+/// hits it can save.
+const EARLY_STOP_CHECK_EVERY: usize = 4;
 
-/// Whether the evidence found so far makes the remaining hits pointless: no hit gives
-/// an event more than its own score (every weight is at most 1, and the hits come best
-/// first), so once the events scoring at least `bound` fill twice the token budget and
-/// `limit` results, packing will not reach what later hits could add. Each hit costs a
-/// few store reads (its events and their session neighbours); this is where a search
-/// with a small budget saves most of them.
+/// Whether the hits still to come cannot change what the search returns, so fusion
+/// can stop reading them (each costs a few store reads: its events and their session
+/// neighbours; a segment hit reads and scores every event of the segment).
+///
+/// No hit gives an event more than its own score (every weight is at most 1, and the
+/// hits come best first), so the events scoring above `bound` keep their score and
+/// source whatever comes later, and they rank before anything a later hit brings.
+/// Grouping and packing them the way the answer is packed ([`toc_search::pack`]: in
+/// order, an event kept while it fits the budget) tells what the answer will start
+/// with. Two outcomes make it final:
+/// - they make `limit` results and a further result has begun: the answer keeps only
+///   the first `limit`, and nothing can join them any more;
+/// - they use the whole budget: no later event fits (every event costs a token).
+///
+/// Anything looser changes answers: an earlier rule (stop once the events out of
+/// reach fill twice the budget) returned nothing when those events were all too long
+/// for a small budget and a shorter one came later.
 fn covered(
     candidates: &HashMap<String, Candidate>,
     bound: f32,
     budget: usize,
     limit: usize,
 ) -> bool {
-    let (mut tokens, mut count) = (0usize, 0usize);
-    for candidate in candidates.values().filter(|c| c.score >= bound) {
-        tokens += memory_toc::estimate_tokens(candidate.event.text.chars().count());
-        count += 1;
+    let mut settled: Vec<&Candidate> = candidates
+        .values()
+        .filter(|c| c.score > bound && c.score > 0.0)
+        .collect();
+    settled.sort_by(|a, b| answer_order(a, b));
+    let threshold = settled
+        .first()
+        .map_or(0.0, |best| best.score * MIN_RELATIVE_SCORE);
+    let (mut used, mut results) = (0usize, 0usize);
+    // The source of the result being packed, and whether any of its events fit.
+    let mut open: Option<(usize, bool)> = None;
+    for candidate in settled.iter().filter(|c| c.score >= threshold) {
+        if open.is_none_or(|(source, _)| source != candidate.source) {
+            if results >= limit {
+                return true;
+            }
+            open = Some((candidate.source, false));
+        }
+        let cost = memory_toc::estimate_tokens(candidate.event.text.chars().count());
+        if used + cost <= budget {
+            used += cost;
+            if let Some((_, kept @ false)) = &mut open {
+                *kept = true;
+                results += 1;
+            }
+        }
     }
-    count >= limit && tokens >= budget.saturating_mul(2)
+    used >= budget
+}
+
+/// The order of the answer's evidence: best score first, then earlier, then by id.
+fn answer_order(a: &Candidate, b: &Candidate) -> std::cmp::Ordering {
+    b.score
+        .total_cmp(&a.score)
+        .then_with(|| a.event.timestamp_ms.cmp(&b.event.timestamp_ms))
+        .then_with(|| a.event.event_id.cmp(&b.event.event_id))
 }
 
 /// One candidate piece of evidence.
@@ -537,30 +579,19 @@ pub(crate) fn fuse(
 ) -> Result<Vec<SearchResult>, ServiceError> {
     let store = service.store();
     let mut candidates: HashMap<String, Candidate> = HashMap::new();
-    // Every event keeps its best score over all hits.
-    let note =
-        |candidates: &mut HashMap<String, Candidate>, event: Event, score: f32, source: usize| {
-            let score = recency.map_or(score, |recency| score * recency.factor(event.timestamp_ms));
-            match candidates.entry(event.event_id.clone()) {
-                Entry::Occupied(entry) if entry.get().score >= score => {}
-                Entry::Occupied(mut entry) => {
-                    entry.insert(Candidate {
-                        score,
-                        source,
-                        event,
-                    });
-                }
-                Entry::Vacant(entry) => {
-                    entry.insert(Candidate {
-                        score,
-                        source,
-                        event,
-                    });
-                }
-            }
-        };
+    let weigh = |event: &Event, score: f32| {
+        recency.map_or(score, |recency| score * recency.factor(event.timestamp_ms))
+    };
+    let collect = info_span!(
+        "collect_results",
+        num_hits = hits.len(),
+        hits_read = tracing::field::Empty
+    )
+    .entered();
+    let mut hits_read = hits.len();
     for (index, hit) in hits.iter().enumerate() {
         if index % EARLY_STOP_CHECK_EVERY == 0 && covered(&candidates, hit.score, budget, limit) {
+            hits_read = index;
             break;
         }
         let (weight, direct) = match hit.doc_type {
@@ -585,58 +616,82 @@ pub(crate) fn fuse(
                         .chain(after)
                         .filter(|e| in_range(e, range))
                     {
-                        note(
-                            &mut candidates,
-                            neighbor,
-                            hit.score * weight * NEIGHBOR_WEIGHT,
-                            index,
-                        );
+                        let score = weigh(&neighbor, hit.score * weight * NEIGHBOR_WEIGHT);
+                        note(&mut candidates, neighbor, score, index);
                     }
                 }
             }
-            note(&mut candidates, event, hit.score * weight * relative, index);
+            let score = weigh(&event, hit.score * weight * relative);
+            note(&mut candidates, event, score, index);
         }
     }
+    collect.record("hits_read", hits_read);
+    Ok(runs(candidates)
+        .into_iter()
+        .map(|(source, score, evidence)| {
+            let hit = &hits[source];
+            SearchResult {
+                level: hit
+                    .level
+                    .as_deref()
+                    .and_then(|level| level.parse::<TocLevel>().ok()),
+                doc_id: hit.doc_id.clone(),
+                doc_type: hit.doc_type.as_str().to_owned(),
+                score,
+                text: snippet_of(hit.text.as_deref().unwrap_or(&evidence[0].text)),
+                bm25_rank: hit.bm25_rank,
+                vector_rank: hit.vector_rank,
+                match_type: hit.match_type(),
+                evidence,
+            }
+        })
+        .collect())
+}
+
+/// Notes that `source` (a hit's index) brings `event` with `score`: every event keeps
+/// its best score over all hits, and the hit that gave it.
+fn note(candidates: &mut HashMap<String, Candidate>, event: Event, score: f32, source: usize) {
+    match candidates.entry(event.event_id.clone()) {
+        Entry::Occupied(entry) if entry.get().score >= score => {}
+        Entry::Occupied(mut entry) => {
+            entry.insert(Candidate {
+                score,
+                source,
+                event,
+            });
+        }
+        Entry::Vacant(entry) => {
+            entry.insert(Candidate {
+                score,
+                source,
+                event,
+            });
+        }
+    }
+}
+
+/// The candidates in [`answer_order`], without those below [`MIN_RELATIVE_SCORE`] of
+/// the best, as results: consecutive events of one hit together, each run with its
+/// hit's index and its best score.
+fn runs(candidates: HashMap<String, Candidate>) -> Vec<(usize, f32, Vec<Event>)> {
     let mut ranked: Vec<Candidate> = candidates.into_values().collect();
-    ranked.sort_by(|a, b| {
-        b.score
-            .total_cmp(&a.score)
-            .then_with(|| a.event.timestamp_ms.cmp(&b.event.timestamp_ms))
-            .then_with(|| a.event.event_id.cmp(&b.event.event_id))
-    });
+    ranked.sort_by(answer_order);
     let threshold = ranked
         .first()
         .map_or(0.0, |best| best.score * MIN_RELATIVE_SCORE);
-    let mut results: Vec<SearchResult> = Vec::new();
-    let mut last_source = None;
+    let mut runs: Vec<(usize, f32, Vec<Event>)> = Vec::new();
     for candidate in ranked
         .into_iter()
         .filter(|c| c.score > 0.0 && c.score >= threshold)
     {
-        if last_source == Some(candidate.source)
-            && let Some(result) = results.last_mut()
-        {
-            result.evidence.push(candidate.event);
-            continue;
+        match runs.last_mut() {
+            Some((source, _, events)) if *source == candidate.source => {
+                events.push(candidate.event);
+            }
+            _ => runs.push((candidate.source, candidate.score, vec![candidate.event])),
         }
-        last_source = Some(candidate.source);
-        let hit = &hits[candidate.source];
-        results.push(SearchResult {
-            level: hit
-                .level
-                .as_deref()
-                .and_then(|level| level.parse::<TocLevel>().ok()),
-            doc_id: hit.doc_id.clone(),
-            doc_type: hit.doc_type.as_str().to_owned(),
-            score: candidate.score,
-            text: snippet_of(hit.text.as_deref().unwrap_or(&candidate.event.text)),
-            bm25_rank: hit.bm25_rank,
-            vector_rank: hit.vector_rank,
-            match_type: hit.match_type(),
-            evidence: vec![candidate.event],
-        });
     }
-    Ok(results)
+    runs
 }
 
 /// Packs evidence into `budget` (see [`toc_search::pack`]), keeps `limit` results, and
@@ -734,8 +789,8 @@ mod tests {
 
     use super::*;
 
-    fn candidate(id: &str, score: f32, chars: usize) -> (String, Candidate) {
-        let event = Event {
+    fn event(id: &str, chars: usize) -> Event {
+        Event {
             event_id: id.to_owned(),
             session_id: "s".to_owned(),
             project_id: "p".to_owned(),
@@ -745,7 +800,11 @@ mod tests {
             role: Role::User,
             text: "x".repeat(chars),
             metadata: std::collections::BTreeMap::new(),
-        };
+        }
+    }
+
+    fn candidate(id: &str, score: f32, chars: usize) -> (String, Candidate) {
+        let event = event(id, chars);
         (
             id.to_owned(),
             Candidate {
@@ -757,20 +816,141 @@ mod tests {
     }
 
     #[test]
-    fn the_evidence_fusion_stops_only_when_later_hits_cannot_reach_the_budget() {
-        // Two events of 400 tokens score 0.9 and 0.8, one scores 0.1.
-        let candidates: HashMap<String, Candidate> = [
+    fn the_evidence_fusion_stops_only_when_later_hits_cannot_change_the_answer() {
+        let from = |source: usize, (id, mut candidate): (String, Candidate)| {
+            candidate.source = source;
+            (id, candidate)
+        };
+        // One hit brought a (400 tokens, 0.9) and b (400 tokens, 0.8); c scores 0.1.
+        let one_hit: HashMap<String, Candidate> = [
             candidate("a", 0.9, 1600),
             candidate("b", 0.8, 1600),
             candidate("c", 0.1, 4000),
         ]
         .into_iter()
         .collect();
-        // A later hit can give up to 0.5: only a and b (800 tokens) are out of its reach.
-        assert!(covered(&candidates, 0.5, 400, 2));
-        assert!(!covered(&candidates, 0.5, 401, 2), "twice the budget");
-        assert!(!covered(&candidates, 0.5, 100, 3), "too few results");
+        // A later hit gives at most 0.5, so a and b are out of its reach: a alone uses
+        // a budget of 400, so nothing later fits.
+        assert!(covered(&one_hit, 0.5, 400, 2));
+        // With 401, a later one-token event would still fit.
+        assert!(!covered(&one_hit, 0.5, 401, 2), "budget left");
         // A later hit scoring up to 0.85 could still outrank b.
-        assert!(!covered(&candidates, 0.85, 100, 2));
+        assert!(!covered(&one_hit, 0.85, 100, 2), "a cannot be packed");
+
+        // Three hits brought one short event each.
+        let three_hits: HashMap<String, Candidate> = [
+            from(0, candidate("a", 0.9, 40)),
+            from(1, candidate("b", 0.8, 40)),
+            from(2, candidate("d", 0.7, 40)),
+        ]
+        .into_iter()
+        .collect();
+        // Two results are complete once a third has begun.
+        assert!(covered(&three_hits, 0.5, 2000, 2));
+        assert!(
+            !covered(&three_hits, 0.5, 2000, 3),
+            "the third result can grow"
+        );
+        assert!(
+            !covered(&three_hits, 0.75, 2000, 2),
+            "the second result can grow"
+        );
+    }
+
+    /// What a search returns for these candidates: the event ids of each packed result.
+    fn answer(
+        candidates: HashMap<String, Candidate>,
+        budget: usize,
+        limit: usize,
+    ) -> Vec<Vec<String>> {
+        let results = runs(candidates)
+            .into_iter()
+            .map(|(source, score, evidence)| SearchResult {
+                doc_id: source.to_string(),
+                doc_type: "event".to_owned(),
+                level: None,
+                score,
+                text: String::new(),
+                bm25_rank: None,
+                vector_rank: None,
+                match_type: None,
+                evidence,
+            })
+            .collect();
+        pack_and_limit(results, budget, limit)
+            .0
+            .into_iter()
+            .map(|result| result.evidence.into_iter().map(|e| e.event_id).collect())
+            .collect()
+    }
+
+    /// A synthetic hit: its score, and its events (id, weight within the hit, length).
+    type SyntheticHit = (f32, Vec<(String, f32, usize)>);
+
+    /// Fuses synthetic hits the way [`fuse`] does, stopping early or not; returns the
+    /// answer and how many hits were read.
+    fn fuse_hits(
+        hits: &[SyntheticHit],
+        (budget, limit): (usize, usize),
+        stop_early: bool,
+    ) -> (Vec<Vec<String>>, usize) {
+        let mut candidates = HashMap::new();
+        let mut read = 0;
+        for (index, (score, evidence)) in hits.iter().enumerate() {
+            if stop_early
+                && index % EARLY_STOP_CHECK_EVERY == 0
+                && covered(&candidates, *score, budget, limit)
+            {
+                break;
+            }
+            read += 1;
+            for (id, relative, chars) in evidence {
+                note(&mut candidates, event(id, *chars), score * relative, index);
+            }
+        }
+        (answer(candidates, budget, limit), read)
+    }
+
+    #[test]
+    fn stopping_early_never_changes_the_answer() {
+        // Deterministic pseudo-random searches: 120 hits of falling score, each bringing
+        // one to four events out of 150 (so events recur across hits, as session
+        // neighbours and segment events do) with weights and lengths of every kind.
+        let mut state = 0x9E37_79B9_7F4A_7C15_u64;
+        let mut next = move |below: u64| {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (state >> 33) % below
+        };
+        let (mut saved, mut searches) = (0, 0);
+        for round in 0..300 {
+            let mut score = 10.0_f32;
+            let hits: Vec<SyntheticHit> = (0..120)
+                .map(|_| {
+                    score *= 1.0 - next(100) as f32 / 1000.0;
+                    let evidence = (0..=next(4))
+                        .map(|_| {
+                            let relative =
+                                [1.0, 0.6, 0.3, 0.18, next(100) as f32 / 100.0][next(5) as usize];
+                            (format!("e{}", next(150)), relative, 1 + next(3000) as usize)
+                        })
+                        .collect();
+                    (score, evidence)
+                })
+                .collect();
+            let limit = [1, 3, 10, 25][round % 4];
+            let budget = [50, 500, 2000, 8000][(round / 4) % 4];
+            let (all, read_all) = fuse_hits(&hits, (budget, limit), false);
+            let (early, read) = fuse_hits(&hits, (budget, limit), true);
+            assert_eq!(early, all, "round {round}: budget {budget}, limit {limit}");
+            saved += read_all - read;
+            searches += 1;
+        }
+        // The check must also stop: well over half of the hits are never read.
+        assert!(
+            saved > searches * 60,
+            "saved {saved} hits over {searches} searches"
+        );
     }
 }
