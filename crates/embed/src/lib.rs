@@ -48,9 +48,15 @@ pub const MINILM_DIMS: usize = 384;
 pub const DEFAULT_MAX_TOKENS: usize = 128;
 /// Texts per ONNX Runtime call.
 pub const DEFAULT_BATCH_SIZE: usize = 64;
-/// The files a model directory must hold.
-pub const MODEL_FILES: [&str; 5] = [
-    "model.onnx",
+/// The float32 model in a model directory: what documents are embedded with.
+pub const MODEL_FILE: &str = "model.onnx";
+/// Its 8-bit copy (`scripts/quantize_minilm.py`): what questions are embedded with by
+/// default. About twice as fast on one core, within cosine 0.98 of [`MODEL_FILE`];
+/// questions embedded with it against documents embedded with the float32 model keep
+/// 93% of the float32 model's top 10 on the LoCoMo dev slice (docs/benchmarks.md).
+pub const QUANTIZED_MODEL_FILE: &str = "model_int8.onnx";
+/// The tokenizer files a model directory must hold beside its model.
+pub const TOKENIZER_FILES: [&str; 4] = [
     "tokenizer.json",
     "config.json",
     "special_tokens_map.json",
@@ -63,8 +69,10 @@ const FIX: &str = "run `scripts/setup.sh` (it installs the pinned ONNX Runtime a
 /// Where the model and the runtime are, and how to run them.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EmbedderConfig {
-    /// A directory holding [`MODEL_FILES`].
+    /// A directory holding `model_file` and the [`TOKENIZER_FILES`].
     pub model_dir: PathBuf,
+    /// The ONNX file in `model_dir` to run ([`MODEL_FILE`] by default).
+    pub model_file: String,
     /// `libonnxruntime.so.*`.
     pub ort_dylib: PathBuf,
     /// Longest input, tokens; longer text is truncated.
@@ -81,6 +89,7 @@ impl EmbedderConfig {
     pub fn new(model_dir: impl Into<PathBuf>, ort_dylib: impl Into<PathBuf>) -> Self {
         EmbedderConfig {
             model_dir: model_dir.into(),
+            model_file: MODEL_FILE.to_owned(),
             ort_dylib: ort_dylib.into(),
             max_tokens: DEFAULT_MAX_TOKENS,
             batch_size: DEFAULT_BATCH_SIZE,
@@ -195,7 +204,7 @@ impl Embedder {
                 path: config.ort_dylib.display().to_string(),
             });
         }
-        for file in MODEL_FILES {
+        for file in std::iter::once(config.model_file.as_str()).chain(TOKENIZER_FILES) {
             let path = config.model_dir.join(file);
             if !path.is_file() {
                 return Err(EmbedError::ModelMissing {
@@ -213,7 +222,7 @@ impl Embedder {
                 .map_err(|err| model_error(format!("{file}: {err}")))
         };
         let model = UserDefinedEmbeddingModel::new(
-            read("model.onnx")?,
+            read(&config.model_file)?,
             TokenizerFiles {
                 tokenizer_file: read("tokenizer.json")?,
                 config_file: read("config.json")?,
@@ -230,7 +239,11 @@ impl Embedder {
         }
         let model = TextEmbedding::try_new_from_user_defined(model, options)
             .map_err(|err| model_error(err.to_string()))?;
-        tracing::info!(model_dir = %config.model_dir.display(), "embedding model loaded");
+        tracing::info!(
+            model_dir = %config.model_dir.display(),
+            model_file = config.model_file,
+            "embedding model loaded"
+        );
         Ok(Embedder {
             model,
             batch_size: config.batch_size.max(1),
@@ -318,6 +331,35 @@ mod tests {
         assert!(dot(&alone[0], &vectors[3]) > 0.9999);
         let alone = embedder.embed(&["Hello world"])?;
         assert!(dot(&alone[0], &vectors[0]) > 0.9999);
+        Ok(())
+    }
+
+    /// The 8-bit question model: close to the float32 model, and a question embedded
+    /// with it still finds its paraphrase among documents embedded with float32.
+    #[test]
+    fn the_quantized_model_stays_close_to_float32() -> Result<(), EmbedError> {
+        let full_config = EmbedderConfig::from_env_or_repo();
+        let quantized_config = EmbedderConfig {
+            model_file: QUANTIZED_MODEL_FILE.to_owned(),
+            ..full_config.clone()
+        };
+        let texts = [
+            "Hello world",
+            "The JWT access token expires after 15 minutes.",
+            "We decided that access tokens live a quarter of an hour.",
+            "The cat sat on the mat.",
+        ];
+        let documents = Embedder::load(&full_config)?.embed(&texts)?;
+        let mut quantized = Embedder::load(&quantized_config)?;
+        for (text, document) in texts.iter().zip(&documents) {
+            // Alone, as a question is embedded.
+            let question = quantized.embed(&[*text])?.remove(0);
+            assert!((dot(&question, &question) - 1.0).abs() < 1e-5);
+            let cosine = dot(&question, document);
+            assert!(cosine > 0.98, "{text}: cosine {cosine}");
+        }
+        let question = quantized.embed(&[texts[1]])?.remove(0);
+        assert!(dot(&question, &documents[2]) > dot(&question, &documents[3]) + 0.2);
         Ok(())
     }
 
