@@ -956,6 +956,13 @@ impl VectorIndex {
     }
 
     /// The best `limit` of a group of segments (one thread's share of a search).
+    ///
+    /// The exact scans of all the group's segments share one [`ApproxTop`]: int8 scores
+    /// of different segments are comparable (each row is scaled to approximate the
+    /// cosine, see `crate::quantized`), so the group's best `rerank_count(limit)` by
+    /// int8 score are the candidates, as if its segments were one, and only those are
+    /// scored again with their f32 vectors — scattered reads of 1.5 KiB each, not one
+    /// set per segment.
     fn search_group<'a>(
         &'a self,
         group: Vec<&'a SegmentState>,
@@ -964,15 +971,30 @@ impl VectorIndex {
         limit: usize,
     ) -> (TopK<'a>, SearchStats) {
         let mut top = TopK::new(limit);
+        let mut candidates = ApproxTop::new(rerank_count(limit));
         let mut stats = SearchStats::default();
-        for segment in group {
-            self.search_segment(segment, query, filter, limit, &mut top, &mut stats);
+        for (position, segment) in group.iter().enumerate() {
+            let mut scanned = |score, local_id| candidates.push(score, (position, local_id));
+            self.search_segment(
+                segment,
+                query,
+                filter,
+                limit,
+                &mut top,
+                &mut scanned,
+                &mut stats,
+            );
+        }
+        for (position, local_id) in candidates.into_ids() {
+            let data = &group[position].data;
+            top.push(data.score(query.0, local_id), data.meta(local_id));
         }
         (top, stats)
     }
 
-    /// One segment's part of [`VectorIndex::search_with_stats`] (the rules are there),
-    /// into `top`.
+    /// One segment's part of [`VectorIndex::search_with_stats`] (the rules are there):
+    /// hits of its graph into `top`, int8 scores of an exact scan to `scanned` (as
+    /// `(score, local id)`).
     #[allow(clippy::too_many_arguments)]
     fn search_segment<'a>(
         &'a self,
@@ -981,6 +1003,7 @@ impl VectorIndex {
         filter: &VectorFilter,
         limit: usize,
         top: &mut TopK<'a>,
+        scanned: impl FnMut(f32, u32),
         stats: &mut SearchStats,
     ) {
         let bound = segment.matching_bound(filter);
@@ -1014,31 +1037,24 @@ impl VectorIndex {
         } else {
             stats.num_segments_exact += 1;
         }
-        // The scan ranks by the int8 copy, then scores its best candidates again with
-        // the f32 vectors (see `crate::quantized`).
+        // The scan ranks by the int8 copy; the group's best candidates are scored again
+        // with the f32 vectors (see `search_group`).
         // A document's metadata is read only when the filter needs it: the scan is
         // bound by memory, and the metadata is larger than the int8 row.
         let check_fine = filter.has_fine_conditions();
         let check_meta = check_fine || filter.restricts_types();
-        let mut candidates = ApproxTop::new(rerank_count(limit));
-        for &local_id in data.project_local_ids(filter.project_id()) {
+        let keep = |local_id: u32| {
             if segment.is_deleted(local_id) {
-                continue;
+                return false;
             }
-            if check_meta {
-                let meta = data.meta(local_id);
-                if !filter.allows_type(meta.key.doc_type)
-                    || (check_fine && !filter.matches_fine(meta))
-                {
-                    continue;
-                }
+            if !check_meta {
+                return true;
             }
-            stats.num_segment_docs_scored += 1;
-            candidates.push(data.approx_score(quantized_query, local_id), local_id);
-        }
-        for local_id in candidates.into_local_ids() {
-            top.push(data.score(query, local_id), data.meta(local_id));
-        }
+            let meta = data.meta(local_id);
+            filter.allows_type(meta.key.doc_type) && (!check_fine || filter.matches_fine(meta))
+        };
+        stats.num_segment_docs_scored +=
+            data.approx_scan(quantized_query, filter.project_id(), keep, scanned);
     }
 
     /// A seal job when the buffer holds at least `seal_threshold` documents and no seal

@@ -377,6 +377,79 @@ fn filters_are_exact_in_the_buffer_and_in_segments_on_every_path() -> Result<()>
     Ok(())
 }
 
+/// Exact scans of many segments keep one set of int8 candidates per search group (not
+/// one per segment) and score only that set in f32: with far more matching documents
+/// than candidates, spread over segments and interleaved projects, results still equal
+/// brute force, on one thread and spread over threads.
+#[test]
+fn exact_scans_of_many_segments_share_their_candidates_and_stay_exact() -> Result<()> {
+    let dims = 32;
+    let mut rng = Rng(23);
+    let clustered = Clustered::new(&mut rng, dims, 12);
+    let docs: Vec<VectorDoc> = (0..1_000)
+        .map(|i| {
+            let project_id = ["alpha", "beta", "alpha", "gamma"][i % 4];
+            VectorDoc {
+                session_id: Some(format!("s{}", i % 3)),
+                ..doc(
+                    project_id,
+                    DocType::ALL[i % 3],
+                    &format!("d{i}"),
+                    clustered.sample(&mut rng),
+                )
+            }
+        })
+        .collect();
+    let temp = temp_dir();
+    let mut index = VectorIndex::open(
+        temp.path(),
+        VectorConfig {
+            seal_threshold: 150,
+            parallel_search_min_docs: usize::MAX,
+            ..small_config(dims)
+        },
+    )?;
+    for batch in docs.chunks(150) {
+        for doc in batch {
+            index.upsert(doc.clone())?;
+        }
+        index.seal_now(false)?;
+    }
+    assert_eq!(index.status().segments.len(), 6);
+    assert_eq!(index.status().num_buffered, 100);
+    let specs = [
+        FilterSpec::new("alpha"),
+        FilterSpec::new("gamma"),
+        FilterSpec {
+            doc_types_opt: Some(vec![DocType::Grip, DocType::TocNode]),
+            ..FilterSpec::new("alpha")
+        },
+        FilterSpec {
+            session_id_opt: Some("s1"),
+            ..FilterSpec::new("beta")
+        },
+    ];
+    let queries: Vec<Vec<f32>> = (0..20).map(|_| clustered.sample(&mut rng)).collect();
+    for parallel_search_min_docs in [usize::MAX, 0] {
+        index.config.parallel_search_min_docs = parallel_search_min_docs;
+        for spec in &specs {
+            for query in &queries {
+                for limit in [1, 10, 40] {
+                    let (hits, stats) = index.search_with_stats(query, &spec.filter(), limit)?;
+                    let expected = brute_force(&docs, query, spec, limit);
+                    assert_eq!(
+                        keyed(&hits),
+                        expected,
+                        "limit {limit}, parallel from {parallel_search_min_docs}"
+                    );
+                    assert_eq!(stats.num_segments_exact, 6);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 #[test]
 fn graph_recall_at_10_against_exact_search() -> Result<()> {
     let dims = MINILM_DIMS;

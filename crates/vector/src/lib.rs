@@ -66,7 +66,7 @@
 //!   vectors, re-scored in f32) and selective filters are exact,
 //! - the source of truth: the index is a projection, deleted and rebuilt from the log.
 
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
 #![deny(clippy::unwrap_used)]
 
 pub mod distance;

@@ -10,7 +10,15 @@
 //! within about 1e-3 for unit vectors. The scan ranks by that approximation, then the
 //! best [`rerank_count`] candidates are scored again with their f32 vectors, so the
 //! results are the exact top `limit` unless more than that many documents fall within
-//! the approximation error of the last one.
+//! the approximation error of the last one. The approximations of different segments
+//! are on the same scale, so the candidates are the best of all the segments one search
+//! thread scans, as if they were one (`VectorIndex::search_group`).
+//!
+//! The scan loop ([`QuantizedVectors::scan`]) is compiled twice: for baseline x86-64
+//! (SSE2, which needs several instructions to widen int8 lanes) and with AVX2, chosen
+//! at run time when the CPU has it. Both are the same safe code, so they give the same
+//! integers; only the AVX2 copy prefetches rows ahead. That is the crate's one use of
+//! `unsafe`: calling the AVX2 copy once the CPU is known to have it.
 //!
 //! The copy is derived, never stored: it is built when a segment is built or loaded.
 
@@ -19,6 +27,12 @@ const LEVELS: f32 = 127.0;
 
 /// Lanes of the integer dot product (the compiler keeps them in SIMD registers).
 const LANES: usize = 16;
+
+/// How far ahead of the row being scored a scan prefetches (8 rows: 3 KiB at 384
+/// dimensions). A project's rows are contiguous, but a scan reads them faster than the
+/// hardware prefetcher alone brings them in: at 100 000 documents, prefetching 4, 8 or
+/// 16 rows ahead made searches about 20 % faster, with no clear winner among the three.
+const PREFETCH_ROWS: usize = 8;
 
 /// How many approximate candidates are scored again exactly for a search of `limit`.
 #[must_use]
@@ -41,7 +55,8 @@ impl QuantizedQuery {
     }
 }
 
-/// Int8 rows of a segment's vectors, in local-id order.
+/// Int8 rows of a segment's vectors, in the order its scans read them (each project's
+/// documents together, see `crate::segment`).
 #[derive(Debug)]
 pub(crate) struct QuantizedVectors {
     dims: usize,
@@ -65,13 +80,68 @@ impl QuantizedVectors {
         }
     }
 
-    /// Approximately `query · vector` of the document at `local_id`.
-    pub(crate) fn score(&self, query: &QuantizedQuery, local_id: u32) -> f32 {
-        let at = local_id as usize;
-        let row = &self.codes[at * self.dims..(at + 1) * self.dims];
+    /// Approximately `query · vector` of the vector of `row`. Inlined, so the kernel
+    /// is compiled with the target features of the scan it is inlined into.
+    #[inline(always)]
+    pub(crate) fn score(&self, query: &QuantizedQuery, row: usize) -> f32 {
         #[allow(clippy::cast_precision_loss)]
-        let dot = dot_i8(&query.codes, row) as f32;
-        dot * query.scale * self.scales[at]
+        let dot = dot_i8(&query.codes, self.row(row)) as f32;
+        dot * query.scale * self.scales[row]
+    }
+
+    /// Scores the rows from `first_row` on, one per local id of `local_ids`, for those
+    /// `keep` keeps (given the local id), and hands each score to `found` with its local
+    /// id; returns how many. This loop is the whole cost of an exact scan, so it is
+    /// compiled twice: with AVX2, chosen at run time when the CPU has it, and portable
+    /// (see the module docs).
+    pub(crate) fn scan(
+        &self,
+        query: &QuantizedQuery,
+        first_row: usize,
+        local_ids: &[u32],
+        keep: impl FnMut(u32) -> bool,
+        found: impl FnMut(f32, u32),
+    ) -> u64 {
+        #[cfg(target_arch = "x86_64")]
+        if has_avx2() {
+            // SAFETY: `scan_avx2` requires nothing but AVX2, which the CPU running this
+            // process has: `has_avx2()` just said so.
+            #[allow(unsafe_code)]
+            return unsafe { scan_avx2(self, query, first_row, local_ids, keep, found) };
+        }
+        self.scan_with(query, first_row, local_ids, keep, found, |_| {})
+    }
+
+    /// The scan loop, inlined into each compiled copy (see [`QuantizedVectors::scan`]).
+    /// `prefetch` is handed the row `PREFETCH_ROWS` ahead.
+    #[inline(always)]
+    fn scan_with(
+        &self,
+        query: &QuantizedQuery,
+        first_row: usize,
+        local_ids: &[u32],
+        mut keep: impl FnMut(u32) -> bool,
+        mut found: impl FnMut(f32, u32),
+        prefetch: impl Fn(&[i8]),
+    ) -> u64 {
+        let rows = first_row..first_row + local_ids.len();
+        let mut num_scored = 0;
+        for (row, &local_id) in rows.clone().zip(local_ids) {
+            if rows.contains(&(row + PREFETCH_ROWS)) {
+                prefetch(self.row(row + PREFETCH_ROWS));
+            }
+            if !keep(local_id) {
+                continue;
+            }
+            num_scored += 1;
+            found(self.score(query, row), local_id);
+        }
+        num_scored
+    }
+
+    #[inline(always)]
+    fn row(&self, row: usize) -> &[i8] {
+        &self.codes[row * self.dims..(row + 1) * self.dims]
     }
 
     /// Bytes held.
@@ -100,42 +170,43 @@ fn quantize_into(vector: &[f32], codes: &mut Vec<i8>) -> f32 {
     scale
 }
 
-/// The best `capacity` local ids by approximate score: the candidates an exact scan
-/// scores again with f32.
-pub(crate) struct ApproxTop {
+/// The best `capacity` documents by approximate score: the candidates exact scans
+/// score again with f32. `Id` names a document (a local id, or a segment and a local
+/// id) and breaks ties.
+pub(crate) struct ApproxTop<Id> {
     capacity: usize,
-    heap: std::collections::BinaryHeap<std::cmp::Reverse<Approx>>,
+    heap: std::collections::BinaryHeap<std::cmp::Reverse<Approx<Id>>>,
 }
 
 #[derive(Clone, Copy, Debug)]
-struct Approx {
+struct Approx<Id> {
     score: f32,
-    local_id: u32,
+    id: Id,
 }
 
-impl PartialEq for Approx {
+impl<Id: Ord> PartialEq for Approx<Id> {
     fn eq(&self, other: &Self) -> bool {
         self.cmp(other) == std::cmp::Ordering::Equal
     }
 }
 
-impl Eq for Approx {}
+impl<Id: Ord> Eq for Approx<Id> {}
 
-impl PartialOrd for Approx {
+impl<Id: Ord> PartialOrd for Approx<Id> {
     fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
         Some(self.cmp(other))
     }
 }
 
-impl Ord for Approx {
+impl<Id: Ord> Ord for Approx<Id> {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
         self.score
             .total_cmp(&other.score)
-            .then_with(|| other.local_id.cmp(&self.local_id))
+            .then_with(|| other.id.cmp(&self.id))
     }
 }
 
-impl ApproxTop {
+impl<Id: Ord> ApproxTop<Id> {
     pub(crate) fn new(capacity: usize) -> Self {
         ApproxTop {
             capacity,
@@ -143,30 +214,72 @@ impl ApproxTop {
         }
     }
 
-    pub(crate) fn push(&mut self, score: f32, local_id: u32) {
-        let candidate = Approx { score, local_id };
-        if self.heap.len() < self.capacity {
-            self.heap.push(std::cmp::Reverse(candidate));
-        } else if self
-            .heap
-            .peek()
-            .is_some_and(|std::cmp::Reverse(worst)| candidate > *worst)
+    /// Inlined into the scan loop: once the top is full, almost every candidate is
+    /// turned away by one comparison.
+    #[inline(always)]
+    pub(crate) fn push(&mut self, score: f32, id: Id) {
+        let candidate = Approx { score, id };
+        let full = self.heap.len() >= self.capacity;
+        if full
+            && self
+                .heap
+                .peek()
+                .is_none_or(|std::cmp::Reverse(worst)| candidate <= *worst)
         {
-            self.heap.pop();
-            self.heap.push(std::cmp::Reverse(candidate));
+            return;
         }
+        self.insert(candidate, full);
     }
 
-    /// The local ids kept, in no particular order.
-    pub(crate) fn into_local_ids(self) -> impl Iterator<Item = u32> {
-        self.heap
-            .into_iter()
-            .map(|std::cmp::Reverse(kept)| kept.local_id)
+    fn insert(&mut self, candidate: Approx<Id>, full: bool) {
+        if full {
+            self.heap.pop();
+        }
+        self.heap.push(std::cmp::Reverse(candidate));
+    }
+
+    /// The ids kept, in no particular order.
+    pub(crate) fn into_ids(self) -> impl Iterator<Item = Id> {
+        self.heap.into_iter().map(|std::cmp::Reverse(kept)| kept.id)
     }
 }
 
+/// Whether the CPU has AVX2, detected once.
+#[cfg(target_arch = "x86_64")]
+fn has_avx2() -> bool {
+    static HAS_AVX2: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *HAS_AVX2.get_or_init(|| std::is_x86_feature_detected!("avx2"))
+}
+
+/// The portable scan loop compiled with AVX2: the same code, so the same results, with
+/// eight int8 lanes widened and multiplied per instruction (`vpmovsxbd`, `vpmulld`;
+/// SSE2 widens with unpacks and shifts). It also prefetches the rows ahead, which
+/// `_mm_prefetch` may do safely here: this function has the feature it requires.
+/// Scanning 29 000 rows of 384 dimensions held in cache took 0.9 ms against 1.3 ms
+/// portable; in a search the rows come from memory, and the prefetches save as much
+/// again.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn scan_avx2(
+    rows: &QuantizedVectors,
+    query: &QuantizedQuery,
+    first_row: usize,
+    local_ids: &[u32],
+    keep: impl FnMut(u32) -> bool,
+    found: impl FnMut(f32, u32),
+) -> u64 {
+    use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+    rows.scan_with(query, first_row, local_ids, keep, found, |row| {
+        for offset in (0..row.len()).step_by(64) {
+            _mm_prefetch::<_MM_HINT_T0>(row[offset..].as_ptr());
+        }
+    })
+}
+
 /// The integer dot product, in sixteen partial sums (exact: no overflow below 2^31 /
-/// 127² ≈ 133 000 dimensions).
+/// 127² ≈ 133 000 dimensions). Inlined, so the instructions are those of the caller's
+/// target features.
+#[inline(always)]
 fn dot_i8(left: &[i8], right: &[i8]) -> i32 {
     debug_assert_eq!(left.len(), right.len());
     let (left_chunks, left_rest) = left.as_chunks::<LANES>();
@@ -216,7 +329,7 @@ mod tests {
             let quantized = QuantizedQuery::new(&query);
             for (local_id, vector) in vectors.iter().enumerate() {
                 let exact = dot(&query, vector);
-                let approx = rows.score(&quantized, local_id as u32);
+                let approx = rows.score(&quantized, local_id);
                 assert!((exact - approx).abs() < 2e-3, "{exact} vs {approx}");
             }
         }
@@ -241,8 +354,127 @@ mod tests {
         for (score, local_id) in [(0.1, 1), (0.9, 2), (0.5, 3), (0.7, 4)] {
             top.push(score, local_id);
         }
-        let mut kept: Vec<u32> = top.into_local_ids().collect();
+        let mut kept: Vec<u32> = top.into_ids().collect();
         kept.sort_unstable();
         assert_eq!(kept, [2, 4]);
+    }
+
+    /// Rows of raw `codes` with scale 1, so a score is the integer dot product itself
+    /// (exact in f32 below 2^24).
+    fn raw_rows(dims: usize, codes: Vec<i8>) -> QuantizedVectors {
+        let num_rows = codes.len() / dims;
+        QuantizedVectors {
+            dims,
+            codes,
+            scales: vec![1.0; num_rows],
+        }
+    }
+
+    fn naive_dot_i8(left: &[i8], right: &[i8]) -> i64 {
+        left.iter()
+            .zip(right)
+            .map(|(l, r)| i64::from(*l) * i64::from(*r))
+            .sum()
+    }
+
+    /// Rows that stress the kernel: zeros, the extremes (127, -127 and -128, which the
+    /// quantizer never writes but the kernel must still multiply exactly), alternating
+    /// signs, and pseudo-random bytes over the whole range.
+    fn stress_rows(dims: usize) -> Vec<Vec<i8>> {
+        let mut state = 0x2545_F491_4F6C_DD1Du64 ^ dims as u64;
+        let mut random = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state.to_le_bytes()[3] as i8
+        };
+        let mut rows = vec![
+            vec![0; dims],
+            vec![127; dims],
+            vec![-127; dims],
+            vec![-128; dims],
+            (0..dims)
+                .map(|at| if at % 2 == 0 { 127 } else { -128 })
+                .collect(),
+            (0..dims).map(|at| [-128, 127, -1, 1, 0][at % 5]).collect(),
+        ];
+        rows.extend((0..6).map(|_| (0..dims).map(|_| random()).collect::<Vec<i8>>()));
+        rows
+    }
+
+    /// On a CPU with AVX2 `scan` runs the AVX2 copy of the loop; `scan_with` is the
+    /// portable copy. Both must give exactly the integer dot product, for every length
+    /// (whole chunks of sixteen lanes, remainders, shorter than one chunk).
+    #[test]
+    fn the_avx2_and_portable_scans_give_the_exact_integer_dot_product() {
+        for dims in [1, 2, 3, 7, 15, 16, 17, 31, 32, 33, 100, 383, 384, 385, 1000] {
+            let rows = stress_rows(dims);
+            let quantized = raw_rows(dims, rows.concat());
+            let local_ids: Vec<u32> = (0..rows.len() as u32).collect();
+            for query_codes in &rows {
+                let query = QuantizedQuery {
+                    codes: query_codes.clone(),
+                    scale: 1.0,
+                };
+                let mut dispatched = Vec::new();
+                let num_scored = quantized.scan(
+                    &query,
+                    0,
+                    &local_ids,
+                    |_| true,
+                    |score: f32, local_id| dispatched.push((score.to_bits(), local_id)),
+                );
+                let mut portable = Vec::new();
+                quantized.scan_with(
+                    &query,
+                    0,
+                    &local_ids,
+                    |_| true,
+                    |score: f32, local_id| portable.push((score.to_bits(), local_id)),
+                    |_| {},
+                );
+                assert_eq!(num_scored, rows.len() as u64);
+                assert_eq!(dispatched, portable, "dims {dims}");
+                for (row, (score_bits, _)) in rows.iter().zip(&dispatched) {
+                    #[allow(clippy::cast_precision_loss)]
+                    let expected = naive_dot_i8(query_codes, row) as f32;
+                    assert_eq!(f32::from_bits(*score_bits), expected, "dims {dims}");
+                }
+            }
+        }
+        // The largest product sums: 1 000 × 128² = 16 384 000 < 2^24.
+        assert_eq!(dot_i8(&[-128; 1000], &[-128; 1000]), 16_384_000);
+        assert_eq!(dot_i8(&[-128; 1000], &[127; 1000]), -16_256_000);
+        assert_eq!(dot_i8(&[], &[]), 0);
+    }
+
+    /// A scan reads the rows from `first_row` on, one per local id, and skips what
+    /// `keep` turns away — in the AVX2 copy (with its prefetches) as in the portable one.
+    #[test]
+    fn a_scan_reads_its_rows_from_first_row_and_skips_what_keep_drops() {
+        let dims = 5;
+        let quantized = raw_rows(
+            dims,
+            (0..30)
+                .map(|row| vec![row as i8; dims])
+                .collect::<Vec<_>>()
+                .concat(),
+        );
+        let query = QuantizedQuery {
+            codes: vec![1; dims],
+            scale: 1.0,
+        };
+        let local_ids: Vec<u32> = (0..20).map(|at| 100 + at).collect();
+        let keep = |local_id: u32| !local_id.is_multiple_of(3);
+        let mut found = Vec::new();
+        let num_scored = quantized.scan(&query, 10, &local_ids, keep, |score, local_id| {
+            found.push((score, local_id));
+        });
+        let expected: Vec<(f32, u32)> = (0..20u32)
+            .filter(|at| keep(100 + at))
+            .map(|at| ((10 + at) as f32 * dims as f32, 100 + at))
+            .collect();
+        assert_eq!(found, expected);
+        assert_eq!(num_scored, expected.len() as u64);
     }
 }
