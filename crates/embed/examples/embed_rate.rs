@@ -1,6 +1,8 @@
 //! Embedding throughput on the bundled sample: `cargo run --release -p memory-embed
 //! --example embed_rate [threads] [short|query]`. `query` embeds questions one at a
-//! time, as `search` does, and prints the latency percentiles.
+//! time, as `search` does, and prints the latency percentiles. `EMBED_MODEL_FILE`
+//! chooses the model file (default `model.onnx`; the daemon's questions use
+//! `model_int8.onnx`).
 use std::time::Instant;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -28,6 +30,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let mut config = memory_embed::EmbedderConfig::from_env_or_repo();
     config.intra_threads = Some(threads);
+    if let Ok(model_file) = std::env::var("EMBED_MODEL_FILE") {
+        config.model_file = model_file;
+    }
     let started = Instant::now();
     let mut embedder = memory_embed::Embedder::load(&config)?;
     let loaded = started.elapsed();
@@ -49,7 +54,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         latencies.sort_by(f64::total_cmp);
         let at = |q: f64| latencies[((latencies.len() - 1) as f64 * q) as usize];
         return Ok(writeln_out(format!(
-            "query embedding, threads {threads}: p50 {:.2} ms, p99 {:.2} ms",
+            "query embedding, {}, threads {threads}: p50 {:.2} ms, p99 {:.2} ms",
+            config.model_file,
             at(0.5),
             at(0.99)
         ))?);
@@ -58,11 +64,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let vectors = embedder.embed(&texts)?;
     let elapsed = started.elapsed();
     let _ = writeln_out(format!(
-        "{} texts in {:.2} s ({:.0}/s), load {:.2} s, threads {threads}",
+        "{} texts in {:.2} s ({:.0}/s), load {:.2} s, {}, threads {threads}",
         vectors.len(),
         elapsed.as_secs_f64(),
         vectors.len() as f64 / elapsed.as_secs_f64(),
-        loaded.as_secs_f64()
+        loaded.as_secs_f64(),
+        config.model_file
     ));
     Ok(())
 }

@@ -105,9 +105,11 @@ pub struct VectorConfig {
     /// project and type) is scanned exactly instead of searched through its graph. The
     /// scan reads the segment's int8 copy of the vectors (a quarter of the f32 bytes,
     /// contiguous) and scores its best candidates again in f32 (`crate::quantized`), so
-    /// it is exact in practice and costs about 50 ns per document on one core: at
-    /// 100 000 documents in segments of up to 32 768, exact scans gave recall@10 1.000 at
-    /// p50 5.0 ms, the graphs (`ef_search` 200) 0.920 at 3.6 ms (docs/benchmarks.md).
+    /// it is exact in practice and costs about 35 ns per document (AVX2, rows
+    /// prefetched): at 100 000 documents of one project in segments of up to 32 768,
+    /// exact scans gave recall@10 1.000 at p50 3.5 ms, the graphs (`ef_search` 200)
+    /// 0.920 at 3.6 ms; a project of a four-project index scans in 1.3 ms
+    /// (docs/benchmarks.md).
     /// Larger segments — the tiers from 131 072 documents — use their graphs. Default
     /// 40 000.
     pub exact_scan_max_docs: usize,
