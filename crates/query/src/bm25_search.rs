@@ -532,8 +532,10 @@ struct Candidate {
 /// Evidence read ahead of fusion, by document: what [`evidence_of`] returns.
 pub(crate) type Prefetched = HashMap<(DocType, String), Vec<(Event, f32)>>;
 
-/// BM25 hits whose evidence is read while the question is embedded: fusion reads about
-/// this many before its early stop with the default budget and limit.
+/// BM25 hits whose evidence is read while the question is embedded. With the default
+/// budget and limit fusion reads 20 hits (BM25 and vector together) at the median
+/// before it stops, 76 at p90 (docs/benchmarks.md): reading more ahead would mostly be
+/// wasted, and under concurrent searches that waste is another search's core.
 const PREFETCH_MAX_HITS: usize = 24;
 
 /// Reads the evidence of the best BM25 hits (each list's in turn, best ranks first)
