@@ -362,7 +362,8 @@ fn main() -> anyhow::Result<()> {
         p(&exact_us, 99.0)
     );
     println!(
-        "query embedding (one text, one thread, as `VectorHandle::embed_query`): p50 {:.2} ms, \
+        "query embedding (one text, one thread, the 8-bit question model, as \
+         `VectorHandle::embed_query`): p50 {:.2} ms, \
          p99 {:.2} ms over {} queries",
         p(&query_embed_us, 50.0),
         p(&query_embed_us, 99.0),
@@ -458,6 +459,8 @@ fn embed_queries(
 ) -> anyhow::Result<(Vec<Vec<f32>>, Vec<u64>)> {
     let mut config = config.clone();
     config.intra_threads = Some(1);
+    // The daemon's question model (`[teleport.vector] query_model_file`).
+    memory_embed::QUANTIZED_MODEL_FILE.clone_into(&mut config.model_file);
     let mut embedder = Embedder::load(&config)?;
     embedder.embed(&["warm up the model"])?;
     let mut vectors = Vec::with_capacity(queries.len());

@@ -97,8 +97,7 @@ impl QuantizedVectors {
     pub(crate) fn scan(
         &self,
         query: &QuantizedQuery,
-        first_row: usize,
-        local_ids: &[u32],
+        rows: RowRun<'_>,
         keep: impl FnMut(u32) -> bool,
         found: impl FnMut(f32, u32),
     ) -> u64 {
@@ -107,9 +106,9 @@ impl QuantizedVectors {
             // SAFETY: `scan_avx2` requires nothing but AVX2, which the CPU running this
             // process has: `has_avx2()` just said so.
             #[allow(unsafe_code)]
-            return unsafe { scan_avx2(self, query, first_row, local_ids, keep, found) };
+            return unsafe { scan_avx2(self, query, rows, keep, found) };
         }
-        self.scan_with(query, first_row, local_ids, keep, found, |_| {})
+        self.scan_with(query, rows, keep, found, |_| {})
     }
 
     /// The scan loop, inlined into each compiled copy (see [`QuantizedVectors::scan`]).
@@ -118,8 +117,10 @@ impl QuantizedVectors {
     fn scan_with(
         &self,
         query: &QuantizedQuery,
-        first_row: usize,
-        local_ids: &[u32],
+        RowRun {
+            first_row,
+            local_ids,
+        }: RowRun<'_>,
         mut keep: impl FnMut(u32) -> bool,
         mut found: impl FnMut(f32, u32),
         prefetch: impl Fn(&[i8]),
@@ -168,6 +169,15 @@ fn quantize_into(vector: &[f32], codes: &mut Vec<i8>) -> f32 {
             .map(|value| (value / scale).round().clamp(-LEVELS, LEVELS) as i8),
     );
     scale
+}
+
+/// The rows one scan reads: consecutive from `first_row`, one per local id.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RowRun<'a> {
+    /// The row of `local_ids[0]`.
+    pub(crate) first_row: usize,
+    /// The documents of the rows, in row order.
+    pub(crate) local_ids: &'a [u32],
 }
 
 /// The best `capacity` documents by approximate score: the candidates exact scans
@@ -261,15 +271,14 @@ fn has_avx2() -> bool {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 fn scan_avx2(
-    rows: &QuantizedVectors,
+    vectors: &QuantizedVectors,
     query: &QuantizedQuery,
-    first_row: usize,
-    local_ids: &[u32],
+    rows: RowRun<'_>,
     keep: impl FnMut(u32) -> bool,
     found: impl FnMut(f32, u32),
 ) -> u64 {
     use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-    rows.scan_with(query, first_row, local_ids, keep, found, |row| {
+    vectors.scan_with(query, rows, keep, found, |row| {
         for offset in (0..row.len()).step_by(64) {
             _mm_prefetch::<_MM_HINT_T0>(row[offset..].as_ptr());
         }
@@ -417,18 +426,20 @@ mod tests {
                     scale: 1.0,
                 };
                 let mut dispatched = Vec::new();
+                let all = RowRun {
+                    first_row: 0,
+                    local_ids: &local_ids,
+                };
                 let num_scored = quantized.scan(
                     &query,
-                    0,
-                    &local_ids,
+                    all,
                     |_| true,
                     |score: f32, local_id| dispatched.push((score.to_bits(), local_id)),
                 );
                 let mut portable = Vec::new();
                 quantized.scan_with(
                     &query,
-                    0,
-                    &local_ids,
+                    all,
                     |_| true,
                     |score: f32, local_id| portable.push((score.to_bits(), local_id)),
                     |_| {},
@@ -467,7 +478,11 @@ mod tests {
         let local_ids: Vec<u32> = (0..20).map(|at| 100 + at).collect();
         let keep = |local_id: u32| !local_id.is_multiple_of(3);
         let mut found = Vec::new();
-        let num_scored = quantized.scan(&query, 10, &local_ids, keep, |score, local_id| {
+        let rows = RowRun {
+            first_row: 10,
+            local_ids: &local_ids,
+        };
+        let num_scored = quantized.scan(&query, rows, keep, |score, local_id| {
             found.push((score, local_id));
         });
         let expected: Vec<(f32, u32)> = (0..20u32)

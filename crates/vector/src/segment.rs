@@ -26,7 +26,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::distance::{Embedding, dot};
 use crate::doc::DocMeta;
-use crate::quantized::{QuantizedQuery, QuantizedVectors};
+use crate::quantized::{QuantizedQuery, QuantizedVectors, RowRun};
 use crate::{Result, VectorError};
 
 /// The HNSW parameters of a build, recorded in the segment.
@@ -237,8 +237,15 @@ impl SegmentData {
         let Some(rows) = self.by_project.get(project_id) else {
             return 0;
         };
-        self.quantized
-            .scan(query, rows.first_row, &rows.local_ids, keep, found)
+        self.quantized.scan(
+            query,
+            RowRun {
+                first_row: rows.first_row,
+                local_ids: &rows.local_ids,
+            },
+            keep,
+            found,
+        )
     }
 
     /// `query · vector` of a document.
