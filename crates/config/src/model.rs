@@ -437,7 +437,7 @@ pub struct VectorIndexConfig {
     /// The ONNX file in `model_dir` questions are embedded with. Default
     /// `model_int8.onnx`, the 8-bit copy of the float32 model `scripts/setup.sh`
     /// writes: a question is embedded on every search's critical path, and the copy
-    /// takes about half the time (docs/benchmarks.md). Set it to `model.onnx` for
+    /// takes about 60 % of the time (docs/benchmarks.md). Set it to `model.onnx` for
     /// float32 questions, or to `model_file` when pointing `model_dir` at another model.
     pub query_model_file: String,
     /// `libonnxruntime.so`. Default: the `MEMORY_ORT_DYLIB` variable, else this

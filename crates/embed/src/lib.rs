@@ -51,9 +51,10 @@ pub const DEFAULT_BATCH_SIZE: usize = 64;
 /// The float32 model in a model directory: what documents are embedded with.
 pub const MODEL_FILE: &str = "model.onnx";
 /// Its 8-bit copy (`scripts/quantize_minilm.py`): what questions are embedded with by
-/// default. About twice as fast on one core, within cosine 0.98 of [`MODEL_FILE`];
-/// questions embedded with it against documents embedded with the float32 model keep
-/// 93% of the float32 model's top 10 on the LoCoMo dev slice (docs/benchmarks.md).
+/// default. About 60 % of the float32 time on one core, within cosine 0.98 of
+/// [`MODEL_FILE`]; questions embedded with it against documents embedded with the
+/// float32 model keep 93% of the float32 model's top 10 on the LoCoMo dev slice
+/// (docs/benchmarks.md).
 pub const QUANTIZED_MODEL_FILE: &str = "model_int8.onnx";
 /// The tokenizer files a model directory must hold beside its model.
 pub const TOKENIZER_FILES: [&str; 4] = [
