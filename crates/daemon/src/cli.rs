@@ -313,6 +313,9 @@ pub struct ServeArgs {
     pub metrics_listen: Option<SocketAddr>,
 }
 
+/// How long `ingest --wait` waits for the projections by default, seconds.
+pub const DEFAULT_WAIT_TIMEOUT_SECS: u64 = 600;
+
 /// `ingest`.
 #[derive(Debug, Args)]
 pub struct IngestArgs {
@@ -327,7 +330,7 @@ pub struct IngestArgs {
     pub wait: bool,
     /// Longest wait of `--wait`, seconds; what is not caught up by then resumes on the
     /// next start. Embedding a large backfill takes a while (docs/benchmarks.md).
-    #[arg(long, default_value_t = 600, requires = "wait")]
+    #[arg(long, default_value_t = DEFAULT_WAIT_TIMEOUT_SECS, requires = "wait")]
     pub wait_timeout_secs: u64,
     /// Print the summary as JSON.
     #[arg(long)]

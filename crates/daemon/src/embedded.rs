@@ -223,7 +223,7 @@ pub async fn demo(
         file: sample_path,
         project: memory_types::DEFAULT_PROJECT.into(),
         wait: true,
-        wait_timeout_secs: 600,
+        wait_timeout_secs: crate::cli::DEFAULT_WAIT_TIMEOUT_SECS,
         json: false,
     };
     let code = crate::ingest_file::ingest_into(config, &data_dir, &ingest_args).await?;

@@ -483,18 +483,11 @@ fn covered(
     budget: usize,
     limit: usize,
 ) -> bool {
-    let mut settled: Vec<&Candidate> = candidates
-        .values()
-        .filter(|c| c.score > bound && c.score > 0.0)
-        .collect();
-    settled.sort_by(|a, b| answer_order(a, b));
-    let threshold = settled
-        .first()
-        .map_or(0.0, |best| best.score * MIN_RELATIVE_SCORE);
+    let settled = in_answer_order(candidates.values().filter(|c| c.score > bound).collect());
     let (mut used, mut results) = (0usize, 0usize);
     // The source of the result being packed, and whether any of its events fit.
     let mut open: Option<(usize, bool)> = None;
-    for candidate in settled.iter().filter(|c| c.score >= threshold) {
+    for candidate in settled {
         if open.is_none_or(|(source, _)| source != candidate.source) {
             if results >= limit {
                 return true;
@@ -513,12 +506,22 @@ fn covered(
     used >= budget
 }
 
-/// The order of the answer's evidence: best score first, then earlier, then by id.
-fn answer_order(a: &Candidate, b: &Candidate) -> std::cmp::Ordering {
-    b.score
-        .total_cmp(&a.score)
-        .then_with(|| a.event.timestamp_ms.cmp(&b.event.timestamp_ms))
-        .then_with(|| a.event.event_id.cmp(&b.event.event_id))
+/// The candidates the answer keeps, in its order: best score first, then earlier, then
+/// by id; those scoring 0 or below [`MIN_RELATIVE_SCORE`] of the best left out. Owned
+/// for the answer, borrowed for [`covered`]'s look ahead.
+fn in_answer_order<C: std::borrow::Borrow<Candidate>>(mut candidates: Vec<C>) -> Vec<C> {
+    candidates.sort_by(|a, b| {
+        let (a, b) = (a.borrow(), b.borrow());
+        b.score
+            .total_cmp(&a.score)
+            .then_with(|| a.event.timestamp_ms.cmp(&b.event.timestamp_ms))
+            .then_with(|| a.event.event_id.cmp(&b.event.event_id))
+    });
+    let threshold = candidates
+        .first()
+        .map_or(0.0, |best| best.borrow().score * MIN_RELATIVE_SCORE);
+    candidates.retain(|c| c.borrow().score > 0.0 && c.borrow().score >= threshold);
+    candidates
 }
 
 /// One candidate piece of evidence.
@@ -672,20 +675,11 @@ fn note(candidates: &mut HashMap<String, Candidate>, event: Event, score: f32, s
     }
 }
 
-/// The candidates in [`answer_order`], without those below [`MIN_RELATIVE_SCORE`] of
-/// the best, as results: consecutive events of one hit together, each run with its
-/// hit's index and its best score.
+/// The candidates [`in_answer_order`] as results: consecutive events of one hit
+/// together, each run with its hit's index and its best score.
 fn runs(candidates: HashMap<String, Candidate>) -> Vec<(usize, f32, Vec<Event>)> {
-    let mut ranked: Vec<Candidate> = candidates.into_values().collect();
-    ranked.sort_by(answer_order);
-    let threshold = ranked
-        .first()
-        .map_or(0.0, |best| best.score * MIN_RELATIVE_SCORE);
     let mut runs: Vec<(usize, f32, Vec<Event>)> = Vec::new();
-    for candidate in ranked
-        .into_iter()
-        .filter(|c| c.score > 0.0 && c.score >= threshold)
-    {
+    for candidate in in_answer_order(candidates.into_values().collect()) {
         match runs.last_mut() {
             Some((source, _, events)) if *source == candidate.source => {
                 events.push(candidate.event);

@@ -266,9 +266,15 @@ fn search_workers(segments: &[&SegmentState], min_docs: usize) -> usize {
     if segments.len() < 2 || docs < min_docs {
         return 1;
     }
-    std::thread::available_parallelism()
-        .map_or(1, std::num::NonZeroUsize::get)
-        .min(segments.len())
+    cores().min(segments.len())
+}
+
+/// The cores this process may use, asked once: on Linux `available_parallelism`
+/// reads the cgroup's CPU quota from files, too slow to repeat on every search.
+fn cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES
+        .get_or_init(|| std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get))
 }
 
 /// `segments` in `workers` groups of about equal documents (largest first, each to the
