@@ -11,10 +11,10 @@
 //! its factory (its in-memory state is suspect; its durable state is not). The steps run
 //! on the blocking pool, so the actor stays responsive to `Observe` while working.
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use memory_store::{DeadLetter, FeedItem, OutboxSeq, Store, StoreError};
+use memory_projections::{ConsumerError, ConsumerFactory, OutboxConsumer};
+use memory_store::{DeadLetter, FeedItem, OutboxSeq, Store};
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 use serde::Serialize;
 use tokio::task::JoinHandle;
@@ -23,91 +23,6 @@ use tracing::{debug, info, warn};
 use crate::ask::ask;
 use crate::metrics::ACTOR_METRICS;
 use crate::supervisor::Backoff;
-
-/// Why a consumer could not apply an item.
-#[derive(Clone, Debug, thiserror::Error)]
-pub enum ConsumerError {
-    /// The store failed.
-    #[error("store: {0}")]
-    Store(#[from] StoreError),
-    /// The item is not acceptable to this consumer.
-    #[error("{0}")]
-    Rejected(String),
-    /// Something this consumer depends on failed (a summarizer backend); the item is
-    /// retried with backoff like any other failure.
-    #[error("{0}")]
-    Transient(String),
-}
-
-/// A projection fed by the outbox. Implementations own their durable state; the runner
-/// owns the loop.
-pub trait OutboxConsumer: Send + 'static {
-    /// Stable name: cursor key, metrics label, dead-letter source.
-    fn name(&self) -> &str;
-
-    /// The durable cursor. Default: the store's cursor partition. A consumer that keeps
-    /// its cursor elsewhere (tantivy's commit payload) overrides this.
-    ///
-    /// # Errors
-    /// When the cursor cannot be read.
-    fn load_cursor(&mut self, store: &Store) -> Result<OutboxSeq, ConsumerError> {
-        Ok(store.cursor(self.name())?)
-    }
-
-    /// Applies `items` in order and persists their effects together with the cursor
-    /// `up_to` (the last item's position) — atomically, so a crash either keeps both or
-    /// neither. Applying an item twice must be harmless.
-    ///
-    /// # Errors
-    /// When any item cannot be applied; then nothing of the call may be persisted.
-    fn apply(
-        &mut self,
-        store: &Store,
-        items: &[FeedItem],
-        up_to: OutboxSeq,
-    ) -> Result<(), ConsumerError>;
-
-    /// Parks a poison item and moves the cursor past it, atomically. Default: a dead
-    /// letter and the cursor in one store batch.
-    ///
-    /// # Errors
-    /// When the store fails.
-    fn park(
-        &mut self,
-        store: &Store,
-        dead_letter: DeadLetter,
-        up_to: OutboxSeq,
-    ) -> Result<(), ConsumerError> {
-        let mut batch = store.projection_batch();
-        batch.dead_letter(dead_letter);
-        batch.set_cursor(self.name(), up_to);
-        store.commit_projection(batch)?;
-        Ok(())
-    }
-
-    /// Called when a step finds nothing new (about once per poll interval while idle):
-    /// time-driven work such as closing a live session's segment after wall-clock
-    /// silence. Default: nothing.
-    ///
-    /// # Errors
-    /// When the work fails; it is logged and retried at the next idle step.
-    fn on_idle(&mut self, store: &Store) -> Result<(), ConsumerError> {
-        let _ = store;
-        Ok(())
-    }
-
-    /// Deletes the projection and sets the cursor to `start`, so the next step replays
-    /// everything after it: [`OutboxSeq::ZERO`] replays the whole log; a later position
-    /// is for consumers that only react to derived entries of an upstream consumer that
-    /// is being reset at the same time (see `Pipeline::rebuild_toc`).
-    ///
-    /// # Errors
-    /// When the store fails.
-    fn reset(&mut self, store: &Store, start: OutboxSeq) -> Result<(), ConsumerError>;
-}
-
-/// Builds a consumer; called at start, after a panic and after a supervisor restart.
-pub type ConsumerFactory<C> = Arc<dyn Fn(&Store) -> Result<C, ConsumerError> + Send + Sync>;
 
 /// Tuning of the runner; `*_for_tests` shortens the delays.
 #[derive(Clone, Debug)]
@@ -215,6 +130,10 @@ pub enum StepOutcome {
         error: String,
         /// Whether it was a panic.
         panicked: bool,
+        /// Whether the consumer called the item itself unacceptable
+        /// ([`ConsumerError::BadInput`]): retrying cannot help, so once isolated it is
+        /// parked without waiting out the retries.
+        bad_input: bool,
     },
     /// The item at `seq` was parked.
     Parked {
@@ -250,6 +169,8 @@ struct Retry {
     seq: OutboxSeq,
     attempts: u32,
     last_error: String,
+    /// The item is bad input: park it at the next step, whatever the attempts.
+    park_now: bool,
 }
 
 /// Mutable state.
@@ -496,7 +417,10 @@ fn start_step<C: OutboxConsumer>(myself: &ActorRef<ConsumerMsg<C>>, state: &mut 
     let park = state
         .retry
         .as_ref()
-        .filter(|retry| retry.attempts >= state.config.max_attempts && retry.seq == cursor.next())
+        .filter(|retry| {
+            (retry.park_now || retry.attempts >= state.config.max_attempts)
+                && retry.seq == cursor.next()
+        })
         .map(|retry| (retry.attempts, retry.last_error.clone()));
     let name = state.name.clone();
     let myself = myself.clone();
@@ -521,6 +445,7 @@ fn start_step<C: OutboxConsumer>(myself: &ActorRef<ConsumerMsg<C>>, state: &mut 
                     single: batch_size == 1,
                     error: format!("panicked: {join_err}"),
                     panicked: true,
+                    bad_input: false,
                 },
                 elapsed: started.elapsed(),
             },
@@ -549,6 +474,7 @@ fn run_step<C: OutboxConsumer>(
                 single: false,
                 error: format!("reading the feed: {err}"),
                 panicked: false,
+                bad_input: false,
             };
         }
     };
@@ -573,6 +499,7 @@ fn run_step<C: OutboxConsumer>(
                 single: true,
                 error: format!("parking: {err}"),
                 panicked: false,
+                bad_input: false,
             },
         };
     }
@@ -587,6 +514,7 @@ fn run_step<C: OutboxConsumer>(
             single: items.len() == 1,
             error: err.to_string(),
             panicked: false,
+            bad_input: err.is_bad_input(),
         },
     }
 }
@@ -652,6 +580,7 @@ fn on_step_done<C: OutboxConsumer>(
             single,
             error,
             panicked,
+            bad_input,
         } => {
             state.counters.num_failures += 1;
             state.counters.last_error = Some(error.clone());
@@ -669,6 +598,7 @@ fn on_step_done<C: OutboxConsumer>(
                 Some(retry) if retry.seq == first => {
                     retry.attempts += 1;
                     retry.last_error = error.clone();
+                    retry.park_now = bad_input;
                     retry.attempts
                 }
                 _ => {
@@ -676,12 +606,13 @@ fn on_step_done<C: OutboxConsumer>(
                         seq: first,
                         attempts: 1,
                         last_error: error.clone(),
+                        park_now: bad_input,
                     });
                     1
                 }
             };
-            warn!(consumer = %name, seq = first.0, attempts, panicked, error = %error, "entry failed");
-            if attempts >= state.config.max_attempts {
+            warn!(consumer = %name, seq = first.0, attempts, panicked, bad_input, error = %error, "entry failed");
+            if bad_input || attempts >= state.config.max_attempts {
                 return true; // the next step parks it
             }
             let delay = state.config.retry_backoff.delay(attempts - 1);

@@ -5,13 +5,14 @@ use std::time::Duration;
 use memory_store::{Store, StoreOptions};
 use memory_types::{Event, EventKind};
 
+use memory_projections::{SessionCatalog, SessionSummary};
+
 use crate::pipeline::{Pipeline, PipelineConfig};
-use crate::session_catalog::{SessionCatalog, SessionSummary};
 
 use super::*;
 
 fn event(id: &str, session: &str, ts: u64) -> Event {
-    crate::test_support::event(id, session, ts, EventKind::UserMessage, "t")
+    memory_projections::testsuite::event(id, session, ts, EventKind::UserMessage, "t")
 }
 
 fn config(session_catalog: ConsumerFactory<SessionCatalog>) -> PipelineConfig {
@@ -36,15 +37,19 @@ fn sessions(store: &Store) -> BTreeMap<String, (u64, u64, u64)> {
 }
 
 /// A session catalog that refuses the event with id `poison`.
-fn poison_factory() -> ConsumerFactory<SessionCatalog> {
-    Arc::new(|store: &Store| {
+/// A catalog that fails on the event `poison` with `error`.
+fn poison_factory(error: ConsumerError) -> ConsumerFactory<SessionCatalog> {
+    Arc::new(move |store: &Store| {
+        let error = error.clone();
         SessionCatalog::with_reject(
             store,
-            Arc::new(|event: &Event| {
-                (event.event_id == "poison").then(|| "cannot digest".to_owned())
-            }),
+            Arc::new(move |event: &Event| (event.event_id == "poison").then(|| error.clone())),
         )
     })
+}
+
+fn transient_poison() -> ConsumerFactory<SessionCatalog> {
+    poison_factory(ConsumerError::Transient("cannot digest".to_owned()))
 }
 
 async fn append(pipeline: &Pipeline, events: Vec<Event>) {
@@ -93,7 +98,9 @@ async fn consumer_catches_up_wakes_on_append_and_resumes_after_restart() {
     assert_eq!(sessions(&store).get("s1"), Some(&(51, 1000, 2000)));
     // Everything, events and the segmenter's announcements, is applied exactly once.
     assert_eq!(
-        store.cursor(crate::SESSION_CATALOG).expect("cursor"),
+        store
+            .cursor(memory_projections::SESSION_CATALOG)
+            .expect("cursor"),
         store.head()
     );
     pipeline.shutdown().await;
@@ -103,7 +110,7 @@ async fn consumer_catches_up_wakes_on_append_and_resumes_after_restart() {
 async fn a_poison_entry_is_retried_then_parked_and_the_rest_applied() {
     let dir = tempfile::tempdir().expect("tempdir");
     let store = Store::open(dir.path(), &StoreOptions::default()).expect("store");
-    let factory = poison_factory();
+    let factory = transient_poison();
     let pipeline = Pipeline::start(store.clone(), config(factory))
         .await
         .expect("start");
@@ -117,13 +124,47 @@ async fn a_poison_entry_is_retried_then_parked_and_the_rest_applied() {
     assert_eq!(sessions(&store).get("s1").map(|s| s.0), Some(30));
     let dead = store.dead_letters(10).expect("dead letters");
     assert_eq!(dead.len(), 1);
-    assert_eq!(dead[0].1.source, crate::SESSION_CATALOG);
+    assert_eq!(dead[0].1.source, memory_projections::SESSION_CATALOG);
     assert_eq!(dead[0].1.outbox_seq, Some(18));
     assert!(dead[0].1.error.contains("cannot digest"));
     assert_eq!(dead[0].1.attempts, RunnerConfig::for_tests().max_attempts);
     let counters = pipeline.session_catalog.counters().await.expect("counters");
     assert_eq!(counters.num_dead_lettered, 1);
     assert!(counters.num_failures >= 3);
+    pipeline.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_input_is_parked_without_waiting_out_the_retries() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = Store::open(dir.path(), &StoreOptions::default()).expect("store");
+    let mut runner = RunnerConfig::for_tests();
+    // A retry would wait a minute: only parking at once lets the test catch up.
+    runner.retry_backoff =
+        crate::supervisor::Backoff::new(Duration::from_secs(60), Duration::from_secs(60));
+    let config = PipelineConfig {
+        runner,
+        session_catalog: poison_factory(ConsumerError::BadInput("unreadable".to_owned())),
+        ..PipelineConfig::default()
+    };
+    let pipeline = Pipeline::start(store.clone(), config).await.expect("start");
+    let mut events: Vec<Event> = (0..10).map(|i| event(&format!("e{i}"), "s1", i)).collect();
+    events.insert(4, event("poison", "s1", 99));
+    append(&pipeline, events).await;
+    assert!(pipeline.wait_caught_up(Duration::from_secs(10)).await);
+    assert_eq!(sessions(&store).get("s1").map(|s| s.0), Some(10));
+    let dead = store.dead_letters(10).expect("dead letters");
+    assert_eq!(dead.len(), 1);
+    assert_eq!(dead[0].1.outbox_seq, Some(5));
+    assert_eq!(dead[0].1.attempts, 1, "isolated once, then parked");
+    assert!(dead[0].1.error.contains("unreadable"));
+    let counters = pipeline.session_catalog.counters().await.expect("counters");
+    assert_eq!(counters.num_dead_lettered, 1);
+    assert!(
+        (1..=2).contains(&counters.num_failures),
+        "the batch (if the poison came in one), then the item alone: {}",
+        counters.num_failures
+    );
     pipeline.shutdown().await;
 }
 
@@ -196,7 +237,7 @@ async fn reset_replays_from_the_log_even_after_outbox_truncation() {
 async fn appends_do_not_cut_a_retry_backoff_short() {
     let dir = tempfile::tempdir().expect("tempdir");
     let store = Store::open(dir.path(), &StoreOptions::default()).expect("store");
-    let factory = poison_factory();
+    let factory = transient_poison();
     let mut runner = RunnerConfig::for_tests();
     runner.retry_backoff =
         crate::supervisor::Backoff::new(Duration::from_secs(60), Duration::from_secs(60));

@@ -452,7 +452,7 @@ mod tests {
     use super::*;
 
     fn event(id: &str) -> Event {
-        crate::test_support::event(id, "s", 1, EventKind::Note, "t")
+        memory_projections::testsuite::event(id, "s", 1, EventKind::Note, "t")
     }
 
     async fn start(

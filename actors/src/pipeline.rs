@@ -9,22 +9,19 @@ use memory_toc::grips::GripConfig;
 use ractor::{Actor, ActorRef, SpawnErr};
 use tracing::info;
 
-use crate::bm25_index::{BM25_INDEXER, Bm25Handle, Bm25Settings, RebuildReport};
-use crate::bm25_indexer::Bm25Indexer;
-use crate::consumer::{
-    ConsumerActor, ConsumerArgs, ConsumerCounters, ConsumerFactory, ConsumerHandle, OutboxConsumer,
-    RunnerConfig,
+use memory_projections::{
+    BM25_INDEXER, Bm25Handle, Bm25Indexer, Bm25Settings, ConsumerFactory, GRIP_EXTRACTOR,
+    GripExtractor, IndexPruneReport, OutboxConsumer, PruneKind, ROLLUP_BUILDER, RebuildReport,
+    Retention, RollupBuilder, RollupConfig, SEGMENTER, SESSION_CATALOG, Segmenter, SegmenterConfig,
+    SessionCatalog, VECTOR_INDEXER, VectorHandle, VectorIndexer, VectorSettings, prune_indexes,
 };
-use crate::grip_extractor::{GRIP_EXTRACTOR, GripExtractor};
+
+use crate::consumer::{
+    ConsumerActor, ConsumerArgs, ConsumerCounters, ConsumerHandle, RunnerConfig,
+};
 use crate::ingest::{IngestActor, IngestArgs, IngestHandle};
-use crate::lifecycle::{PruneKind, Retention};
-use crate::pruner::{IndexPruneReport, IndexPruner, IndexPrunerArgs, prune_indexes};
-use crate::rollup_builder::{ROLLUP_BUILDER, RollupBuilder, RollupConfig};
-use crate::segmenter::{SEGMENTER, Segmenter, SegmenterConfig};
-use crate::session_catalog::{SESSION_CATALOG, SessionCatalog};
+use crate::pruner::{IndexPruner, IndexPrunerArgs};
 use crate::supervisor::{Backoff, ChildSpec, Supervisor, SupervisorArgs, SupervisorMsg};
-use crate::vector_index::{VECTOR_INDEXER, VectorHandle, VectorSettings};
-use crate::vector_indexer::VectorIndexer;
 
 /// Tuning of the whole pipeline.
 #[derive(Clone)]
@@ -471,3 +468,7 @@ fn consumer_spec<C: OutboxConsumer>(
         }
     })
 }
+
+#[cfg(test)]
+#[path = "pipeline_tests.rs"]
+mod tests;

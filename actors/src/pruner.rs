@@ -21,70 +21,17 @@ use memory_store::Store;
 use memory_toc::Tz;
 use memory_types::now_ms;
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use tracing::{info, warn};
 
-use crate::bm25_index::Bm25Handle;
-use crate::lifecycle::{PruneKind, PruneReport, Retention};
-use crate::metrics::{BM25_METRICS, VECTOR_METRICS};
-use crate::vector_index::VectorHandle;
+use memory_projections::{
+    BM25_METRICS, Bm25Handle, IndexPruneReport, PruneReport, Retention, VECTOR_METRICS,
+    VectorHandle, prune_indexes,
+};
 
 /// Longest single sleep: the schedule is re-read at least this often, so a clock jump
 /// (suspend, NTP step) delays a prune by at most this much.
 const MAX_SLEEP: Duration = Duration::from_secs(3_600);
-
-/// What one prune of the accelerator indexes did. Each index is pruned on its own: one
-/// failing leaves the other's prune done (and committed).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct IndexPruneReport {
-    /// What the BM25 prune removed; `None` when the index is disabled or its prune
-    /// failed.
-    pub bm25: Option<PruneReport>,
-    /// What the vector prune removed; `None` when the index is disabled or its prune
-    /// failed.
-    pub vector: Option<PruneReport>,
-    /// Why a prune failed, by index (`bm25`, `vector`).
-    pub errors: BTreeMap<String, String>,
-}
-
-impl IndexPruneReport {
-    /// Documents removed from both indexes.
-    #[must_use]
-    pub fn total(&self) -> u64 {
-        self.bm25.as_ref().map_or(0, PruneReport::total)
-            + self.vector.as_ref().map_or(0, PruneReport::total)
-    }
-}
-
-/// Prunes each given index with `cutoffs` (each kind with the time before which its
-/// documents go): what the scheduled prune and `admin prune` run. Blocks (commits,
-/// HNSW compaction): async callers use `spawn_blocking`.
-#[must_use]
-pub fn prune_indexes(
-    store: &Store,
-    bm25: Option<&Bm25Handle>,
-    vector: Option<&VectorHandle>,
-    cutoffs: &[(PruneKind, u64)],
-) -> IndexPruneReport {
-    let mut report = IndexPruneReport::default();
-    if let Some(handle) = bm25 {
-        match handle.prune(store, cutoffs) {
-            Ok(pruned) => report.bm25 = Some(pruned),
-            Err(err) => {
-                report.errors.insert("bm25".to_owned(), err.to_string());
-            }
-        }
-    }
-    if let Some(handle) = vector {
-        match handle.prune(store, cutoffs) {
-            Ok(pruned) => report.vector = Some(pruned),
-            Err(err) => {
-                report.errors.insert("vector".to_owned(), err.to_string());
-            }
-        }
-    }
-    report
-}
 
 /// The actor (no configuration of its own).
 pub struct IndexPruner;

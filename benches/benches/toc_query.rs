@@ -24,9 +24,10 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, SamplingMode, criterion_group, criterion_main};
-use memory_actors::{Pipeline, PipelineConfig, RollupBuilder};
+use memory_actors::{Pipeline, PipelineConfig};
 use memory_benches::toc_mix::{QueryKind, latency_line, query_kinds};
 use memory_benches::year::{YEAR_PROJECTS, YearSpec, generate};
+use memory_projections::RollupBuilder;
 use memory_query::QueryService;
 use memory_store::{Store, StoreOptions};
 use memory_toc::{TocLevel, Tz};

@@ -9,8 +9,9 @@ use std::time::Duration;
 
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use memory_actors::{IndexPruneReport, Pipeline, PruneKind, RebuildReport};
+use memory_actors::Pipeline;
 use memory_config::Config;
+use memory_projections::{IndexPruneReport, PruneKind, RebuildReport};
 use memory_query::api::TeleportStatusResponse;
 use serde_json::{Value, json};
 
@@ -95,8 +96,8 @@ async fn rebuild_toc(
         .map_err(|err| anyhow::anyhow!("rebuild failed: {err}"))?;
     let caught_up = pipeline.wait_caught_up(Duration::from_secs(3_600)).await;
     pipeline.shutdown().await;
-    let nodes =
-        memory_actors::RollupBuilder::all_nodes(&store).map_err(|err| anyhow::anyhow!("{err}"))?;
+    let nodes = memory_projections::RollupBuilder::all_nodes(&store)
+        .map_err(|err| anyhow::anyhow!("{err}"))?;
     say!(
         "rebuilt the TOC from the event log: {} nodes in {:.1} s{}",
         nodes.len(),

@@ -6,11 +6,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use memory_actors::{
-    Backoff, Bm25Settings, Pipeline, PipelineConfig, PruneKind, Retention, RollupConfig,
-    RunnerConfig, SegmenterConfig, SessionCatalog,
-};
+use memory_actors::{Backoff, Pipeline, PipelineConfig, RunnerConfig};
 use memory_config::{Config, DurabilityConfig};
+use memory_projections::{
+    Bm25Settings, PruneKind, Retention, RollupConfig, SegmenterConfig, SessionCatalog,
+};
 use memory_store::{Durability, Store, StoreOptions};
 use memory_telemetry::{LogFormat, TracingConfig, TracingGuard};
 use memory_toc::grips::GripConfig;
@@ -94,7 +94,10 @@ pub fn for_batch_job(mut config: Config) -> Config {
 }
 
 /// The vector index's settings from `[teleport.vector]`, `None` when it is disabled.
-pub fn vector_settings(config: &Config, data_dir: &Path) -> Option<memory_actors::VectorSettings> {
+pub fn vector_settings(
+    config: &Config,
+    data_dir: &Path,
+) -> Option<memory_projections::VectorSettings> {
     if !config.teleport.vector_enabled() {
         return None;
     }
@@ -107,7 +110,7 @@ pub fn vector_settings(config: &Config, data_dir: &Path) -> Option<memory_actors
         embedder.ort_dylib.clone_from(ort_dylib);
     }
     embedder.model_file.clone_from(&vector.model_file);
-    Some(memory_actors::VectorSettings {
+    Some(memory_projections::VectorSettings {
         index_dir: vector.resolve_index_path(data_dir),
         embedder,
         commit_interval: Duration::from_secs(vector.commit_interval_secs),
@@ -148,6 +151,7 @@ pub fn pipeline_config(config: &Config, data_dir: &Path) -> PipelineConfig {
             overlap_tokens: config.toc.segment_overlap_tokens,
             // Validated when the configuration was loaded.
             timezone: config.toc.tz().unwrap_or(chrono_tz::Tz::UTC),
+            ..SegmenterConfig::default()
         },
         grips: GripConfig {
             max_grips: config.toc.grips_per_segment,
@@ -254,8 +258,8 @@ pub async fn demo(
 /// tier.
 fn demo_queries(config: &Config, data_dir: &Path) -> anyhow::Result<()> {
     let store = open_store(config, data_dir)?;
-    let bm25 = bm25_settings(config, data_dir).map(memory_actors::Bm25Handle::open);
-    let vector = vector_settings(config, data_dir).map(memory_actors::VectorHandle::open);
+    let bm25 = bm25_settings(config, data_dir).map(memory_projections::Bm25Handle::open);
+    let vector = vector_settings(config, data_dir).map(memory_projections::VectorHandle::open);
     let service = crate::query_cli::query_service(config, store, config.toc.tz()?, bm25, vector);
     let fail = |err: memory_types::ServiceError| anyhow::anyhow!("{err}");
     println!("\n== the time table of contents of webapp");

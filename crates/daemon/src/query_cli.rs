@@ -106,8 +106,8 @@ pub(crate) fn query_service(
     config: &Config,
     store: Store,
     tz: memory_toc::Tz,
-    bm25: Option<memory_actors::Bm25Handle>,
-    vector: Option<memory_actors::VectorHandle>,
+    bm25: Option<memory_projections::Bm25Handle>,
+    vector: Option<memory_projections::VectorHandle>,
 ) -> QueryService {
     QueryService::new(store, tz)
         .with_scan_budget(config.toc.search_scan_budget_events)

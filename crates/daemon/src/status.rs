@@ -6,8 +6,8 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Context;
-use memory_actors::SessionCatalog;
 use memory_config::Config;
+use memory_projections::SessionCatalog;
 use memory_store::Store;
 use serde::{Deserialize, Serialize};
 

@@ -6,7 +6,8 @@
 
 use std::sync::LazyLock;
 
-use prometheus::{Histogram, HistogramOpts, IntCounterVec, Opts};
+use memory_metrics::{counter_vec, histogram};
+use prometheus::{Histogram, IntCounterVec};
 
 /// Handles into the default registry.
 pub struct LlmMetrics {
@@ -29,43 +30,21 @@ const LLM_LATENCY_BUCKETS_SECONDS: &[f64] = &[
     0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 30.0, 60.0,
 ];
 
-fn register<C: prometheus::core::Collector + Clone + 'static>(collector: C) -> C {
-    if let Err(err) = prometheus::register(Box::new(collector.clone())) {
-        tracing::warn!(error = %err, "metric registration failed");
-    }
-    collector
-}
-
 /// The LLM metrics, registered on first use.
 pub static LLM_METRICS: LazyLock<LlmMetrics> = LazyLock::new(|| LlmMetrics {
-    requests: register(
-        IntCounterVec::new(
-            Opts::new(
-                "memory_llm_requests_total",
-                "LLM chat requests by outcome (ok, retry, error), one per attempt",
-            ),
-            &["outcome"],
-        )
-        .expect("constant metric definition is valid"),
+    requests: counter_vec(
+        "memory_llm_requests_total",
+        "LLM chat requests by outcome (ok, retry, error), one per attempt",
+        &["outcome"],
     ),
-    request_latency: register(
-        Histogram::with_opts(
-            HistogramOpts::new(
-                "memory_llm_request_latency_seconds",
-                "Latency of one LLM chat request attempt",
-            )
-            .buckets(LLM_LATENCY_BUCKETS_SECONDS.to_vec()),
-        )
-        .expect("constant metric definition is valid"),
+    request_latency: histogram(
+        "memory_llm_request_latency_seconds",
+        "Latency of one LLM chat request attempt",
+        LLM_LATENCY_BUCKETS_SECONDS,
     ),
-    summarizer_fallbacks: register(
-        IntCounterVec::new(
-            Opts::new(
-                "memory_summarizer_fallbacks_total",
-                "TOC summaries written by the extractive fallback instead of the LLM, by reason",
-            ),
-            &["reason"],
-        )
-        .expect("constant metric definition is valid"),
+    summarizer_fallbacks: counter_vec(
+        "memory_summarizer_fallbacks_total",
+        "TOC summaries written by the extractive fallback instead of the LLM, by reason",
+        &["reason"],
     ),
 });

@@ -24,7 +24,7 @@ use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 use std::time::Instant;
 
-use memory_actors::{Bm25Handle, GripExtractor, RollupBuilder, VectorHandle};
+use memory_projections::{Bm25Handle, GripExtractor, RollupBuilder, VectorHandle};
 use memory_search::{Bm25Query, DocType, Hit, SearchError};
 use memory_toc::{GripId, TocLevel, TocNodeId, parse_time_hint};
 use memory_types::{Event, ServiceError};

@@ -2,8 +2,8 @@
 //! bundled sample with a real tantivy index — and every way the index can be absent:
 //! disabled, missing, being built, stale, broken, failing at query time.
 
-use memory_actors::testsuite::sample_store_with_bm25;
-use memory_actors::{Bm25Handle, Bm25Settings};
+use memory_projections::testsuite::sample_store_with_bm25;
+use memory_projections::{Bm25Handle, Bm25Settings};
 use memory_store::Store;
 use memory_toc::Tz;
 use memory_types::{ErrorCode, EventKind, ServiceError};

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 use std::time::Instant;
 
-use memory_actors::VectorHandle;
+use memory_projections::VectorHandle;
 use memory_search::DocType;
 use memory_toc::terms::query_terms;
 use memory_types::ServiceError;

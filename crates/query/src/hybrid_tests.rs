@@ -1,8 +1,8 @@
 //! Hybrid `search`, the semantic tier, `vector.search` and the fallback chain hybrid →
 //! BM25 → vector → TOC, over two sample sessions with real indexes and the real model.
 
-use memory_actors::testsuite::sample_store_with_indexes;
-use memory_actors::{Bm25Handle, Bm25Settings, VectorHandle, VectorSettings};
+use memory_projections::testsuite::sample_store_with_indexes;
+use memory_projections::{Bm25Handle, Bm25Settings, VectorHandle, VectorSettings};
 use memory_store::Store;
 use memory_toc::Tz;
 use memory_types::{ErrorCode, ServiceError};

@@ -685,7 +685,7 @@ mod tests {
 
     fn service() -> (tempfile::TempDir, QueryService) {
         let dir = tempfile::tempdir().expect("tempdir");
-        let store = memory_actors::testsuite::sample_store(dir.path());
+        let store = memory_projections::testsuite::sample_store(dir.path());
         (dir, QueryService::new(store, Tz::UTC))
     }
 

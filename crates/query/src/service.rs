@@ -3,7 +3,7 @@
 use std::sync::LazyLock;
 use std::time::Instant;
 
-use memory_actors::{Bm25Handle, GripExtractor, RollupBuilder, VectorHandle};
+use memory_projections::{Bm25Handle, GripExtractor, RollupBuilder, VectorHandle};
 use memory_store::Store;
 use memory_toc::{
     DEFAULT_SEARCH_LIMIT, GripId, TocLevel, TocNode, TocNodeId, Tz, search_children, search_node,

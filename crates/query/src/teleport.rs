@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use memory_actors::{Bm25Handle, Unavailable};
+use memory_projections::{Bm25Handle, Unavailable};
 use memory_search::{Bm25Query, DocType, SearchError};
 use memory_types::ServiceError;
 use tracing::info_span;
@@ -181,7 +181,7 @@ fn bm25_status(service: &QueryService) -> TeleportStatusResponse {
 
 fn status_message(
     handle: &Bm25Handle,
-    status: &memory_actors::Bm25Status,
+    status: &memory_projections::Bm25Status,
     unavailable: Option<&Unavailable>,
 ) -> String {
     if let Some(progress) = &status.rebuild {

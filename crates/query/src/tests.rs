@@ -1,6 +1,6 @@
 //! The calls over the bundled sample conversations, on a real store and pipeline.
 
-use memory_actors::testsuite::sample_store;
+use memory_projections::testsuite::sample_store;
 use memory_toc::Tz;
 use memory_types::ErrorCode;
 use serde_json::{Value, json};

@@ -20,7 +20,7 @@
 use std::collections::{BTreeSet, HashMap};
 use std::time::Instant;
 
-use memory_actors::{GripExtractor, RollupBuilder, Segmenter};
+use memory_projections::{GripExtractor, RollupBuilder, Segmenter};
 use memory_store::Store;
 use memory_toc::terms::{TermIndex, TermPrefilter, is_stopword, query_terms, stem, tokenize};
 use memory_toc::{TocLevel, TocNode, estimate_tokens, parse_time_hint};

@@ -2,6 +2,7 @@
 
 use std::sync::LazyLock;
 
+use memory_metrics::{int_counter, int_gauge};
 use prometheus::{IntCounter, IntGauge};
 
 /// Handles into the default registry.
@@ -12,27 +13,14 @@ pub struct StoreMetrics {
     pub dead_letters: IntCounter,
 }
 
-fn register<C: prometheus::core::Collector + Clone + 'static>(collector: C) -> C {
-    if let Err(err) = prometheus::register(Box::new(collector.clone())) {
-        tracing::warn!(error = %err, "metric registration failed");
-    }
-    collector
-}
-
 /// The store's metrics, registered on first use.
 pub static STORE_METRICS: LazyLock<StoreMetrics> = LazyLock::new(|| StoreMetrics {
-    outbox_head: register(
-        IntGauge::new(
-            "memory_outbox_head",
-            "Highest durable outbox sequence number",
-        )
-        .expect("constant metric definition is valid"),
+    outbox_head: int_gauge(
+        "memory_outbox_head",
+        "Highest durable outbox sequence number",
     ),
-    dead_letters: register(
-        IntCounter::new(
-            "memory_dead_letters_total",
-            "Entries parked in the dead-letter partition",
-        )
-        .expect("constant metric definition is valid"),
+    dead_letters: int_counter(
+        "memory_dead_letters_total",
+        "Entries parked in the dead-letter partition",
     ),
 });

@@ -141,7 +141,7 @@ mod tests {
     use tokio::sync::oneshot;
 
     use super::*;
-    use crate::metrics::counter_vec;
+    use memory_metrics::counter_vec;
 
     struct RawResponse {
         status: u16,

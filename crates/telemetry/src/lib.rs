@@ -5,8 +5,8 @@
 //!   when an endpoint is configured, span export over OTLP/HTTP (protobuf).
 //! - [`serve`] runs the HTTP endpoint Prometheus and orchestrators talk to:
 //!   `GET /metrics`, `GET /healthz` (liveness), `GET /readyz` (readiness from [`Health`]).
-//! - [`metrics`] holds the helpers every crate registers its Prometheus metrics with,
-//!   the shared bucket presets, and the process-wide [`TELEMETRY_METRICS`].
+//! - [`metrics`] renders the default registry (every crate registers there through
+//!   `memory-metrics`) and holds the process-wide [`TELEMETRY_METRICS`].
 //!
 //! ```
 //! use std::net::SocketAddr;
@@ -37,8 +37,8 @@
 //! - a metrics backend or log store: it exposes metrics for scraping and ships spans to
 //!   an OTLP collector, and keeps nothing;
 //! - the query or admin API: `/readyz` reports readiness; `status` lives in the daemon;
-//! - a place for other crates' metrics: each crate keeps its own `metrics.rs` and only
-//!   uses the helpers here;
+//! - a place for other crates' metrics: each crate keeps its own `metrics.rs` and
+//!   registers through `memory-metrics`;
 //! - an OpenTelemetry metrics or logs pipeline: metrics are Prometheus, logs go to stderr,
 //!   only spans are exported over OTLP.
 

@@ -22,6 +22,7 @@
 #![forbid(unsafe_code)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used))]
 
+mod clock;
 mod doc_selector;
 mod doc_type;
 mod error;
@@ -30,6 +31,7 @@ mod ids;
 mod ingest;
 mod validate;
 
+pub use clock::{Clock, ManualClock};
 pub use doc_selector::DocSelector;
 pub use doc_type::{DocCounts, DocType, UnknownDocType};
 pub use error::{ErrorBody, ErrorCode, ServiceError};

@@ -550,7 +550,7 @@ impl Bm25Handle {
             last_prune,
         };
         let text = serde_json::to_string(&payload)
-            .map_err(|err| ConsumerError::Rejected(format!("commit payload: {err}")))?;
+            .map_err(|err| ConsumerError::Internal(format!("commit payload: {err}")))?;
         let started = Instant::now();
         let head_before = store.head();
         match state.writer.commit_with_payload(&text) {
@@ -658,7 +658,7 @@ impl Bm25Handle {
     /// Store or tantivy failures; the old generation then stays current.
     pub fn rebuild(&self, store: &Store, start: OutboxSeq) -> Result<RebuildReport, ConsumerError> {
         if !self.shared.writable {
-            return Err(ConsumerError::Rejected(
+            return Err(ConsumerError::Internal(
                 "a read-only view cannot rebuild the index".to_owned(),
             ));
         }
@@ -775,7 +775,7 @@ impl Bm25Handle {
             last_prune: self.read_state().committed.last_prune.clone(),
         };
         let text = serde_json::to_string(&payload)
-            .map_err(|err| ConsumerError::Rejected(format!("commit payload: {err}")))?;
+            .map_err(|err| ConsumerError::Internal(format!("commit payload: {err}")))?;
         writer.commit_with_payload(&text).map_err(to_transient)?;
         BM25_METRICS
             .operations

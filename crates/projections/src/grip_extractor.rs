@@ -93,7 +93,7 @@ impl GripExtractor {
         for id in ids {
             let grip_id: GripId = id
                 .parse()
-                .map_err(|err| ConsumerError::Rejected(format!("stored grip id {id:?}: {err}")))?;
+                .map_err(|err| ConsumerError::Internal(format!("stored grip id {id:?}: {err}")))?;
             if let Some(grip) = GripExtractor::grip(store, &grip_id)? {
                 grips.push(grip);
             }
@@ -133,7 +133,7 @@ impl GripExtractor {
         let candidates = extract_grips(&sources, &frequency, corpus.num_documents, &self.config);
 
         let segment_id: TocNodeId = segment.segment_id.parse().map_err(|err| {
-            ConsumerError::Rejected(format!("segment id {:?}: {err}", segment.segment_id))
+            ConsumerError::Internal(format!("segment id {:?}: {err}", segment.segment_id))
         })?;
         let mut grip_ids = Vec::with_capacity(candidates.len());
         for candidate in candidates {
@@ -197,7 +197,7 @@ impl OutboxConsumer for GripExtractor {
                 continue;
             }
             let segment = Segmenter::segment(store, &entry.key)?.ok_or_else(|| {
-                ConsumerError::Rejected(format!("segment {} announced but not stored", entry.key))
+                ConsumerError::BadInput(format!("segment {} announced but not stored", entry.key))
             })?;
             self.extract_segment(store, &mut batch, &mut df, &segment)?;
         }
@@ -218,14 +218,12 @@ impl OutboxConsumer for GripExtractor {
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeMap;
-    use std::time::Duration;
 
     use memory_store::StoreOptions;
 
     use super::*;
-    use crate::consumer::RunnerConfig;
-    use crate::pipeline::{Pipeline, PipelineConfig};
-    use crate::testsuite::sample_events;
+    use crate::segmenter::SegmenterConfig;
+    use crate::testsuite::{catch_up, sample_events};
 
     fn all_grips(store: &Store) -> BTreeMap<String, Vec<Grip>> {
         Segmenter::all_segments(store)
@@ -239,22 +237,19 @@ mod tests {
             .collect()
     }
 
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn every_segment_gets_verbatim_grips_that_a_rebuild_reproduces() {
+    #[test]
+    fn every_segment_gets_verbatim_grips_that_a_rebuild_reproduces() {
         let dir = tempfile::tempdir().expect("tempdir");
         let store = Store::open(dir.path(), &StoreOptions::default()).expect("store");
-        let config = PipelineConfig {
-            runner: RunnerConfig::for_tests(),
-            ..PipelineConfig::default()
-        };
-        let pipeline = Pipeline::start(store.clone(), config).await.expect("start");
+        let mut segmenter = Segmenter::open(&store, SegmenterConfig::default()).expect("open");
+        let mut extractor = GripExtractor::open(&store, GripConfig::default()).expect("open");
         let events = sample_events();
         let by_id: BTreeMap<String, Event> = events
             .iter()
             .map(|e| (e.event_id.clone(), e.clone()))
             .collect();
-        pipeline.ingest.append(events).await.expect("append");
-        assert!(pipeline.wait_caught_up(Duration::from_secs(30)).await);
+        store.append_events(&events).expect("append");
+        catch_up(&store, &mut [&mut segmenter, &mut extractor]).expect("apply");
 
         let grips = all_grips(&store);
         assert!(
@@ -300,13 +295,12 @@ mod tests {
             .any(|grip| grip.excerpt.contains("We decided") && grip.excerpt.contains("15 minutes"));
         assert!(decision, "the JWT expiry decision is kept as a grip");
 
-        pipeline.grip_extractor.reset().await.expect("reset");
-        assert!(pipeline.wait_caught_up(Duration::from_secs(30)).await);
+        extractor.reset(&store, OutboxSeq::ZERO).expect("reset");
+        catch_up(&store, &mut [&mut extractor]).expect("replay");
         assert_eq!(
             all_grips(&store),
             grips,
             "replay writes the same grips, ids included"
         );
-        pipeline.shutdown().await;
     }
 }

@@ -101,7 +101,7 @@ fn a_removed_toc_node_is_deleted_in_feed_order() {
     use memory_vector::DocKey;
 
     use crate::rollup_builder::TOC_NODE_WRITTEN;
-    use crate::test_support::event;
+    use crate::testsuite::event;
 
     let temp = tempfile::tempdir().expect("tempdir");
     let store = Store::open(temp.path().join("store"), &StoreOptions::default()).expect("store");

@@ -33,8 +33,9 @@ pub struct SessionSummary {
     pub last_seq: u64,
 }
 
-/// A predicate that makes the catalog refuse some events: tests use it to plant poison.
-pub type RejectEvent = std::sync::Arc<dyn Fn(&Event) -> Option<String> + Send + Sync>;
+/// A predicate that makes the catalog fail on some events with the error it returns:
+/// tests use it to plant poison (bad input, or a fault that retrying may clear).
+pub type RejectEvent = std::sync::Arc<dyn Fn(&Event) -> Option<ConsumerError> + Send + Sync>;
 
 /// The consumer.
 pub struct SessionCatalog {
@@ -54,7 +55,7 @@ impl SessionCatalog {
         })
     }
 
-    /// A catalog that refuses events for which `reject` returns a reason (tests only).
+    /// A catalog that fails on events for which `reject` returns an error (tests only).
     ///
     /// # Errors
     /// Store failures.
@@ -110,8 +111,8 @@ impl OutboxConsumer for SessionCatalog {
             let FeedItem::Event { seq, event } = item else {
                 continue;
             };
-            if let Some(reason) = self.reject.as_ref().and_then(|reject| reject(event)) {
-                return Err(ConsumerError::Rejected(reason));
+            if let Some(err) = self.reject.as_ref().and_then(|reject| reject(event)) {
+                return Err(err);
             }
             let id = project_scoped_key(&event.project_id, &event.session_id);
             let summary = match touched.remove(&id) {

@@ -458,7 +458,7 @@ impl VectorHandle {
                         // One vector per text, checked by `embed_for_index`.
                         doc.vector = vectors.next().unwrap_or_default();
                         index.upsert(doc).map_err(|err| {
-                            ConsumerError::Rejected(format!("vector upsert: {err}"))
+                            ConsumerError::Internal(format!("vector upsert: {err}"))
                         })?;
                     }
                     VectorChange::Delete(key) => {

@@ -20,7 +20,7 @@ use memory_store::{
     DerivedEntry, FeedItem, Keyspace, OutboxSeq, ProjectionBatch, Store, StoreError, codec,
 };
 use memory_toc::{TocNodeId, Tz, calendar};
-use memory_types::{Event, EventKind};
+use memory_types::{Clock, Event, EventKind};
 use serde::{Deserialize, Serialize};
 
 use crate::consumer::{ConsumerError, OutboxConsumer};
@@ -49,6 +49,9 @@ pub struct SegmenterConfig {
     pub overlap_tokens: u64,
     /// Zone whose local date names the segment's day. Default UTC.
     pub timezone: Tz,
+    /// Where idle closing reads the wall clock. Default the system clock; tests move a
+    /// manual one.
+    pub clock: Clock,
 }
 
 impl Default for SegmenterConfig {
@@ -58,6 +61,7 @@ impl Default for SegmenterConfig {
             max_tokens: 4_000,
             overlap_tokens: 400,
             timezone: Tz::UTC,
+            clock: Clock::system(),
         }
     }
 }
@@ -424,7 +428,7 @@ impl OutboxConsumer for Segmenter {
         items: &[FeedItem],
         up_to: OutboxSeq,
     ) -> Result<(), ConsumerError> {
-        let now_ms = memory_types::now_ms();
+        let now_ms = self.config.clock.now_ms();
         let mut batch = store.projection_batch();
         let mut touched: BTreeMap<Vec<u8>, Option<OpenSegment>> = BTreeMap::new();
         for item in items {
@@ -458,7 +462,7 @@ impl OutboxConsumer for Segmenter {
     }
 
     fn on_idle(&mut self, store: &Store) -> Result<(), ConsumerError> {
-        let now_ms = memory_types::now_ms();
+        let now_ms = self.config.clock.now_ms();
         let gap_ms = u64::try_from(self.config.gap.as_millis()).unwrap_or(u64::MAX);
         let mut batch = store.projection_batch();
         let mut num_closed = 0usize;
@@ -499,32 +503,23 @@ impl OutboxConsumer for Segmenter {
 
 #[cfg(test)]
 mod tests {
-    use std::time::Instant;
-
     use memory_store::StoreOptions;
+    use memory_types::ManualClock;
 
     use super::*;
-    use crate::consumer::RunnerConfig;
-    use crate::pipeline::{Pipeline, PipelineConfig};
+    use crate::testsuite::{catch_up, event};
 
     const T0: u64 = 1_769_764_500_000; // 2026-01-30T09:15:00Z
     const MINUTE: u64 = 60_000;
-
-    use crate::test_support::event;
 
     fn note(id: &str, session: &str, ts: u64) -> Event {
         event(id, session, ts, EventKind::UserMessage, "short turn")
     }
 
-    async fn start(store: &Store, segmenter: SegmenterConfig) -> Pipeline {
-        let config = PipelineConfig {
-            runner: RunnerConfig::for_tests(),
-            segmenter,
-            ..PipelineConfig::default()
-        };
-        Pipeline::start(store.clone(), config)
-            .await
-            .expect("start pipeline")
+    /// Appends `events` and lets `segmenter` apply everything.
+    fn append_and_apply(store: &Store, segmenter: &mut Segmenter, events: &[Event]) {
+        store.append_events(events).expect("append");
+        catch_up(store, &mut [segmenter]).expect("apply");
     }
 
     fn by_start(store: &Store) -> Vec<Segment> {
@@ -533,24 +528,23 @@ mod tests {
         segments
     }
 
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn gaps_and_session_end_close_segments_with_overlap_and_announce_them() {
+    #[test]
+    fn gaps_and_session_end_close_segments_with_overlap_and_announce_them() {
         let dir = tempfile::tempdir().expect("tempdir");
         let store = Store::open(dir.path(), &StoreOptions::default()).expect("store");
-        let pipeline = start(&store, SegmenterConfig::default()).await;
-        pipeline
-            .ingest
-            .append(vec![
+        let mut segmenter = Segmenter::open(&store, SegmenterConfig::default()).expect("open");
+        append_and_apply(
+            &store,
+            &mut segmenter,
+            &[
                 note("a1", "s1", T0),
                 note("a2", "s1", T0 + MINUTE),
                 note("b1", "s2", T0 + 2 * MINUTE),
                 note("a3", "s1", T0 + 2 * MINUTE),
                 note("a4", "s1", T0 + 45 * MINUTE),
                 event("a5", "s1", T0 + 46 * MINUTE, EventKind::SessionEnd, ""),
-            ])
-            .await
-            .expect("append");
-        assert!(pipeline.wait_caught_up(Duration::from_secs(10)).await);
+            ],
+        );
         let segments = by_start(&store);
         assert_eq!(segments.len(), 2, "{segments:?}");
         let (first, second) = (&segments[0], &segments[1]);
@@ -588,11 +582,10 @@ mod tests {
         let mut announced_sorted = announced.clone();
         announced_sorted.sort();
         assert_eq!(announced_sorted, expected);
-        pipeline.shutdown().await;
     }
 
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn token_budget_closes_segments_and_a_rebuild_yields_identical_segments() {
+    #[test]
+    fn token_budget_closes_segments_and_a_rebuild_yields_identical_segments() {
         let dir = tempfile::tempdir().expect("tempdir");
         let store = Store::open(dir.path(), &StoreOptions::default()).expect("store");
         let config = SegmenterConfig {
@@ -600,7 +593,7 @@ mod tests {
             overlap_tokens: 30,
             ..SegmenterConfig::default()
         };
-        let pipeline = start(&store, config).await;
+        let mut segmenter = Segmenter::open(&store, config).expect("open");
         let long_text = "x".repeat(120); // 30 tokens
         let events: Vec<Event> = (0..12)
             .map(|i| {
@@ -613,8 +606,7 @@ mod tests {
                 )
             })
             .collect();
-        pipeline.ingest.append(events).await.expect("append");
-        assert!(pipeline.wait_caught_up(Duration::from_secs(10)).await);
+        append_and_apply(&store, &mut segmenter, &events);
         let before = by_start(&store);
         assert_eq!(
             before.len(),
@@ -631,43 +623,54 @@ mod tests {
             "30 overlap tokens carry one event"
         );
 
-        pipeline.segmenter.reset().await.expect("reset");
-        assert!(pipeline.wait_caught_up(Duration::from_secs(10)).await);
+        segmenter.reset(&store, OutboxSeq::ZERO).expect("reset");
+        catch_up(&store, &mut [&mut segmenter]).expect("replay");
         assert_eq!(
             by_start(&store),
             before,
             "replaying the log rebuilds the same segments, ids included"
         );
-        pipeline.shutdown().await;
     }
 
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_live_session_that_falls_silent_is_closed_by_wall_clock() {
+    #[test]
+    fn a_live_session_that_falls_silent_is_closed_by_wall_clock() {
         let dir = tempfile::tempdir().expect("tempdir");
         let store = Store::open(dir.path(), &StoreOptions::default()).expect("store");
+        let wall = ManualClock::new(T0 + 60 * MINUTE);
         let config = SegmenterConfig {
-            gap: Duration::from_millis(200),
+            gap: Duration::from_secs(30 * 60),
+            clock: wall.clock(),
             ..SegmenterConfig::default()
         };
-        let pipeline = start(&store, config).await;
-        let now = memory_types::now_ms();
-        pipeline
-            .ingest
-            .append(vec![note("l1", "live", now), note("l2", "live", now + 10)])
-            .await
-            .expect("append");
-        let deadline = Instant::now() + Duration::from_secs(10);
-        let closed = loop {
-            let segments = Segmenter::all_segments(&store).expect("segments");
-            if let Some(segment) = segments.into_iter().next() {
-                break segment;
-            }
-            assert!(Instant::now() < deadline, "silent session never closed");
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        };
-        assert_eq!(closed.close_reason, CloseReason::Idle);
-        assert_eq!(closed.events.len(), 2);
-        pipeline.shutdown().await;
+        let mut segmenter = Segmenter::open(&store, config).expect("open");
+        append_and_apply(
+            &store,
+            &mut segmenter,
+            &[note("l1", "live", T0), note("l2", "live", T0 + 10)],
+        );
+        wall.advance(Duration::from_secs(30 * 60 - 1));
+        segmenter.on_idle(&store).expect("idle");
+        assert!(
+            Segmenter::all_segments(&store)
+                .expect("segments")
+                .is_empty(),
+            "a second short of the gap, the live segment stays open"
+        );
+        wall.advance(Duration::from_secs(1));
+        segmenter.on_idle(&store).expect("idle");
+        let segments = Segmenter::all_segments(&store).expect("segments");
+        assert_eq!(segments.len(), 1, "{segments:?}");
+        assert_eq!(segments[0].close_reason, CloseReason::Idle);
+        assert_eq!(segments[0].events.len(), 2);
+        let announced = store
+            .read_feed(OutboxSeq::ZERO, 100)
+            .expect("feed")
+            .into_iter()
+            .filter(|item| {
+                matches!(item, FeedItem::Derived { entry, .. } if entry.kind == SEGMENT_CLOSED)
+            })
+            .count();
+        assert_eq!(announced, 1, "the idle close is announced like any other");
     }
 
     #[test]

@@ -215,7 +215,7 @@ impl RollupBuilder {
         segment_id: &str,
     ) -> Result<(), ConsumerError> {
         let segment = Segmenter::segment(work.store, segment_id)?.ok_or_else(|| {
-            ConsumerError::Rejected(format!("segment {segment_id} announced but not stored"))
+            ConsumerError::BadInput(format!("segment {segment_id} announced but not stored"))
         })?;
         let node_id = parse_node_id(segment_id)?;
         let grips = GripExtractor::segment_grips(work.store, segment_id)?;
@@ -443,7 +443,7 @@ impl RollupWork<'_> {
 
 fn parse_node_id(text: &str) -> Result<TocNodeId, ConsumerError> {
     text.parse()
-        .map_err(|err| ConsumerError::Rejected(format!("node id {text:?}: {err}")))
+        .map_err(|err| ConsumerError::Internal(format!("node id {text:?}: {err}")))
 }
 
 fn load_events(store: &Store, events: &[SegmentEvent]) -> Result<Vec<Event>, ConsumerError> {
@@ -570,29 +570,26 @@ pub fn bullet_grips(store: &Store, node: &TocNode) -> Result<Vec<Grip>, Consumer
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeMap;
-    use std::time::Duration;
 
     use memory_store::StoreOptions;
 
     use super::*;
-    use crate::consumer::RunnerConfig;
-    use crate::pipeline::{Pipeline, PipelineConfig};
     use crate::segmenter::SegmenterConfig;
-    use crate::test_support::event;
-    use crate::testsuite::sample_events;
+    use crate::testsuite::{TocProjections, event, sample_events};
 
-    async fn start(dir: &std::path::Path, timezone: Tz) -> (Store, Pipeline) {
+    fn start(dir: &std::path::Path, timezone: Tz) -> (Store, TocProjections) {
         let store = Store::open(dir, &StoreOptions::default()).expect("store");
-        let config = PipelineConfig {
-            runner: RunnerConfig::for_tests(),
-            segmenter: SegmenterConfig {
-                timezone,
-                ..SegmenterConfig::default()
-            },
-            ..PipelineConfig::default()
+        let segmenter = SegmenterConfig {
+            timezone,
+            ..SegmenterConfig::default()
         };
-        let pipeline = Pipeline::start(store.clone(), config).await.expect("start");
-        (store, pipeline)
+        let toc = TocProjections::open_with(&store, segmenter).expect("open");
+        (store, toc)
+    }
+
+    fn append_and_apply(store: &Store, toc: &mut TocProjections, events: &[Event]) {
+        store.append_events(events).expect("append");
+        toc.catch_up(store, &mut []).expect("apply");
     }
 
     /// Checks the links and counts of every node of the tree; returns the segments.
@@ -640,14 +637,13 @@ mod tests {
         num_segments
     }
 
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn the_sample_becomes_a_consistent_tree_that_a_rebuild_reproduces() {
+    #[test]
+    fn the_sample_becomes_a_consistent_tree_that_a_rebuild_reproduces() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let (store, pipeline) = start(dir.path(), Tz::UTC).await;
+        let (store, mut toc) = start(dir.path(), Tz::UTC);
         let events = sample_events();
         let num_events = events.len() as u64;
-        pipeline.ingest.append(events).await.expect("append");
-        assert!(pipeline.wait_caught_up(Duration::from_secs(60)).await);
+        append_and_apply(&store, &mut toc, &events);
 
         let nodes = RollupBuilder::all_nodes(&store).expect("nodes");
         let num_segments = check_tree(&nodes);
@@ -675,8 +671,7 @@ mod tests {
                     .any(|bullet| bullet.text.contains("15 minutes") && !bullet.grip_ids.is_empty())
         });
         assert!(decision, "a bullet cites the JWT expiry decision");
-        pipeline.rebuild_toc().await.expect("rebuild");
-        assert!(pipeline.wait_caught_up(Duration::from_secs(60)).await);
+        toc.rebuild(&store).expect("rebuild");
         let rebuilt = RollupBuilder::all_nodes(&store).expect("nodes");
         assert_eq!(rebuilt.len(), nodes.len());
         for (key, node) in &nodes {
@@ -687,20 +682,20 @@ mod tests {
                 key.1
             );
         }
-        pipeline.shutdown().await;
     }
 
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn days_weeks_and_months_follow_the_time_zone_and_iso_weeks() {
+    #[test]
+    fn days_weeks_and_months_follow_the_time_zone_and_iso_weeks() {
         let dir = tempfile::tempdir().expect("tempdir");
         let tz: Tz = "America/Los_Angeles".parse().expect("zone");
-        let (store, pipeline) = start(dir.path(), tz).await;
+        let (store, mut toc) = start(dir.path(), tz);
         // 2026-01-01T03:00Z is still 31 December 2025 in Los Angeles. That Wednesday is in
         // ISO week 2026-W01, whose Thursday (1 January) files it under January 2026.
         let ts = 1_767_236_400_000;
-        pipeline
-            .ingest
-            .append(vec![
+        append_and_apply(
+            &store,
+            &mut toc,
+            &[
                 event(
                     "a1",
                     "s",
@@ -716,10 +711,8 @@ mod tests {
                     "Rotated the signing key.",
                 ),
                 event("a3", "s", ts + 120_000, EventKind::SessionEnd, ""),
-            ])
-            .await
-            .expect("append");
-        assert!(pipeline.wait_caught_up(Duration::from_secs(30)).await);
+            ],
+        );
         let nodes = RollupBuilder::all_nodes(&store).expect("nodes");
         check_tree(&nodes);
         let ids: Vec<String> = nodes
@@ -736,18 +729,18 @@ mod tests {
                 "toc:day:2025-12-31"
             ]
         );
-        pipeline.shutdown().await;
     }
 
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_session_still_going_is_in_the_tree_before_its_segment_closes() {
+    #[test]
+    fn a_session_still_going_is_in_the_tree_before_its_segment_closes() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let (store, pipeline) = start(dir.path(), Tz::UTC).await;
+        let (store, mut toc) = start(dir.path(), Tz::UTC);
         let ts = 1_769_764_500_000; // 2026-01-30T09:15:00Z
         let day: TocNodeId = "toc:day:2026-01-30".parse().expect("id");
-        pipeline
-            .ingest
-            .append(vec![
+        append_and_apply(
+            &store,
+            &mut toc,
+            &[
                 event(
                     "l1",
                     "live",
@@ -762,10 +755,8 @@ mod tests {
                     EventKind::AssistantMessage,
                     "The merge policy waits on the writer lock.",
                 ),
-            ])
-            .await
-            .expect("append");
-        assert!(pipeline.wait_caught_up(Duration::from_secs(30)).await);
+            ],
+        );
         let provisional = RollupBuilder::node(&store, "p", &day)
             .expect("read")
             .expect("day written");
@@ -784,18 +775,11 @@ mod tests {
             segment.keywords
         );
 
-        pipeline
-            .ingest
-            .append(vec![event(
-                "l3",
-                "live",
-                ts + 2_000,
-                EventKind::SessionEnd,
-                "",
-            )])
-            .await
-            .expect("append");
-        assert!(pipeline.wait_caught_up(Duration::from_secs(30)).await);
+        append_and_apply(
+            &store,
+            &mut toc,
+            &[event("l3", "live", ts + 2_000, EventKind::SessionEnd, "")],
+        );
         let closed = RollupBuilder::node(&store, "p", &segment_id)
             .expect("read")
             .expect("segment");
@@ -808,6 +792,5 @@ mod tests {
             .expect("read")
             .expect("day");
         assert_eq!((day_node.num_events, day_node.child_ids.len()), (3, 1));
-        pipeline.shutdown().await;
     }
 }

@@ -39,7 +39,7 @@ pub(crate) fn doc_changes(
             .collect(),
         FeedItem::Derived { entry, .. } if entry.kind == TOC_NODE_WRITTEN => {
             let node_id = entry.key.parse().map_err(|err| {
-                ConsumerError::Rejected(format!("toc_node_written names {:?}: {err}", entry.key))
+                ConsumerError::BadInput(format!("toc_node_written names {:?}: {err}", entry.key))
             })?;
             vec![
                 match RollupBuilder::node(store, &entry.project_id, &node_id)? {

@@ -1,0 +1,75 @@
+//! `memory-projections`: agent-memory's read side — every projection the outbox feeds,
+//! each with its read model, and the two accelerator indexes' handles:
+//! - [`SessionCatalog`]: per session, first/last time and event count;
+//! - [`Segmenter`], [`GripExtractor`], [`RollupBuilder`]: the time table of contents
+//!   (segments, grips, year → month → week → day → segment nodes);
+//! - [`Bm25Handle`] / [`Bm25Indexer`] and [`VectorHandle`] / [`VectorIndexer`]: the BM25
+//!   and vector indexes, fed the same documents (`index_docs`), pruned with the same
+//!   cutoffs ([`prune_indexes`], [`Retention`]).
+//!
+//! Each projection implements [`OutboxConsumer`]: `apply` writes a batch of feed items
+//! and the new cursor atomically, `reset` drops it for a replay. The trait is plain
+//! synchronous code, so a projection is tested by calling `apply` (the `testsuite`
+//! feature's [`testsuite::catch_up`] drives several in pipeline order), and the query
+//! side reads the models (`RollupBuilder::node`, `GripExtractor::grip`, …) without
+//! linking an actor runtime.
+//!
+//! ```
+//! use memory_projections::{OutboxConsumer, SessionCatalog};
+//! use memory_store::{Store, StoreOptions};
+//! # let dir = tempfile::tempdir().unwrap();
+//! let store = Store::open(dir.path(), &StoreOptions::default()).unwrap();
+//! let mut catalog = SessionCatalog::open(&store).unwrap();
+//! let cursor = catalog.load_cursor(&store).unwrap();
+//! let items = store.read_feed(cursor, 256).unwrap(); // nothing appended yet
+//! assert!(items.is_empty());
+//! assert!(SessionCatalog::sessions(&store, "webapp").unwrap().is_empty());
+//! ```
+//!
+//! It is not:
+//! - the actor runtime: the runner that schedules, retries and parks
+//!   (`ConsumerActor`), ingest, supervision and the pipeline are `memory-actors`;
+//! - the query API: `memory-query` reads these models to answer calls;
+//! - the source of truth: every projection is rebuilt from the log.
+
+#![forbid(unsafe_code)]
+#![cfg_attr(not(test), deny(clippy::unwrap_used))]
+
+mod bm25_index;
+mod bm25_indexer;
+mod consumer;
+mod grip_extractor;
+mod index_docs;
+mod keys;
+mod lifecycle;
+mod metrics;
+mod prune;
+mod rollup_builder;
+mod segmenter;
+mod session_catalog;
+mod term_df;
+#[cfg(any(test, feature = "testsuite"))]
+pub mod testsuite;
+mod vector_index;
+mod vector_indexer;
+
+pub use bm25_index::{
+    BM25_INDEXER, Bm25Handle, Bm25Settings, Bm25Status, CAUGHT_UP_COMMIT_GAP, CommitPayload,
+    RebuildProgress, RebuildReport, Unavailable,
+};
+pub use bm25_indexer::Bm25Indexer;
+pub use consumer::{ConsumerError, ConsumerFactory, OutboxConsumer};
+pub use grip_extractor::{GRIP_EXTRACTOR, GRIPS_EXTRACTED, GripExtractor};
+pub use lifecycle::{PruneKind, PruneReport, Retention};
+pub use metrics::{BM25_METRICS, Bm25Metrics, VECTOR_METRICS, VectorMetrics};
+pub use prune::{IndexPruneReport, prune_indexes};
+pub use rollup_builder::{
+    ROLLUP_BUILDER, RollupBuilder, RollupConfig, TOC_NODE_WRITTEN, bullet_grips, node_version,
+};
+pub use segmenter::{
+    CloseReason, OpenSegmentView, SEGMENT_CLOSED, SEGMENT_OPEN, SEGMENTER, Segment, SegmentEvent,
+    Segmenter, SegmenterConfig,
+};
+pub use session_catalog::{RejectEvent, SESSION_CATALOG, SessionCatalog, SessionSummary};
+pub use vector_index::{VECTOR_INDEXER, VectorHandle, VectorSettings, VectorTierStatus};
+pub use vector_indexer::VectorIndexer;
