@@ -29,7 +29,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use memory_embed::{Embedder, EmbedderConfig, MINILM_DIMS};
-use memory_vector::{BuiltSegment, DocType, VectorConfig, VectorDoc, VectorFilter, VectorIndex};
+use memory_vector::{BuiltSegment, DocSelector, DocType, VectorConfig, VectorDoc, VectorIndex};
 
 use crate::questions::{QUESTION_SEED, question_from};
 use crate::year::{Rng, YearSpec, generate};
@@ -365,8 +365,8 @@ impl ProjectMode {
 
     /// The filter of a query of `project`.
     #[must_use]
-    pub fn filter(self, project: &'static str) -> VectorFilter {
-        VectorFilter::new(self.project(project))
+    pub fn filter(self, project: &'static str) -> DocSelector {
+        DocSelector::in_project(self.project(project))
     }
 }
 

@@ -60,7 +60,7 @@ use memory_benches::vector_corpus::{
 use memory_benches::year::{YearSpec, generate};
 use memory_benches::{disk_size, percentile};
 use memory_embed::{Embedder, EmbedderConfig, MINILM_DIMS};
-use memory_vector::{SearchStats, VectorConfig, VectorFilter, VectorIndex};
+use memory_vector::{DocSelector, SearchStats, VectorConfig, VectorIndex};
 
 /// Hits per search.
 const LIMIT: usize = 10;
@@ -570,7 +570,7 @@ fn measure_index(
         size_bytes as f64 / (1 << 20) as f64
     );
 
-    let filters: Vec<VectorFilter> = queries
+    let filters: Vec<DocSelector> = queries
         .iter()
         .map(|query| mode.filter(query.project))
         .collect();

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 /// A configuration that cannot be used.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ConfigError {
     /// `--config` names a file that does not exist.
     #[error("config file {path} does not exist")]

@@ -352,7 +352,7 @@ pub fn prune_cutoffs(
             let before = now.saturating_sub(u64::from(days) * 86_400_000);
             kinds.iter().map(|kind| (*kind, before)).collect()
         }
-        None => crate::embedded::retention(config).cutoffs(now),
+        None => crate::settings::retention(config).cutoffs(now),
     }
 }
 

@@ -16,7 +16,8 @@ use serde::Serialize;
 use tokio::task::JoinHandle;
 
 use crate::cli::IngestArgs;
-use crate::embedded::{init_tool_tracing, limits, open_store, start_pipeline};
+use crate::embedded::{init_tool_tracing, open_store, start_pipeline};
+use crate::settings::limits;
 
 /// One rejected line.
 #[derive(Debug, Serialize)]

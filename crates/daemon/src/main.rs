@@ -6,11 +6,13 @@
 
 mod admin_cli;
 mod cli;
+mod demo;
 mod embedded;
 mod export;
 mod ingest_file;
 mod query_cli;
 mod serve;
+mod settings;
 mod status;
 mod teleport_cli;
 
@@ -53,7 +55,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Serve(args) => serve::run(config, data_dir, args).await,
         Command::Ingest(args) => {
-            let config = embedded::for_batch_job(config);
+            let config = settings::for_batch_job(config);
             ingest_file::run(&config, &data_dir, args, cli.log_level.as_deref()).await
         }
         Command::Events {
@@ -84,9 +86,9 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             teleport_cli::run(&config, &data_dir, command, cli.log_level.as_deref()).await
         }
         Command::Admin { command } => {
-            let config = embedded::for_batch_job(config);
+            let config = settings::for_batch_job(config);
             admin_cli::run(&config, &data_dir, command, cli.log_level.as_deref()).await
         }
-        Command::Demo(args) => embedded::demo(&config, args, cli.log_level.as_deref()).await,
+        Command::Demo(args) => demo::run(&config, args, cli.log_level.as_deref()).await,
     }
 }

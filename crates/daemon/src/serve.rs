@@ -17,7 +17,8 @@ use tokio_util::sync::CancellationToken;
 use tracing::{error, info, warn};
 
 use crate::cli::ServeArgs;
-use crate::embedded::{limits, open_store, start_pipeline};
+use crate::embedded::{open_store, start_pipeline};
+use crate::settings::limits;
 
 /// Subject of the operators' status call.
 pub const ADMIN_STATUS_SUBJECT: &str = "memory.admin.status";

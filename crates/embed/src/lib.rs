@@ -116,6 +116,7 @@ impl EmbedderConfig {
 
 /// Why the embedder cannot run. Every message says how to fix it.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum EmbedError {
     /// The ONNX Runtime library is not there.
     #[error("ONNX Runtime not found at {path}: {FIX}")]

@@ -2,6 +2,7 @@
 
 /// What can fail at the NATS edge.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum NatsError {
     /// Connecting (including reading credentials or TLS files).
     #[error("cannot connect to NATS at {url}: {detail}")]

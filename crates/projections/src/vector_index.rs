@@ -24,7 +24,7 @@ use memory_embed::{EmbedError, Embedder, EmbedderConfig};
 use memory_store::{FeedItem, OutboxSeq, Store};
 use memory_types::now_ms;
 use memory_vector::{
-    DocKey, DocSelector, DocType, VectorConfig, VectorDoc, VectorFilter, VectorHit, VectorIndex,
+    DocKey, DocSelector, DocType, VectorConfig, VectorDoc, VectorHit, VectorIndex,
 };
 use serde::{Deserialize, Serialize};
 use tracing::{info, warn};
@@ -382,7 +382,7 @@ impl VectorHandle {
     pub fn search(
         &self,
         vector: &[f32],
-        filter: &VectorFilter,
+        filter: &DocSelector,
         limit: usize,
     ) -> Result<Vec<VectorHit>, String> {
         if let Some(error) = self.error() {

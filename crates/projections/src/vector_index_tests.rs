@@ -1,7 +1,7 @@
 //! The vector indexer over the bundled sample with the real embedding model.
 
 use memory_store::OutboxSeq;
-use memory_vector::{DocType, VectorFilter};
+use memory_vector::{DocSelector, DocType};
 
 use super::*;
 use crate::testsuite::sample_store_with_indexes;
@@ -23,7 +23,7 @@ fn the_sample_is_embedded_and_a_paraphrase_finds_the_decision() {
     let hits = handle
         .search(
             &question,
-            &VectorFilter::new("webapp").doc_type(DocType::Event),
+            &DocSelector::in_project("webapp").doc_type(DocType::Event),
             10,
         )
         .expect("search");
@@ -252,7 +252,7 @@ fn prune_removes_old_vectors_compacts_and_remembers_the_report() {
     // Weeks and months still answer.
     let question = handle.embed_query("JWT expiry").expect("embed");
     let hits = handle
-        .search(&question, &VectorFilter::new("webapp"), 20)
+        .search(&question, &DocSelector::in_project("webapp"), 20)
         .expect("search");
     assert!(!hits.is_empty());
     assert!(

@@ -12,7 +12,7 @@ use memory_projections::VectorHandle;
 use memory_search::DocType;
 use memory_toc::terms::query_terms;
 use memory_types::ServiceError;
-use memory_vector::VectorFilter;
+use memory_vector::DocSelector;
 use serde::{Deserialize, Serialize};
 use tracing::info_span;
 
@@ -30,8 +30,8 @@ pub(crate) fn filter(
     project_id: &str,
     session_id: Option<&str>,
     (from_ms, to_ms): (Option<u64>, Option<u64>),
-) -> VectorFilter {
-    let mut filter = VectorFilter::new(project_id).time_range(from_ms, to_ms);
+) -> DocSelector {
+    let mut filter = DocSelector::in_project(project_id).time_range(from_ms, to_ms);
     if let Some(session_id) = session_id {
         filter = filter.session_id(session_id);
     }
@@ -96,7 +96,7 @@ pub const RRF_K: f32 = 60.0;
 pub(crate) fn vector_lists(
     vector: &VectorHandle,
     phrases: &[Phrase],
-    filter: &VectorFilter,
+    filter: &DocSelector,
     limit: usize,
 ) -> Result<Vec<RankedList>, String> {
     let texts: Vec<&str> = phrases.iter().map(|phrase| phrase.text.as_str()).collect();

@@ -5,7 +5,7 @@
 use memory_search::DocType;
 use memory_toc::TocLevel;
 use memory_types::ServiceError;
-use memory_vector::VectorFilter;
+use memory_vector::DocSelector;
 
 use crate::api::{DEFAULT_SEARCH_RESULTS, DEFAULT_TOKEN_BUDGET, MAX_PAGE, SearchRequest, now_or};
 use crate::phrases;
@@ -125,8 +125,8 @@ impl SearchPlan {
         project_id: &str,
         session_id: Option<&str>,
         (from_ms, to_ms): TimeRange,
-    ) -> VectorFilter {
-        let mut filter = VectorFilter::new(project_id).time_range(from_ms, to_ms);
+    ) -> DocSelector {
+        let mut filter = DocSelector::in_project(project_id).time_range(from_ms, to_ms);
         if let Some(session_id) = session_id {
             filter = filter.session_id(session_id);
         }

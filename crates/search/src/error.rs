@@ -8,6 +8,7 @@ pub type Result<T> = std::result::Result<T, SearchError>;
 
 /// Everything that can go wrong in the BM25 index. `Clone`, so it can cross actors.
 #[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
 pub enum SearchError {
     /// The query holds no searchable term: it is empty, only punctuation, or only
     /// stopwords. The service edge maps this to `invalid_argument`.

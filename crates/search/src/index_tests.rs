@@ -367,6 +367,41 @@ fn same_id_in_two_projects_or_types_are_two_documents() -> Result<()> {
     Ok(())
 }
 
+/// The tantivy reading of a selector selects what [`DocSelector::selects`] does (the
+/// vector index's reading), condition by condition.
+#[test]
+fn selectors_count_what_they_select() -> Result<()> {
+    let docs = corpus();
+    let index = index_with(&docs)?;
+    let selectors = [
+        DocSelector::all(),
+        DocSelector::in_project("alpha"),
+        DocSelector::all().doc_types([DocType::Grip, DocType::TocNode]),
+        DocSelector::in_project("alpha").doc_types([]),
+        DocSelector::all().level("segment"),
+        DocSelector::all().session_id("s1"),
+        DocSelector::in_project("alpha").time_range(Some(2_000), Some(5_000)),
+        DocSelector::new(DocType::Event).time_range(Some(4_000), None),
+        DocSelector::new(DocType::Event).before_ms(4_000),
+    ];
+    for selector in selectors {
+        let expected = docs
+            .iter()
+            .filter(|doc| {
+                selector.selects(&memory_types::DocFields {
+                    doc_type: doc.doc_type,
+                    level: doc.level.as_deref(),
+                    project_id: &doc.project_id,
+                    session_id: doc.session_id.as_deref(),
+                    timestamp_ms: doc.timestamp_ms,
+                })
+            })
+            .count() as u64;
+        assert_eq!(index.count_matching(&selector)?, expected, "{selector:?}");
+    }
+    Ok(())
+}
+
 #[test]
 fn delete_matching_removes_by_type_level_and_age() -> Result<()> {
     let mut docs = corpus();

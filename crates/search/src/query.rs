@@ -6,14 +6,14 @@
 //! [`memory_toc::terms::query_terms`] (the same terms `memory_en` indexes) and become a
 //! disjunction of BM25 term queries over `text` (boost [`TEXT_BOOST`]) and `keywords`
 //! (boost [`KEYWORDS_BOOST`]), under non-scoring filters for the project, doc type,
-//! level, session and time range. The only failure is [`SearchError::EmptyQuery`], for
+//! level, session and time range (its [`DocSelector`]). The only failure is [`SearchError::EmptyQuery`], for
 //! a query without terms.
 
 use std::ops::Bound;
 
 use tantivy::Term;
 use tantivy::query::{
-    BooleanQuery, BoostQuery, ConstScoreQuery, Occur, Query, RangeQuery, TermQuery,
+    AllQuery, BooleanQuery, BoostQuery, ConstScoreQuery, Occur, Query, RangeQuery, TermQuery,
 };
 use tantivy::schema::IndexRecordOption;
 
@@ -31,17 +31,13 @@ pub const KEYWORDS_BOOST: f32 = 1.5;
 /// log of ten thousand words costs the same as a long question.
 pub const MAX_QUERY_TERMS: usize = 64;
 
-/// A BM25 query: terms plus filters. Built with [`Bm25Query::new`] and the filter
-/// setters; run with [`crate::Bm25Index::search`].
+/// A BM25 query: terms plus the documents it may return. Built with [`Bm25Query::new`]
+/// and the filter setters, which narrow its [`DocSelector`]; run with
+/// [`crate::Bm25Index::search`].
 #[derive(Clone, Debug, PartialEq)]
 pub struct Bm25Query {
     terms: Vec<String>,
-    project_id: String,
-    doc_type_opt: Option<DocType>,
-    level_opt: Option<String>,
-    session_id_opt: Option<String>,
-    start_ms_opt: Option<u64>,
-    end_ms_opt: Option<u64>,
+    selector: DocSelector,
     snippet_max_chars_opt: Option<usize>,
 }
 
@@ -57,12 +53,7 @@ impl Bm25Query {
         terms.truncate(MAX_QUERY_TERMS);
         Ok(Self {
             terms,
-            project_id: project_id.into(),
-            doc_type_opt: None,
-            level_opt: None,
-            session_id_opt: None,
-            start_ms_opt: None,
-            end_ms_opt: None,
+            selector: DocSelector::in_project(project_id),
             snippet_max_chars_opt: None,
         })
     }
@@ -70,29 +61,29 @@ impl Bm25Query {
     /// Only documents of this type.
     #[must_use]
     pub fn doc_type(mut self, doc_type: DocType) -> Self {
-        self.doc_type_opt = Some(doc_type);
+        self.selector = self.selector.doc_type(doc_type);
         self
     }
 
     /// Only TOC nodes of this level (`segment`, `day`, …).
     #[must_use]
     pub fn level(mut self, level: impl Into<String>) -> Self {
-        self.level_opt = Some(level.into());
+        self.selector = self.selector.level(level);
         self
     }
 
     /// Only documents of this session.
     #[must_use]
     pub fn session_id(mut self, session_id: impl Into<String>) -> Self {
-        self.session_id_opt = Some(session_id.into());
+        self.selector = self.selector.session_id(session_id);
         self
     }
 
-    /// Only documents with `start_ms <= timestamp_ms < end_ms`; `None` leaves a side open.
+    /// Only documents with `from_ms <= timestamp_ms < before_ms`; `None` leaves a side
+    /// open ([`DocSelector::time_range`]).
     #[must_use]
-    pub fn time_range(mut self, start_ms_opt: Option<u64>, end_ms_opt: Option<u64>) -> Self {
-        self.start_ms_opt = start_ms_opt;
-        self.end_ms_opt = end_ms_opt;
+    pub fn time_range(mut self, from_ms_opt: Option<u64>, before_ms_opt: Option<u64>) -> Self {
+        self.selector = self.selector.time_range(from_ms_opt, before_ms_opt);
         self
     }
 
@@ -110,10 +101,10 @@ impl Bm25Query {
         &self.terms
     }
 
-    /// The project searched.
+    /// The documents searched.
     #[must_use]
-    pub fn project_id(&self) -> &str {
-        &self.project_id
+    pub fn selector(&self) -> &DocSelector {
+        &self.selector
     }
 
     pub(crate) fn snippet_max_chars_opt(&self) -> Option<usize> {
@@ -140,77 +131,80 @@ impl Bm25Query {
         }
         let mut clauses: Vec<(Occur, Box<dyn Query>)> =
             vec![(Occur::Must, Box::new(BooleanQuery::new(term_clauses)))];
-        let mut filter = |field, value: &str| {
-            let term_query = TermQuery::new(
-                Term::from_field_text(field, value),
-                IndexRecordOption::Basic,
-            );
-            clauses.push((
-                Occur::Must,
-                Box::new(ConstScoreQuery::new(Box::new(term_query), 0.0)),
-            ));
-        };
-        filter(schema.project_id, &self.project_id);
-        if let Some(doc_type) = self.doc_type_opt {
-            filter(schema.doc_type, doc_type.as_str());
-        }
-        if let Some(level) = &self.level_opt {
-            filter(schema.level, level);
-        }
-        if let Some(session_id) = &self.session_id_opt {
-            filter(schema.session_id, session_id);
-        }
-        if self.start_ms_opt.is_some() || self.end_ms_opt.is_some() {
-            let lower = self.start_ms_opt.map_or(Bound::Unbounded, |start_ms| {
-                Bound::Included(Term::from_field_u64(schema.timestamp_ms, start_ms))
-            });
-            let upper = self.end_ms_opt.map_or(Bound::Unbounded, |end_ms| {
-                Bound::Excluded(Term::from_field_u64(schema.timestamp_ms, end_ms))
-            });
-            let range = RangeQuery::new(lower, upper);
-            clauses.push((
-                Occur::Must,
-                Box::new(ConstScoreQuery::new(Box::new(range), 0.0)),
-            ));
-        }
+        // Filters score zero, so that scores are pure BM25.
+        clauses.extend(
+            filter_clauses(&self.selector, schema)
+                .into_iter()
+                .map(|filter| {
+                    let filter: Box<dyn Query> = Box::new(ConstScoreQuery::new(filter, 0.0));
+                    (Occur::Must, filter)
+                }),
+        );
         Box::new(BooleanQuery::new(clauses))
     }
 }
 
-/// The tantivy query of a lifecycle selection (filters only, constant score): what
-/// pruning deletes ([`crate::Bm25Writer::delete_matching`]) and counts
+/// The tantivy query of a selection alone (filters only, constant score): what pruning
+/// deletes ([`crate::Bm25Writer::delete_matching`]) and counts
 /// ([`crate::Bm25Index::count_matching`]).
 #[must_use]
 pub fn selector_query(selector: &DocSelector, schema: &Bm25Schema) -> Box<dyn Query> {
-    let term = |field, value: &str| -> (Occur, Box<dyn Query>) {
-        (
-            Occur::Must,
-            Box::new(TermQuery::new(
-                Term::from_field_text(field, value),
-                IndexRecordOption::Basic,
-            )),
-        )
-    };
-    let mut clauses = vec![term(schema.doc_type, selector.doc_type_selected().as_str())];
-    if let Some(level) = selector.level_selected() {
-        clauses.push(term(schema.level, level));
-    }
-    if let Some(project_id) = selector.project_selected() {
-        clauses.push(term(schema.project_id, project_id));
-    }
-    if let Some(before_ms) = selector.before_ms_selected() {
-        clauses.push((
-            Occur::Must,
-            Box::new(RangeQuery::new(
-                Bound::Unbounded,
-                Bound::Excluded(Term::from_field_u64(schema.timestamp_ms, before_ms)),
-            )),
-        ));
+    let clauses: Vec<(Occur, Box<dyn Query>)> = filter_clauses(selector, schema)
+        .into_iter()
+        .map(|filter| (Occur::Must, filter))
+        .collect();
+    if clauses.is_empty() {
+        return Box::new(AllQuery);
     }
     Box::new(ConstScoreQuery::new(
         Box::new(BooleanQuery::new(clauses)),
         1.0,
     ))
+}
+
+/// The BM25 index's one reading of a [`DocSelector`]: a query per condition set, each
+/// to be a `MUST` clause; searches and prunes both build on it, so they select the
+/// same documents as each other and as the vector index ([`DocSelector::selects`]).
+fn filter_clauses(selector: &DocSelector, schema: &Bm25Schema) -> Vec<Box<dyn Query>> {
+    let term = |field, value: &str| -> Box<dyn Query> {
+        Box::new(TermQuery::new(
+            Term::from_field_text(field, value),
+            IndexRecordOption::Basic,
+        ))
+    };
+    let mut clauses = Vec::new();
+    if let Some(project_id) = selector.project_selected() {
+        clauses.push(term(schema.project_id, project_id));
+    }
+    match selector.doc_types_selected() {
+        None => {}
+        Some([doc_type]) => clauses.push(term(schema.doc_type, doc_type.as_str())),
+        // Any of several types; none matches nothing, as an empty `BooleanQuery` does.
+        Some(doc_types) => clauses.push(Box::new(BooleanQuery::new(
+            doc_types
+                .iter()
+                .map(|doc_type| (Occur::Should, term(schema.doc_type, doc_type.as_str())))
+                .collect(),
+        ))),
+    }
+    if let Some(level) = selector.level_selected() {
+        clauses.push(term(schema.level, level));
+    }
+    if let Some(session_id) = selector.session_selected() {
+        clauses.push(term(schema.session_id, session_id));
+    }
+    let from_ms_opt = selector.from_ms_selected();
+    let before_ms_opt = selector.before_ms_selected();
+    if from_ms_opt.is_some() || before_ms_opt.is_some() {
+        let lower = from_ms_opt.map_or(Bound::Unbounded, |from_ms| {
+            Bound::Included(Term::from_field_u64(schema.timestamp_ms, from_ms))
+        });
+        let upper = before_ms_opt.map_or(Bound::Unbounded, |before_ms| {
+            Bound::Excluded(Term::from_field_u64(schema.timestamp_ms, before_ms))
+        });
+        clauses.push(Box::new(RangeQuery::new(lower, upper)));
+    }
+    clauses
 }
 
 /// Queries that break tantivy's query parser, and other hostile input. Each is either

@@ -6,6 +6,7 @@ use std::sync::Arc;
 /// Everything that can go wrong in the store. `Clone`, so one failure can be reported to
 /// every waiter of a group commit.
 #[derive(Clone, Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum StoreError {
     /// Another process holds the data directory.
     #[error(

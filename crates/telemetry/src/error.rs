@@ -5,6 +5,7 @@ use std::net::SocketAddr;
 
 /// Everything that can go wrong while installing or serving observability plumbing.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum TelemetryError {
     /// The log filter (from `RUST_LOG` or the configuration) is not valid `EnvFilter` syntax.
     #[error("invalid log filter `{filter}`: {source}")]

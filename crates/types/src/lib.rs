@@ -32,7 +32,7 @@ mod ingest;
 mod validate;
 
 pub use clock::{Clock, ManualClock};
-pub use doc_selector::DocSelector;
+pub use doc_selector::{DocFields, DocSelector};
 pub use doc_type::{DocCounts, DocType, UnknownDocType};
 pub use error::{ErrorBody, ErrorCode, ServiceError};
 pub use event::{Event, EventKind, EventV1, Role, TimestampV1, format_timestamp_ms};

@@ -140,6 +140,7 @@ impl EventError {
 
 /// A payload that cannot be split into events at all.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum PayloadError {
     /// Larger than `max_payload_bytes`.
     #[error("payload of {size} bytes exceeds the limit of {limit} bytes")]

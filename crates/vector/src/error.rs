@@ -13,6 +13,7 @@ pub type Result<T> = std::result::Result<T, VectorError>;
 /// directory: the index never opens as silently empty. The caller reports the index
 /// unhealthy and rebuilds it from the log into a fresh directory.
 #[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
 pub enum VectorError {
     /// A [`crate::VectorConfig`] field is out of range.
     #[error("invalid vector index config: {0}")]

@@ -49,7 +49,7 @@ use std::sync::{Arc, Weak};
 
 use crate::distance::{Embedding, dot, normalize};
 use crate::doc::{DocKey, DocMeta, DocType, VectorDoc, VectorHit};
-use crate::filter::{DocSelector, VectorFilter, selector_matches};
+use crate::filter::DocSelector;
 use crate::format::{
     self, MANIFEST_FILE, MANIFEST_MAGIC, MANIFEST_TMP_FILE, SEGMENT_MAGIC, segment_file_name,
 };
@@ -427,18 +427,20 @@ impl SegmentState {
             .collect()
     }
 
-    /// How many live documents have the filter's project and one of its types: an
-    /// upper bound of the documents that match.
-    fn matching_bound(&self, filter: &VectorFilter) -> usize {
-        self.live_counts
-            .get(filter.project_id())
-            .map_or(0, |counts| {
-                DocType::ALL
-                    .into_iter()
-                    .filter(|doc_type| filter.allows_type(*doc_type))
-                    .map(|doc_type| counts[doc_type.index()] as usize)
-                    .sum()
-            })
+    /// How many live documents have the selector's project (if it names one) and one
+    /// of its types: an upper bound of the documents it selects.
+    fn matching_bound(&self, selector: &DocSelector) -> usize {
+        let of_project = |counts: &[u32; 4]| -> usize {
+            DocType::ALL
+                .into_iter()
+                .filter(|doc_type| selector.selects_type(*doc_type))
+                .map(|doc_type| counts[doc_type.index()] as usize)
+                .sum()
+        };
+        match selector.project_selected() {
+            Some(project_id) => self.live_counts.get(project_id).map_or(0, of_project),
+            None => self.live_counts.values().map(of_project).sum(),
+        }
     }
 
     fn merging(&self) -> bool {
@@ -812,13 +814,13 @@ impl VectorIndex {
             .buffer
             .metas
             .iter()
-            .filter(|meta| selector_matches(selector, meta))
+            .filter(|meta| meta.is_selected_by(selector))
             .map(|meta| meta.key.clone())
             .collect();
         for segment in self.segments.values() {
             let mut collect = |local_id: u32| {
                 let meta = segment.data.meta(local_id);
-                if !segment.is_deleted(local_id) && selector_matches(selector, meta) {
+                if !segment.is_deleted(local_id) && meta.is_selected_by(selector) {
                     keys.push(meta.key.clone());
                 }
             };
@@ -878,22 +880,22 @@ impl VectorIndex {
         self.locations.contains_key(key)
     }
 
-    /// The best `limit` documents for `query` among those `filter` lets through, best
+    /// The best `limit` documents for `query` among those `selector` selects, best
     /// first, by cosine similarity; see [`VectorIndex::search_with_stats`].
     pub fn search(
         &self,
         query: &[f32],
-        filter: &VectorFilter,
+        selector: &DocSelector,
         limit: usize,
     ) -> Result<Vec<VectorHit>> {
-        Ok(self.search_with_stats(query, filter, limit)?.0)
+        Ok(self.search_with_stats(query, selector, limit)?.0)
     }
 
     /// [`VectorIndex::search`], with how it went.
     ///
     /// The query is normalized (same checks as [`VectorIndex::upsert`]). The buffer is
-    /// scanned exactly. For each segment, from the live documents of the filter's project
-    /// and types it holds (`n`, kept per segment):
+    /// scanned exactly. For each segment, from the live documents of the selector's project
+    /// (all projects if it names none) and types it holds (`n`, kept per segment):
     /// - `n = 0`: skipped;
     /// - `n ≤ exact_scan_max_docs`, or the graph's `ef_search` candidates would hold
     ///   fewer than `max(4 × limit, 40)` matching ones in expectation: scanned exactly;
@@ -907,7 +909,7 @@ impl VectorIndex {
     pub fn search_with_stats(
         &self,
         query: &[f32],
-        filter: &VectorFilter,
+        selector: &DocSelector,
         limit: usize,
     ) -> Result<(Vec<VectorHit>, SearchStats)> {
         let query = normalize(query, self.config.dims)?;
@@ -917,7 +919,7 @@ impl VectorIndex {
         }
         let mut top = TopK::new(limit);
         for (slot, meta) in self.buffer.metas.iter().enumerate() {
-            if filter.matches(meta) {
+            if meta.is_selected_by(selector) {
                 stats.num_buffer_docs_scored += 1;
                 top.push(dot(&query, self.buffer.vector(slot)), meta);
             }
@@ -929,7 +931,7 @@ impl VectorIndex {
         // 100 000 documents (a few graphs of tens of thousands) that halves a search
         // on two cores. Small indexes stay on the calling thread.
         let query = (query.as_slice(), &query_point, &quantized_query);
-        let search_group = |group| self.search_group(group, query, filter, limit);
+        let search_group = |group| self.search_group(group, query, selector, limit);
         let workers = search_workers(&segments, self.config.parallel_search_min_docs);
         let partials: Vec<(TopK<'_>, SearchStats)> = if workers <= 1 {
             vec![search_group(segments)]
@@ -975,7 +977,7 @@ impl VectorIndex {
         &'a self,
         group: Vec<&'a SegmentState>,
         query: (&[f32], &Embedding, &QuantizedQuery),
-        filter: &VectorFilter,
+        selector: &DocSelector,
         limit: usize,
     ) -> (TopK<'a>, SearchStats) {
         let mut top = TopK::new(limit);
@@ -986,7 +988,7 @@ impl VectorIndex {
             self.search_segment(
                 segment,
                 query,
-                filter,
+                selector,
                 limit,
                 &mut top,
                 &mut scanned,
@@ -1008,13 +1010,13 @@ impl VectorIndex {
         &'a self,
         segment: &'a SegmentState,
         (query, query_point, quantized_query): (&[f32], &Embedding, &QuantizedQuery),
-        filter: &VectorFilter,
+        selector: &DocSelector,
         limit: usize,
         top: &mut TopK<'a>,
         scanned: impl FnMut(f32, u32),
         stats: &mut SearchStats,
     ) {
-        let bound = segment.matching_bound(filter);
+        let bound = segment.matching_bound(selector);
         if bound == 0 {
             stats.num_segments_skipped += 1;
             return;
@@ -1031,7 +1033,7 @@ impl VectorIndex {
             let mut found: Vec<(f32, &DocMeta)> = Vec::new();
             for local_id in data.nearest(query_point) {
                 let meta = data.meta(local_id);
-                if !segment.is_deleted(local_id) && filter.matches(meta) {
+                if !segment.is_deleted(local_id) && meta.is_selected_by(selector) {
                     found.push((data.score(query, local_id), meta));
                 }
             }
@@ -1049,8 +1051,8 @@ impl VectorIndex {
         // with the f32 vectors (see `search_group`).
         // A document's metadata is read only when the filter needs it: the scan is
         // bound by memory, and the metadata is larger than the int8 row.
-        let check_fine = filter.has_fine_conditions();
-        let check_meta = check_fine || filter.restricts_types();
+        let check_fine = selector.has_fine_conditions();
+        let check_meta = check_fine || selector.narrows_types();
         let keep = |local_id: u32| {
             if segment.is_deleted(local_id) {
                 return false;
@@ -1059,10 +1061,11 @@ impl VectorIndex {
                 return true;
             }
             let meta = data.meta(local_id);
-            filter.allows_type(meta.key.doc_type) && (!check_fine || filter.matches_fine(meta))
+            selector.selects_type(meta.key.doc_type)
+                && (!check_fine || selector.selects_fine(&meta.selected_fields()))
         };
         stats.num_segment_docs_scored +=
-            data.approx_scan(quantized_query, filter.project_id(), keep, scanned);
+            data.approx_scan(quantized_query, selector.project_selected(), keep, scanned);
     }
 
     /// A seal job when the buffer holds at least `seal_threshold` documents and no seal

@@ -112,9 +112,9 @@ fn ids(hits: &[VectorHit]) -> Vec<&str> {
     hits.iter().map(|hit| hit.doc_id.as_str()).collect()
 }
 
-/// The filter, written independently of `VectorFilter::matches`.
+/// The filter, written independently of `DocSelector::selects`.
 struct FilterSpec {
-    project_id: &'static str,
+    project_id_opt: Option<&'static str>,
     doc_types_opt: Option<Vec<DocType>>,
     level_opt: Option<&'static str>,
     session_id_opt: Option<&'static str>,
@@ -125,7 +125,7 @@ struct FilterSpec {
 impl FilterSpec {
     fn new(project_id: &'static str) -> Self {
         Self {
-            project_id,
+            project_id_opt: Some(project_id),
             doc_types_opt: None,
             level_opt: None,
             session_id_opt: None,
@@ -134,9 +134,11 @@ impl FilterSpec {
         }
     }
 
-    fn filter(&self) -> VectorFilter {
-        let mut filter =
-            VectorFilter::new(self.project_id).time_range(self.from_ms_opt, self.to_ms_opt);
+    fn filter(&self) -> DocSelector {
+        let mut filter = DocSelector::all().time_range(self.from_ms_opt, self.to_ms_opt);
+        if let Some(project_id) = self.project_id_opt {
+            filter = filter.project_id(project_id);
+        }
         if let Some(doc_types) = &self.doc_types_opt {
             filter = filter.doc_types(doc_types.iter().copied());
         }
@@ -150,7 +152,9 @@ impl FilterSpec {
     }
 
     fn admits(&self, doc: &VectorDoc) -> bool {
-        if doc.project_id != self.project_id {
+        if let Some(project_id) = self.project_id_opt
+            && doc.project_id != project_id
+        {
             return false;
         }
         if let Some(doc_types) = &self.doc_types_opt
@@ -211,7 +215,8 @@ fn buffer_search_is_exact_cosine_best_first() -> Result<()> {
     index.upsert(event("xy", vec![1.0, 1.0, 0.0]))?;
     index.upsert(event("y", vec![0.0, 5.0, 0.0]))?;
     index.upsert(event("minus-x", vec![-1.0, 0.0, 0.0]))?;
-    let (hits, stats) = index.search_with_stats(&[3.0, 0.0, 0.0], &VectorFilter::new("p"), 10)?;
+    let (hits, stats) =
+        index.search_with_stats(&[3.0, 0.0, 0.0], &DocSelector::in_project("p"), 10)?;
     assert_eq!(ids(&hits), ["x", "xy", "y", "minus-x"]);
     let scores: Vec<f32> = hits.iter().map(|hit| hit.score).collect();
     assert!((scores[0] - 1.0).abs() < 1e-6);
@@ -221,24 +226,24 @@ fn buffer_search_is_exact_cosine_best_first() -> Result<()> {
     assert_eq!(stats.num_buffer_docs_scored, 4);
     // The limit cuts, 0 returns nothing.
     assert_eq!(
-        ids(&index.search(&[3.0, 0.0, 0.0], &VectorFilter::new("p"), 2)?),
+        ids(&index.search(&[3.0, 0.0, 0.0], &DocSelector::in_project("p"), 2)?),
         ["x", "xy"]
     );
     assert!(
         index
-            .search(&[3.0, 0.0, 0.0], &VectorFilter::new("p"), 0)?
+            .search(&[3.0, 0.0, 0.0], &DocSelector::in_project("p"), 0)?
             .is_empty()
     );
     // Bad queries are errors.
     assert!(matches!(
-        index.search(&[1.0, 0.0], &VectorFilter::new("p"), 1),
+        index.search(&[1.0, 0.0], &DocSelector::in_project("p"), 1),
         Err(VectorError::WrongDimensions {
             expected: 3,
             found: 2
         })
     ));
     assert!(matches!(
-        index.search(&[0.0; 3], &VectorFilter::new("p"), 1),
+        index.search(&[0.0; 3], &DocSelector::in_project("p"), 1),
         Err(VectorError::InvalidVector(_))
     ));
     // So are bad documents, which change nothing.
@@ -315,6 +320,17 @@ fn filter_specs() -> Vec<FilterSpec> {
             session_id_opt: Some("s2"),
             from_ms_opt: Some(1_100),
             to_ms_opt: Some(2_000),
+            ..FilterSpec::new("alpha")
+        },
+        // Every project: each segment's projects are scanned one after the other.
+        FilterSpec {
+            project_id_opt: None,
+            ..FilterSpec::new("alpha")
+        },
+        FilterSpec {
+            project_id_opt: None,
+            doc_types_opt: Some(vec![DocType::Grip]),
+            from_ms_opt: Some(1_300),
             ..FilterSpec::new("alpha")
         },
     ]
@@ -546,7 +562,7 @@ fn sealed_documents_are_found_replaced_and_deleted() -> Result<()> {
     assert_eq!((outcome.num_docs, outcome.num_superseded), (3, 0));
     let status = index.status();
     assert_eq!((status.num_buffered, status.segments.len()), (0, 1));
-    let filter = VectorFilter::new("p");
+    let filter = DocSelector::in_project("p");
     assert_eq!(ids(&index.search(&[1.0, 0.1], &filter, 1)?), ["a"]);
 
     // An upsert replaces the sealed copy: only the new version is ever returned.
@@ -649,7 +665,7 @@ fn a_half_deleted_segment_is_compacted_without_its_tombstones() -> Result<()> {
     );
     assert_eq!(index.status().num_tombstones, 3);
     assert!(index.prepare_merge().is_none(), "3 of 8 deleted: kept");
-    let filter = VectorFilter::new("p");
+    let filter = DocSelector::in_project("p");
     assert_eq!(index.search(&[1.0, 0.0], &filter, 10)?.len(), 5);
 
     assert_eq!(
@@ -727,7 +743,7 @@ fn install_keeps_what_changed_while_the_job_was_building() -> Result<()> {
         (status.num_docs, status.num_buffered, status.num_tombstones),
         (4, 3, 3)
     );
-    let hits = index.search(&[0.0, 1.0], &VectorFilter::new("p"), 10)?;
+    let hits = index.search(&[0.0, 1.0], &DocSelector::in_project("p"), 10)?;
     assert_eq!(ids(&hits), ["a", "e", "c", "d"]);
     assert!((hits[0].score - 1.0).abs() < 1e-6, "a is the new version");
 
@@ -747,7 +763,7 @@ fn install_keeps_what_changed_while_the_job_was_building() -> Result<()> {
         ),
         (2, 2, 2)
     );
-    let hits = index.search(&[0.0, 1.0], &VectorFilter::new("p"), 10)?;
+    let hits = index.search(&[0.0, 1.0], &DocSelector::in_project("p"), 10)?;
     assert_eq!(ids(&hits), ["a", "c", "e"]);
     assert_eq!(index.num_docs(), 3);
 
@@ -1127,7 +1143,7 @@ fn clear_and_destroy_start_over() -> Result<()> {
     assert_eq!(index.num_docs(), 0);
     assert!(
         index
-            .search(&[1.0, 0.0], &VectorFilter::new("p"), 10)?
+            .search(&[1.0, 0.0], &DocSelector::in_project("p"), 10)?
             .is_empty()
     );
     index.upsert(event("c", vec![1.0, 1.0]))?;

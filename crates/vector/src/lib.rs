@@ -17,7 +17,7 @@
 //! indexer's outbox cursor as payload, by switching a manifest ([`index`], [`mod@format`]).
 //!
 //! ```
-//! use memory_vector::{DocType, VectorConfig, VectorDoc, VectorFilter, VectorIndex};
+//! use memory_vector::{DocSelector, DocType, VectorConfig, VectorDoc, VectorIndex};
 //!
 //! # fn main() -> memory_vector::Result<()> {
 //! # let temp = tempfile::tempdir().expect("temp dir");
@@ -42,7 +42,7 @@
 //! index.install(built)?;
 //! index.commit("outbox:2")?;
 //!
-//! let hits = index.search(&[1.0, 0.0, 0.0], &VectorFilter::new("default"), 1)?;
+//! let hits = index.search(&[1.0, 0.0, 0.0], &DocSelector::in_project("default"), 1)?;
 //! assert_eq!(hits[0].doc_id, "evt-jwt");
 //! drop(index);
 //! let reopened = VectorIndex::open(&dir, VectorConfig::new(3))?;
@@ -83,7 +83,7 @@ mod segment;
 pub use distance::{dot, normalize};
 pub use doc::{DocKey, DocType, VectorDoc, VectorHit};
 pub use error::{Result, VectorError};
-pub use filter::{DocSelector, VectorFilter};
+pub use filter::DocSelector;
 pub use format::FORMAT_VERSION;
 pub use index::{
     DocCounts, InstallOutcome, MINILM_DIMS, SearchStats, SegmentStatus, VectorConfig, VectorIndex,

@@ -224,28 +224,31 @@ impl SegmentData {
             .map_or(&[], |rows| rows.local_ids.as_slice())
     }
 
-    /// About `query · vector` of each of `project_id`'s documents that `keep` keeps
-    /// (given its local id), from the int8 copy (see [`crate::quantized`]), handed to
-    /// `found` with its local id; returns how many.
+    /// About `query · vector` of each document of `project_id` (of every project when
+    /// `None`) that `keep` keeps (given its local id), from the int8 copy (see
+    /// [`crate::quantized`]), handed to `found` with its local id; returns how many.
     pub(crate) fn approx_scan(
         &self,
         query: &QuantizedQuery,
-        project_id: &str,
-        keep: impl FnMut(u32) -> bool,
-        found: impl FnMut(f32, u32),
+        project_id_opt: Option<&str>,
+        mut keep: impl FnMut(u32) -> bool,
+        mut found: impl FnMut(f32, u32),
     ) -> u64 {
-        let Some(rows) = self.by_project.get(project_id) else {
-            return 0;
+        let scan_rows = |rows: &ProjectRows| {
+            self.quantized.scan(
+                query,
+                RowRun {
+                    first_row: rows.first_row,
+                    local_ids: &rows.local_ids,
+                },
+                &mut keep,
+                &mut found,
+            )
         };
-        self.quantized.scan(
-            query,
-            RowRun {
-                first_row: rows.first_row,
-                local_ids: &rows.local_ids,
-            },
-            keep,
-            found,
-        )
+        match project_id_opt {
+            Some(project_id) => self.by_project.get(project_id).map_or(0, scan_rows),
+            None => self.by_project.values().map(scan_rows).sum(),
+        }
     }
 
     /// `query · vector` of a document.
@@ -461,7 +464,7 @@ mod tests {
             let mut found = Vec::new();
             let num_scored = data.approx_scan(
                 &query,
-                project,
+                Some(project),
                 |_| true,
                 |score, local_id| {
                     found.push((score, local_id));
@@ -482,6 +485,19 @@ mod tests {
                     == project)
             );
         }
+        // No project: every project's run, each row once.
+        let mut all_local_ids = Vec::new();
+        let num_scored = data.approx_scan(
+            &query,
+            None,
+            |_| true,
+            |_, local_id| {
+                all_local_ids.push(local_id);
+            },
+        );
+        all_local_ids.sort_unstable();
+        assert_eq!(all_local_ids, (0..data.len() as u32).collect::<Vec<_>>());
+        assert_eq!(num_scored, data.len() as u64);
         assert_eq!(data.project_local_ids("a").len(), 86);
         Ok(())
     }

@@ -1,0 +1,197 @@
+//! The libraries' settings from the configuration: the store, validation, the pipeline
+//! and the indexes. Plain translations with no I/O, so `serve`, every tool and the demo
+//! read `[store]`, `[ingest]`, `[toc]` and `[teleport]` the same way.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use memory_actors::{Backoff, PipelineConfig, RunnerConfig};
+use memory_config::{Config, DurabilityConfig};
+use memory_projections::{
+    Bm25Settings, PruneKind, Retention, RollupConfig, SegmenterConfig, SessionCatalog,
+};
+use memory_store::{Durability, StoreOptions};
+use memory_toc::grips::GripConfig;
+use memory_types::ValidationLimits;
+
+/// Store options from config.
+pub fn store_options(config: &Config) -> StoreOptions {
+    StoreOptions {
+        durability: match config.store.durability {
+            DurabilityConfig::SyncAll => Durability::SyncAll,
+            DurabilityConfig::SyncData => Durability::SyncData,
+            DurabilityConfig::Buffer => Durability::Buffer,
+        },
+        cache_size_mb: config.store.cache_size_mb,
+    }
+}
+
+/// Validation limits from config.
+pub fn limits(config: &Config) -> ValidationLimits {
+    ValidationLimits {
+        max_payload_bytes: config.ingest.max_payload_bytes,
+        max_event_bytes: config.ingest.max_event_bytes,
+        max_future_skew_ms: config.ingest.max_future_skew_secs.saturating_mul(1000),
+    }
+}
+
+/// How long documents stay in the accelerator indexes: `[teleport.bm25.retention_days]`
+/// (the vector index keeps the same documents as long).
+pub fn retention(config: &Config) -> Retention {
+    let days = &config.teleport.bm25.retention_days;
+    Retention {
+        days: [
+            (PruneKind::Segment, days.segment),
+            (PruneKind::Grip, days.grip),
+            (PruneKind::Event, days.event),
+            (PruneKind::Day, days.day),
+            (PruneKind::Week, days.week),
+            (PruneKind::Month, days.month),
+            (PruneKind::Year, days.year),
+        ]
+        .into_iter()
+        .collect(),
+    }
+}
+
+/// The BM25 index's settings from `[teleport.bm25]`, `None` when it is disabled.
+pub fn bm25_settings(config: &Config, data_dir: &Path) -> Option<Bm25Settings> {
+    if !config.teleport.bm25_enabled() {
+        return None;
+    }
+    let bm25 = &config.teleport.bm25;
+    Some(Bm25Settings {
+        index_dir: bm25.resolve_index_path(data_dir),
+        memory_budget_bytes: usize::try_from(bm25.memory_budget_mb)
+            .unwrap_or(usize::MAX / (1 << 20))
+            .saturating_mul(1 << 20),
+        commit_interval: Duration::from_secs(bm25.commit_interval_secs),
+        index_events: bm25.index_events,
+        stale_after: Duration::from_secs(bm25.stale_after_secs),
+        retention: retention(config),
+    })
+}
+
+/// `config` for a tool run that serves no queries (`ingest --file`, `admin`): the
+/// indexing embedder gets every core unless `[teleport.vector] index_threads` says
+/// otherwise, since nothing else waits for the CPU.
+#[must_use]
+pub fn for_batch_job(mut config: Config) -> Config {
+    let vector = &mut config.teleport.vector;
+    if vector.index_threads.is_none() {
+        vector.index_threads = std::thread::available_parallelism()
+            .ok()
+            .map(std::num::NonZeroUsize::get);
+    }
+    config
+}
+
+/// The vector index's settings from `[teleport.vector]`, `None` when it is disabled.
+pub fn vector_settings(
+    config: &Config,
+    data_dir: &Path,
+) -> Option<memory_projections::VectorSettings> {
+    if !config.teleport.vector_enabled() {
+        return None;
+    }
+    let vector = &config.teleport.vector;
+    let mut embedder = memory_embed::EmbedderConfig::from_env_or_repo();
+    if let Some(model_dir) = &vector.model_dir {
+        embedder.model_dir.clone_from(model_dir);
+    }
+    if let Some(ort_dylib) = &vector.ort_dylib_path {
+        embedder.ort_dylib.clone_from(ort_dylib);
+    }
+    embedder.model_file.clone_from(&vector.model_file);
+    Some(memory_projections::VectorSettings {
+        index_dir: vector.resolve_index_path(data_dir),
+        embedder,
+        commit_interval: Duration::from_secs(vector.commit_interval_secs),
+        index_events: vector.index_events,
+        seal_threshold: vector.seal_threshold,
+        ef_search: vector.ef_search,
+        index_threads: vector.index_threads.unwrap_or(1),
+        query_threads: vector.query_threads,
+        query_model_file: vector.query_model_file.clone(),
+    })
+}
+
+/// Pipeline tuning from config; the BM25 index lives under `data_dir` unless
+/// configured elsewhere.
+pub fn pipeline_config(config: &Config, data_dir: &Path) -> PipelineConfig {
+    let consumers = &config.consumers;
+    PipelineConfig {
+        max_batch_events: config.ingest.max_batch_events,
+        max_pending_events: config.ingest.max_pending_events,
+        runner: RunnerConfig {
+            batch_size: consumers.batch_size,
+            max_attempts: consumers.max_attempts,
+            retry_backoff: Backoff::new(
+                Duration::from_millis(consumers.retry_base_ms),
+                Duration::from_millis(consumers.retry_max_ms),
+            ),
+            poll_interval: Duration::from_millis(consumers.poll_interval_ms),
+            linger: Duration::from_millis(consumers.linger_ms),
+        },
+        restart_backoff: Backoff::new(
+            Duration::from_millis(consumers.restart_base_ms),
+            Duration::from_millis(consumers.restart_max_ms),
+        ),
+        session_catalog: Arc::new(SessionCatalog::open),
+        segmenter: SegmenterConfig {
+            gap: Duration::from_secs(config.toc.segment_gap_secs),
+            max_tokens: config.toc.segment_max_tokens,
+            overlap_tokens: config.toc.segment_overlap_tokens,
+            // Validated when the configuration was loaded.
+            timezone: config.toc.tz().unwrap_or(chrono_tz::Tz::UTC),
+            ..SegmenterConfig::default()
+        },
+        grips: GripConfig {
+            max_grips: config.toc.grips_per_segment,
+            max_excerpt_chars: config.toc.grip_max_chars,
+            ..GripConfig::default()
+        },
+        rollup: RollupConfig {
+            summarizer: summarizer(config),
+        },
+        bm25: bm25_settings(config, data_dir),
+        vector: vector_settings(config, data_dir),
+        // Validated when the configuration was loaded.
+        bm25_prune_schedule: config.teleport.bm25.prune_schedule.parse().ok(),
+    }
+}
+
+/// The configured summarizer: extractive unless `[llm]` is enabled. The LLM one falls
+/// back to extractive per item on any failure, so a model that is down never stalls the
+/// pipeline; a configuration it cannot even start from is reported and replaced.
+fn summarizer(config: &Config) -> Arc<dyn memory_toc::Summarizer> {
+    match memory_llm::summarizer_for(&config.llm) {
+        Ok(summarizer) => Arc::from(summarizer),
+        Err(err) => {
+            tracing::error!(error = %err, "cannot use the configured LLM; summaries are extractive");
+            Arc::new(memory_toc::ExtractiveSummarizer::default())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batch_jobs_embed_on_every_core_unless_configured() {
+        let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+        let batch = for_batch_job(Config::default());
+        assert_eq!(batch.teleport.vector.index_threads, Some(cores));
+        let settings = vector_settings(&batch, Path::new("/data")).expect("vectors on");
+        assert_eq!(settings.index_threads, cores);
+        // `serve` keeps the default: one indexing thread, queries keep a core.
+        let served = vector_settings(&Config::default(), Path::new("/data")).expect("vectors on");
+        assert_eq!(settings.query_threads, served.query_threads);
+        assert_eq!(served.index_threads, 1);
+        let mut pinned = Config::default();
+        pinned.teleport.vector.index_threads = Some(1);
+        assert_eq!(for_batch_job(pinned).teleport.vector.index_threads, Some(1));
+    }
+}
