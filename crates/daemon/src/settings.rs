@@ -70,6 +70,7 @@ pub fn bm25_settings(config: &Config, data_dir: &Path) -> Option<Bm25Settings> {
         index_events: bm25.index_events,
         stale_after: Duration::from_secs(bm25.stale_after_secs),
         retention: retention(config),
+        clock: memory_types::Clock::system(),
     })
 }
 

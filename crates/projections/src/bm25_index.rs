@@ -20,7 +20,6 @@
 //! `spawn_blocking`.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use std::time::{Duration, Instant};
 
@@ -29,164 +28,27 @@ use memory_search::{
     SearchDoc, SearchError, SearchResults, event_doc, grip_doc, toc_node_doc,
 };
 use memory_store::{FeedItem, OutboxSeq, Store};
-use memory_types::now_ms;
-use serde::{Deserialize, Serialize};
 use tracing::{info, warn};
 
+use crate::bm25_records::{
+    Bm25Settings, Bm25Status, CommitPayload, PAYLOAD_FORMAT, RebuildProgress, RebuildReport,
+    Unavailable,
+};
 use crate::consumer::ConsumerError;
 use crate::grip_extractor::GripExtractor;
 use crate::index_docs::{DocChange, doc_changes};
-use crate::lifecycle::{PruneKind, PruneReport, Retention};
+use crate::lifecycle::{PruneKind, PruneReport};
 use crate::metrics::BM25_METRICS;
 use crate::rollup_builder::RollupBuilder;
 
 /// The indexer's name: cursor key (mirror), metrics label, dead-letter source.
 pub const BM25_INDEXER: &str = "bm25_indexer";
-/// Version of [`CommitPayload`]'s JSON.
-const PAYLOAD_FORMAT: u32 = 1;
 /// While the indexer is caught up with the log it commits at most this often, so a
 /// steady trickle of events is searchable within about a second without a commit (and
 /// a new tantivy segment) per event.
 pub const CAUGHT_UP_COMMIT_GAP: Duration = Duration::from_secs(1);
 /// Feed items read per step of a rebuild or replay.
 const REBUILD_BATCH: usize = 10_000;
-
-/// How the BM25 index is kept: from `[teleport.bm25]`.
-#[derive(Clone, Debug)]
-pub struct Bm25Settings {
-    /// The index directory (generations and `CURRENT`).
-    pub index_dir: PathBuf,
-    /// The writer's memory, bytes.
-    pub memory_budget_bytes: usize,
-    /// Longest wait for a commit while busy.
-    pub commit_interval: Duration,
-    /// Whether raw events are indexed.
-    pub index_events: bool,
-    /// Behind the log for longer than this, the index is stale for `search`.
-    pub stale_after: Duration,
-    /// Lifecycle retention (of both accelerator indexes: the pruner applies it to the
-    /// vector index too).
-    pub retention: Retention,
-}
-
-impl Bm25Settings {
-    /// Defaults for an index in `index_dir` (tests and tools).
-    #[must_use]
-    pub fn new(index_dir: impl Into<PathBuf>) -> Self {
-        Bm25Settings {
-            index_dir: index_dir.into(),
-            memory_budget_bytes: 50 * 1024 * 1024,
-            commit_interval: Duration::from_secs(60),
-            index_events: true,
-            stale_after: Duration::from_secs(30),
-            retention: Retention::default(),
-        }
-    }
-}
-
-/// The JSON in each tantivy commit's payload.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CommitPayload {
-    /// [`PAYLOAD_FORMAT`].
-    pub format: u32,
-    /// Every outbox entry up to here is in this commit.
-    pub cursor: u64,
-    /// When it was committed, ms since the epoch.
-    pub committed_at_ms: u64,
-    /// The last prune, kept across commits.
-    pub last_prune: Option<PruneReport>,
-}
-
-impl CommitPayload {
-    fn parse(text: &str) -> Result<Self, String> {
-        let payload: CommitPayload = serde_json::from_str(text)
-            .map_err(|err| format!("unreadable commit payload {text:?}: {err}"))?;
-        if payload.format != PAYLOAD_FORMAT {
-            return Err(format!(
-                "commit payload format {} is not {PAYLOAD_FORMAT}",
-                payload.format
-            ));
-        }
-        Ok(payload)
-    }
-}
-
-/// A rebuild in progress.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct RebuildProgress {
-    /// When it started, ms since the epoch.
-    pub started_at_ms: u64,
-    /// `events`, `toc_nodes`, `grips` or `committing`.
-    pub phase: String,
-    /// Documents written so far.
-    pub num_docs: u64,
-    /// Events in the log (the bulk of the work when events are indexed).
-    pub num_events_total: u64,
-}
-
-/// What a finished rebuild did.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct RebuildReport {
-    /// Documents in the new index.
-    pub num_docs: u64,
-    /// How long it took.
-    pub duration_ms: u64,
-    /// Documents per second.
-    pub docs_per_sec: f64,
-    /// The outbox position it covers.
-    pub cursor: u64,
-}
-
-/// Why the index cannot answer now.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum Unavailable {
-    /// Broken: did not open, or a commit failed.
-    #[error("the bm25 index is unhealthy: {0}")]
-    Unhealthy(String),
-    /// New (or deleted, or unreadable) and not yet populated from the log.
-    #[error("the bm25 index is being built from the log")]
-    Building,
-    /// Behind the log for longer than allowed.
-    #[error(
-        "the bm25 index is stale: {entries_behind} log entries behind for {behind_secs} s \
-         (indexer catching up or rebuilding)"
-    )]
-    Stale {
-        /// Outbox entries not yet committed.
-        entries_behind: u64,
-        /// Seconds since it last had everything.
-        behind_secs: u64,
-    },
-}
-
-/// The status `teleport.status` reports.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct Bm25Status {
-    /// Opened and its last commit succeeded.
-    pub healthy: bool,
-    /// Why not, when not.
-    pub error: Option<String>,
-    /// Live documents per type.
-    pub doc_counts: BTreeMap<String, u64>,
-    /// All live documents.
-    pub num_docs: u64,
-    /// Bytes on disk of the current generation.
-    pub index_size_bytes: u64,
-    /// The committed cursor.
-    pub cursor: u64,
-    /// The log's head.
-    pub head: u64,
-    /// When the last commit happened, ms since the epoch.
-    pub last_commit_ms: Option<u64>,
-    /// The last prune.
-    pub last_prune: Option<PruneReport>,
-    /// The rebuild in progress.
-    pub rebuild: Option<RebuildProgress>,
-    /// The index directory.
-    pub index_path: String,
-    /// Whether this process writes the index (false for a read-only CLI view).
-    pub writable: bool,
-}
 
 struct ReaderState {
     index: Option<Bm25Index>,
@@ -202,7 +64,8 @@ struct WriterState {
     applied: OutboxSeq,
     /// Changes since the last commit.
     dirty: bool,
-    last_commit: Instant,
+    /// When the writer last committed, ms on the settings' clock.
+    last_commit_ms: u64,
 }
 
 struct Shared {
@@ -211,11 +74,10 @@ struct Shared {
     reader: RwLock<ReaderState>,
     writer: Mutex<Option<WriterState>>,
     rebuild: Mutex<Option<RebuildProgress>>,
-    /// When the committed index last held everything the log did.
-    caught_up_at: Mutex<Instant>,
+    /// When the committed index last held everything the log did, ms on the
+    /// settings' clock.
+    caught_up_at_ms: Mutex<u64>,
     writable: bool,
-    /// Fault injection for tests of the query-time fallback.
-    fail_searches: std::sync::atomic::AtomicBool,
 }
 
 /// The shared BM25 index. Cheap to clone.
@@ -269,7 +131,7 @@ impl Bm25Handle {
                         writer,
                         applied,
                         dirty: false,
-                        last_commit: Instant::now(),
+                        last_commit_ms: settings.clock.now_ms(),
                     }),
                 )
             }
@@ -312,6 +174,7 @@ impl Bm25Handle {
         writer: Option<WriterState>,
         writable: bool,
     ) -> Self {
+        let now_ms = settings.clock.now_ms();
         let handle = Bm25Handle {
             shared: Arc::new(Shared {
                 settings,
@@ -319,9 +182,8 @@ impl Bm25Handle {
                 reader: RwLock::new(reader),
                 writer: Mutex::new(writer),
                 rebuild: Mutex::new(None),
-                caught_up_at: Mutex::new(Instant::now()),
+                caught_up_at_ms: Mutex::new(now_ms),
                 writable,
-                fail_searches: std::sync::atomic::AtomicBool::new(false),
             }),
         };
         handle.publish_gauges();
@@ -332,6 +194,11 @@ impl Bm25Handle {
     #[must_use]
     pub fn settings(&self) -> &Bm25Settings {
         &self.shared.settings
+    }
+
+    /// Now, on the settings' clock.
+    fn now_ms(&self) -> u64 {
+        self.shared.settings.clock.now_ms()
     }
 
     fn read_state(&self) -> std::sync::RwLockReadGuard<'_, ReaderState> {
@@ -382,7 +249,10 @@ impl Bm25Handle {
         if committed >= head {
             return Ok(());
         }
-        let behind = lock(&self.shared.caught_up_at).elapsed();
+        let behind = Duration::from_millis(
+            self.now_ms()
+                .saturating_sub(*lock(&self.shared.caught_up_at_ms)),
+        );
         if !self.shared.writable || behind > self.shared.settings.stale_after {
             return Err(Unavailable::Stale {
                 entries_behind: head.0 - committed.0,
@@ -407,18 +277,11 @@ impl Bm25Handle {
                 message: "the index is not open".to_owned(),
             })?;
         let started = Instant::now();
-        let result = if self
-            .shared
-            .fail_searches
-            .load(std::sync::atomic::Ordering::Relaxed)
-        {
-            Err(SearchError::OpenDirectory {
-                path: self.shared.settings.index_dir.display().to_string(),
-                message: "injected failure".to_owned(),
-            })
-        } else {
+        let result = (|| {
+            // A search that fails as a broken index would (the `failpoints` feature).
+            fail::fail_point!("bm25_search", |_| Err(self.injected_failure()));
             index.search(query, limit)
-        };
+        })();
         BM25_METRICS
             .search_latency
             .observe(started.elapsed().as_secs_f64());
@@ -431,13 +294,13 @@ impl Bm25Handle {
         result
     }
 
-    /// Makes every search fail as a broken index would (tests of the query-time
-    /// fallback).
-    #[cfg(any(test, feature = "testsuite"))]
-    pub fn inject_search_failures(&self, fail: bool) {
-        self.shared
-            .fail_searches
-            .store(fail, std::sync::atomic::Ordering::Relaxed);
+    /// What an injected failure looks like: the index's directory cannot be read.
+    #[cfg_attr(not(feature = "failpoints"), allow(dead_code))]
+    fn injected_failure(&self) -> SearchError {
+        SearchError::OpenDirectory {
+            path: self.shared.settings.index_dir.display().to_string(),
+            message: "injected failure".to_owned(),
+        }
     }
 
     /// The status for `teleport.status`.
@@ -507,7 +370,8 @@ impl Bm25Handle {
         let due = {
             let guard = lock(&self.shared.writer);
             guard.as_ref().is_some_and(|state| {
-                let since = state.last_commit.elapsed();
+                let since =
+                    Duration::from_millis(self.now_ms().saturating_sub(state.last_commit_ms));
                 state.dirty
                     && (since >= self.shared.settings.commit_interval
                         || (state.applied >= store.head() && since >= CAUGHT_UP_COMMIT_GAP))
@@ -529,7 +393,7 @@ impl Bm25Handle {
         };
         if !state.dirty {
             if state.applied >= store.head() {
-                *lock(&self.shared.caught_up_at) = Instant::now();
+                *lock(&self.shared.caught_up_at_ms) = self.now_ms();
             }
             return Ok(());
         }
@@ -546,23 +410,28 @@ impl Bm25Handle {
         let payload = CommitPayload {
             format: PAYLOAD_FORMAT,
             cursor: state.applied.0,
-            committed_at_ms: now_ms(),
+            committed_at_ms: self.now_ms(),
             last_prune,
         };
         let text = serde_json::to_string(&payload)
             .map_err(|err| ConsumerError::Internal(format!("commit payload: {err}")))?;
         let started = Instant::now();
         let head_before = store.head();
-        match state.writer.commit_with_payload(&text) {
+        let committed = (|| {
+            // A commit that fails as a full disk would (the `failpoints` feature).
+            fail::fail_point!("bm25_commit", |_| Err(self.injected_failure()));
+            state.writer.commit_with_payload(&text)
+        })();
+        match committed {
             Ok(_) => {
                 BM25_METRICS.commit_total.inc();
                 BM25_METRICS
                     .commit_latency
                     .observe(started.elapsed().as_secs_f64());
                 state.dirty = false;
-                state.last_commit = Instant::now();
+                state.last_commit_ms = self.now_ms();
                 if state.applied >= head_before {
-                    *lock(&self.shared.caught_up_at) = Instant::now();
+                    *lock(&self.shared.caught_up_at_ms) = self.now_ms();
                 }
                 {
                     let mut reader = self.write_state();
@@ -620,7 +489,7 @@ impl Bm25Handle {
             ));
         };
         let mut report = PruneReport {
-            at_ms: now_ms(),
+            at_ms: self.now_ms(),
             pruned: BTreeMap::new(),
         };
         for (kind, before_ms) in cutoffs {
@@ -668,7 +537,7 @@ impl Bm25Handle {
             .map(|status| status.events_by_project.values().sum())
             .unwrap_or(0);
         *lock(&self.shared.rebuild) = Some(RebuildProgress {
-            started_at_ms: now_ms(),
+            started_at_ms: self.now_ms(),
             phase: "events".to_owned(),
             num_docs: 0,
             num_events_total,
@@ -685,7 +554,7 @@ impl Bm25Handle {
                 writer,
                 applied: start,
                 dirty: false,
-                last_commit: Instant::now(),
+                last_commit_ms: self.now_ms(),
             });
             let (payload, _, _) = read_payload(&index);
             let mut reader = self.write_state();
@@ -771,7 +640,7 @@ impl Bm25Handle {
         let payload = CommitPayload {
             format: PAYLOAD_FORMAT,
             cursor: start.0,
-            committed_at_ms: now_ms(),
+            committed_at_ms: self.now_ms(),
             last_prune: self.read_state().committed.last_prune.clone(),
         };
         let text = serde_json::to_string(&payload)
@@ -796,7 +665,7 @@ impl Bm25Handle {
             .as_ref()
             .is_none_or(|state| !state.dirty && state.applied >= store.head());
         if caught_up {
-            *lock(&self.shared.caught_up_at) = Instant::now();
+            *lock(&self.shared.caught_up_at_ms) = self.now_ms();
         }
     }
 

@@ -8,7 +8,7 @@ use memory_types::EventKind;
 use super::*;
 use crate::Bm25Indexer;
 use crate::consumer::OutboxConsumer;
-use crate::lifecycle::DAY_MS;
+use crate::lifecycle::{DAY_MS, Retention};
 use crate::testsuite::{event, sample_events, sample_store_with_bm25};
 
 fn hit_ids(handle: &Bm25Handle, text: &str, project: &str, doc_type: DocType) -> Vec<String> {
@@ -242,4 +242,45 @@ fn prune_levels_parse_like_the_prd() {
     let cutoffs = Retention::default().cutoffs(100 * DAY_MS);
     assert!(cutoffs.contains(&(PruneKind::Segment, 70 * DAY_MS)));
     assert!(!cutoffs.iter().any(|(kind, _)| *kind == PruneKind::Month));
+}
+
+/// Staleness is time behind the log on the settings' clock: a lagging index answers
+/// until `stale_after` has passed since it last held everything, then not until it
+/// catches up.
+#[test]
+fn an_index_behind_the_log_turns_stale_after_stale_after() {
+    let temp = tempfile::tempdir().expect("tempdir");
+    let store = Store::open(temp.path().join("store"), &StoreOptions::default()).expect("store");
+    let wall = memory_types::ManualClock::new(1_769_764_500_000);
+    let mut settings = Bm25Settings::new(temp.path().join("bm25"));
+    settings.stale_after = Duration::from_secs(30);
+    settings.clock = wall.clock();
+    let handle = Bm25Handle::open(settings);
+    let mut indexer = Bm25Indexer::new(handle.clone());
+    let turn = |id: &str| event(id, "s", 1_769_764_500_000, EventKind::UserMessage, "a turn");
+    store.append_events(&[turn("a")]).expect("append");
+    let cursor = indexer.load_cursor(&store).expect("populate");
+    assert_eq!(cursor, store.head());
+    assert_eq!(handle.availability(store.head()), Ok(()));
+
+    store.append_events(&[turn("b")]).expect("append");
+    wall.advance(Duration::from_secs(30));
+    assert_eq!(
+        handle.availability(store.head()),
+        Ok(()),
+        "lagging, not stale"
+    );
+    wall.advance(Duration::from_secs(1));
+    assert_eq!(
+        handle.availability(store.head()),
+        Err(Unavailable::Stale {
+            entries_behind: 1,
+            behind_secs: 31
+        })
+    );
+
+    let items = store.read_feed(cursor, 10).expect("feed");
+    indexer.apply(&store, &items, store.head()).expect("apply");
+    indexer.on_idle(&store).expect("commit");
+    assert_eq!(handle.availability(store.head()), Ok(()));
 }

@@ -37,6 +37,7 @@
 
 mod bm25_index;
 mod bm25_indexer;
+mod bm25_records;
 mod consumer;
 mod grip_extractor;
 mod index_docs;
@@ -53,11 +54,12 @@ pub mod testsuite;
 mod vector_index;
 mod vector_indexer;
 
-pub use bm25_index::{
-    BM25_INDEXER, Bm25Handle, Bm25Settings, Bm25Status, CAUGHT_UP_COMMIT_GAP, CommitPayload,
-    RebuildProgress, RebuildReport, Unavailable,
-};
+pub use bm25_index::{BM25_INDEXER, Bm25Handle, CAUGHT_UP_COMMIT_GAP};
 pub use bm25_indexer::Bm25Indexer;
+pub use bm25_records::{
+    Bm25Settings, Bm25Status, CommitPayload, PayloadError, RebuildProgress, RebuildReport,
+    Unavailable,
+};
 pub use consumer::{ConsumerError, ConsumerFactory, OutboxConsumer};
 pub use grip_extractor::{GRIP_EXTRACTOR, GRIPS_EXTRACTED, GripExtractor};
 pub use lifecycle::{PruneKind, PruneReport, Retention};

@@ -71,7 +71,7 @@ mod tests {
     use memory_store::StoreOptions;
 
     use super::*;
-    use crate::bm25_index::Bm25Settings;
+    use crate::bm25_records::Bm25Settings;
     use crate::lifecycle::Retention;
     use crate::testsuite::sample_store_with_indexes;
     use crate::vector_index::VectorSettings;

@@ -11,8 +11,9 @@ use memory_toc::Tz;
 use memory_toc::grips::GripConfig;
 use memory_types::{Event, EventKind, ProjectScope, ValidationLimits, parse_single};
 
-use crate::bm25_index::{Bm25Handle, Bm25Settings};
+use crate::bm25_index::Bm25Handle;
 use crate::bm25_indexer::Bm25Indexer;
+use crate::bm25_records::Bm25Settings;
 use crate::consumer::{ConsumerError, OutboxConsumer};
 use crate::grip_extractor::GripExtractor;
 use crate::rollup_builder::{RollupBuilder, RollupConfig};

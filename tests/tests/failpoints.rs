@@ -1,0 +1,131 @@
+//! Failures injected where the real ones happen, through the `fail` crate's failpoints
+//! (memory-projections' `failpoints` feature, compiled into this test binary only): a
+//! BM25 search that fails at query time, a BM25 commit and a vector commit that fail as
+//! a full disk would. Failpoints are process-wide, so each test holds [`SERIAL`] and a
+//! [`fail::FailScenario`], which clears them when it ends.
+
+use std::sync::{Mutex, MutexGuard};
+
+use memory_projections::testsuite::{TocProjections, event, sample_store_with_bm25};
+use memory_projections::{Bm25Handle, Bm25Indexer, Bm25Settings, OutboxConsumer};
+use memory_query::QueryService;
+use memory_search::{Bm25Query, DocType};
+use memory_store::FeedItem;
+use memory_store::{Store, StoreOptions};
+use memory_toc::Tz;
+use memory_types::EventKind;
+use serde_json::{Value, json};
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> MutexGuard<'static, ()> {
+    SERIAL
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+fn search(service: &QueryService, query: &str) -> Value {
+    let body = serde_json::to_vec(&json!({ "query": query })).expect("json");
+    service
+        .call("webapp", "search", &body)
+        .expect("search never fails")
+}
+
+/// A BM25 search that fails at query time is answered by the TOC tier, says why, and
+/// marks the index unhealthy so the next search does not try it.
+#[test]
+fn a_search_that_fails_at_query_time_is_answered_from_the_toc() {
+    let _serial = serial();
+    let scenario = fail::FailScenario::setup();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (store, settings) = sample_store_with_bm25(dir.path());
+    let handle = Bm25Handle::open_read_only(settings);
+    let service = QueryService::new(store, Tz::UTC).with_bm25(Some(handle.clone()));
+    let question = "what did we decide about JWT expiry?";
+    assert_eq!(search(&service, question)["tier"], "bm25");
+
+    fail::cfg("bm25_search", "return").expect("failpoint");
+    let response = search(&service, question);
+    assert_eq!(response["tier"], "toc", "{response}");
+    let reason = response["fallback_reason"].as_str().unwrap_or_default();
+    assert!(reason.contains("bm25 search failed"), "{reason}");
+    assert!(
+        response.to_string().contains("15 minutes"),
+        "the TOC still answers"
+    );
+
+    fail::remove("bm25_search");
+    let response = search(&service, question);
+    assert_eq!(response["tier"], "toc");
+    let reason = response["fallback_reason"].as_str().unwrap_or_default();
+    assert!(reason.contains("unhealthy"), "{reason}");
+    assert!(
+        handle
+            .error()
+            .is_some_and(|err| err.contains("injected failure"))
+    );
+    scenario.teardown();
+}
+
+/// A failed BM25 commit rolls the writer back and reports the index unhealthy; the
+/// next commit replays what was lost, and nothing is missing afterwards.
+#[test]
+fn a_failed_bm25_commit_is_replayed_and_nothing_is_lost() {
+    let _serial = serial();
+    let scenario = fail::FailScenario::setup();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = Store::open(dir.path().join("store"), &StoreOptions::default()).expect("store");
+    let handle = Bm25Handle::open(Bm25Settings::new(dir.path().join("bm25")));
+    let mut indexer = Bm25Indexer::new(handle.clone());
+    let mut toc = TocProjections::open(&store).expect("open");
+    let turn = |id: &str, ts: u64, text: &str| event(id, "s", ts, EventKind::UserMessage, text);
+    store
+        .append_events(&[turn("a", 1_769_764_500_000, "the flux capacitor overheats")])
+        .expect("append");
+    toc.catch_up(&store, &mut [&mut indexer])
+        .expect("first batch");
+    let committed = handle.committed_cursor();
+
+    fail::cfg("bm25_commit", "return").expect("failpoint");
+    store
+        .append_events(&[turn("b", 1_769_764_560_000, "the warp coil hums")])
+        .expect("append");
+    let err = toc
+        .catch_up(&store, &mut [&mut indexer])
+        .expect_err("the commit fails");
+    assert!(err.to_string().contains("bm25 commit failed"), "{err}");
+    assert_eq!(
+        handle.committed_cursor(),
+        committed,
+        "nothing half-committed"
+    );
+    assert!(
+        handle
+            .error()
+            .is_some_and(|err| err.contains("commit failed"))
+    );
+
+    fail::remove("bm25_commit");
+    // The runner retries the failed items from where it stood (its cursor is the
+    // last position it applied, here the first commit's); the indexer replays what
+    // the rollback lost before them.
+    let items = store.read_feed(committed, 100).expect("feed");
+    let up_to = items.last().map(FeedItem::seq).expect("items");
+    indexer.apply(&store, &items, up_to).expect("retry");
+    indexer.on_idle(&store).expect("commit");
+    assert_eq!(handle.committed_cursor(), store.head());
+    assert!(handle.error().is_none(), "{:?}", handle.error());
+    for (text, id) in [("flux capacitor", "a"), ("warp coil", "b")] {
+        let query = Bm25Query::new(text, "p")
+            .expect("terms")
+            .doc_type(DocType::Event);
+        let hits = handle.search(&query, 5).expect("search").hits;
+        assert_eq!(
+            hits.iter()
+                .map(|hit| hit.doc_id.as_str())
+                .collect::<Vec<_>>(),
+            [id]
+        );
+    }
+    scenario.teardown();
+}
