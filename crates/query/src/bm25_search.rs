@@ -494,7 +494,7 @@ fn covered(
             }
             open = Some((candidate.source, false));
         }
-        let cost = memory_toc::estimate_tokens(candidate.event.text.chars().count());
+        let cost = memory_text::estimate_tokens(candidate.event.text.chars().count());
         if used + cost <= budget {
             used += cost;
             if let Some((_, kept @ false)) = &mut open {
@@ -702,7 +702,7 @@ pub(crate) fn pack_and_limit(
     let token_estimate = results
         .iter()
         .flat_map(|result| &result.evidence)
-        .map(|event| memory_toc::estimate_tokens(event.text.chars().count()))
+        .map(|event| memory_text::estimate_tokens(event.text.chars().count()))
         .sum();
     (results, token_estimate)
 }

@@ -3,7 +3,7 @@
 //! One tantivy index holds documents of four types (`toc_node`, `grip`, `event`,
 //! `idea`), each with its project, session, level, text, keywords and timestamp
 //! ([`schema`]). Text is analyzed by `memory_en` ([`analyzer`]), which yields exactly the
-//! terms of [`memory_toc::terms`] (identifiers split, light stemming, stopwords out), so
+//! terms of [`memory_text`] (identifiers split, light stemming, stopwords out), so
 //! BM25 and the index-free TOC search agree. Queries are built from terms, never parsed
 //! as syntax, so natural language and code never fail to parse ([`query`]). The index
 //! keeps the indexer's outbox cursor in its commit payload ([`index`]). On disk it lives

@@ -32,7 +32,7 @@
 //!
 //! Sentences are split and their signals (decision, fix, conclusion, question)
 //! detected by the same rules as the grip extractor's ([`crate::grips`]); words go
-//! through [`crate::terms`]. Each event text is tokenized once; every ranking breaks ties
+//! through [`memory_text`]. Each event text is tokenized once; every ranking breaks ties
 //! on positions or text, and no hash-map order reaches the output.
 //!
 //! ```
@@ -98,7 +98,7 @@
 //!   summarizer's job, which falls back to this one;
 //! - a ranking function for search: its scores pick sentences and keywords for one
 //!   node and are not stored or compared across nodes;
-//! - language-aware: sentence rules and signals are English, like [`crate::terms`];
+//! - language-aware: sentence rules and signals are English, like [`memory_text`];
 //!   speaker prefixes ("Caroline: ") are text like any other.
 
 use std::collections::hash_map::Entry;
@@ -116,7 +116,7 @@ use crate::level::TocLevel;
 use crate::node::TocBullet;
 use crate::node_id::{GripId, TocNodeId};
 use crate::summarize::{ParentInput, SegmentInput, SummarizeError, Summarizer, Summary};
-use crate::terms::{is_stopword, query_terms, stem, tokenize};
+use memory_text::{is_stopword, query_terms, stem, tokenize};
 
 /// Default of [`ExtractiveConfig::max_keywords_segment`]: enough to name a segment's
 /// topics, technologies and identifiers for term-overlap search, few enough that each

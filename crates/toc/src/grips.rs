@@ -42,7 +42,7 @@ use std::collections::{BTreeSet, HashMap};
 
 use serde::{Deserialize, Serialize};
 
-use crate::terms::query_terms;
+use memory_text::query_terms;
 
 /// One event of a segment as the grip extractor sees it: only what scoring needs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -12,11 +12,9 @@
 //!   Thursday";
 //! - [`parse_time_hint`]: "yesterday", "last week", "in January", "2026-01-30" found
 //!   anywhere in a question, as a range and the narrowest node that covers it;
-//! - [`terms`]: tokenizing (identifiers split: `getUserToken` → get, user, token), light
-//!   stemming, and whole-term overlap scores, so "jwt" never matches inside another word
-//!   and "tokens" matches "token";
 //! - [`TocNode`], [`TocBullet`] and [`Grip`]: the records of the tree as stored and as
-//!   sent in `toc.node` replies, with token estimates for reply budgets;
+//!   sent in `toc.node` replies, with token estimates for reply budgets
+//!   ([`memory_text::estimate_tokens`]);
 //! - [`grips`]: the grip extractor's rules, picking a segment's salient verbatim
 //!   excerpts (decisions, problems, fixes, questions, identifiers, paths, numbers, dates,
 //!   rare terms) deterministically, each a substring of its event's text;
@@ -24,7 +22,7 @@
 //!   bullets citing grips, a headline title, deterministic and offline;
 //! - [`search`]: `toc.search_node` and `toc.search_children`, the index-free search that
 //!   finds where a query matches in a node and ranks a node's children within a limit
-//!   and a token budget.
+//!   and a token budget, on the terms of [`memory_text`].
 //!
 //! ```
 //! use chrono::{NaiveDate, TimeZone, Utc};
@@ -72,14 +70,13 @@ mod node;
 mod node_id;
 pub mod search;
 pub mod summarize;
-pub mod terms;
 mod time_hint;
 
 pub use chrono_tz::Tz;
 pub use error::{MAX_ECHOED_INPUT_CHARS, Result, TocError};
 pub use extractive::{ExtractiveConfig, ExtractiveSummarizer};
 pub use level::TocLevel;
-pub use node::{CHARS_PER_TOKEN, Grip, TocBullet, TocNode, estimate_tokens};
+pub use node::{Grip, TocBullet, TocNode};
 pub use node_id::{GripId, TocNodeId};
 pub use search::{
     ChildResult, DEFAULT_SEARCH_LIMIT, NodeMatch, SearchChildrenPage, SearchField, search_children,

@@ -12,7 +12,7 @@
 //!   fraction of query terms its text holds (0.0 exclusive to 1.0); an empty `fields`
 //!   means all four; a child's relevance is the mean score of its matches; `limit`
 //!   (default [`DEFAULT_SEARCH_LIMIT`]) and `has_more` as in `SearchChildrenResponse`.
-//! - Matching is on whole terms with light stemming ([`crate::terms`]) instead of the
+//! - Matching is on whole terms with light stemming ([`memory_text`]) instead of the
 //!   plan's substring `contains`: "jwt" no longer matches "jwtx", "tokens" matches
 //!   "token", and `getUserToken` matches its parts and its whole. Stopwords are dropped
 //!   instead of every word of two letters or fewer, so "ci", "db" and "ui" still count.
@@ -67,13 +67,13 @@
 
 use std::fmt;
 
+use memory_text::{TermIndex, TermPrefilter, estimate_tokens, query_terms, term_overlap_score};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::level::TocLevel;
-use crate::node::{TocNode, estimate_tokens};
+use crate::node::TocNode;
 use crate::node_id::{GripId, TocNodeId};
-use crate::terms::{TermIndex, TermPrefilter, query_terms, term_overlap_score};
 
 /// The number of results (children) or matches (within a node) a request gets when it
 /// does not say: the plan's default of 10.
