@@ -40,9 +40,8 @@
 
 use std::collections::{BTreeSet, HashMap};
 
+use memory_text::{query_terms, truncate_chars};
 use serde::{Deserialize, Serialize};
-
-use memory_text::query_terms;
 
 /// One event of a segment as the grip extractor sees it: only what scoring needs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -599,10 +598,11 @@ fn strip_list_marker(text: &str) -> &str {
 /// whole word when it must be cut, without trailing whitespace. A single word longer
 /// than the limit is cut at a char boundary.
 pub(crate) fn trim_to_max_chars(sentence: &str, max_chars: usize) -> &str {
-    let Some((cut, _)) = sentence.char_indices().nth(max_chars) else {
+    let prefix = truncate_chars(sentence, max_chars);
+    if prefix.len() == sentence.len() {
         return sentence;
-    };
-    let prefix = &sentence[..cut];
+    }
+    let cut = prefix.len();
     let next_is_whitespace = sentence[cut..]
         .chars()
         .next()
