@@ -12,8 +12,8 @@ use memory_actors::{
 };
 use memory_config::{Config, DurabilityConfig};
 use memory_store::{Durability, Store, StoreOptions};
+use memory_summarize::grips::GripConfig;
 use memory_telemetry::{LogFormat, TracingConfig, TracingGuard};
-use memory_toc::grips::GripConfig;
 use memory_types::ValidationLimits;
 
 use crate::cli::{DemoArgs, ExportArgs, IngestArgs};
@@ -167,12 +167,12 @@ pub fn pipeline_config(config: &Config, data_dir: &Path) -> PipelineConfig {
 /// The configured summarizer: extractive unless `[llm]` is enabled. The LLM one falls
 /// back to extractive per item on any failure, so a model that is down never stalls the
 /// pipeline; a configuration it cannot even start from is reported and replaced.
-fn summarizer(config: &Config) -> Arc<dyn memory_toc::Summarizer> {
+fn summarizer(config: &Config) -> Arc<dyn memory_summarize::Summarizer> {
     match memory_llm::summarizer_for(&config.llm) {
         Ok(summarizer) => Arc::from(summarizer),
         Err(err) => {
             tracing::error!(error = %err, "cannot use the configured LLM; summaries are extractive");
-            Arc::new(memory_toc::ExtractiveSummarizer::default())
+            Arc::new(memory_summarize::ExtractiveSummarizer::default())
         }
     }
 }

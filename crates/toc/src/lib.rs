@@ -63,18 +63,14 @@
 
 pub mod calendar;
 mod error;
-pub mod extractive;
-pub mod grips;
 mod level;
 mod node;
 mod node_id;
 pub mod search;
-pub mod summarize;
 mod time_hint;
 
 pub use chrono_tz::Tz;
 pub use error::{MAX_ECHOED_INPUT_CHARS, Result, TocError};
-pub use extractive::{ExtractiveConfig, ExtractiveSummarizer};
 pub use level::TocLevel;
 pub use node::{Grip, TocBullet, TocNode};
 pub use node_id::{GripId, TocNodeId};
@@ -82,5 +78,4 @@ pub use search::{
     ChildResult, DEFAULT_SEARCH_LIMIT, NodeMatch, SearchChildrenPage, SearchField, search_children,
     search_node,
 };
-pub use summarize::{ParentInput, SegmentInput, SummarizeError, Summarizer, Summary, SummaryEvent};
 pub use time_hint::{TimeHint, parse_time_hint};
