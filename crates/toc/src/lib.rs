@@ -34,7 +34,7 @@
 //! let ts_ms = Utc.with_ymd_and_hms(2024, 12, 30, 23, 30, 0).unwrap().timestamp_millis() as u64;
 //! let day = calendar::day_of(ts_ms, tz);
 //! assert_eq!(day, NaiveDate::from_ymd_opt(2024, 12, 31).unwrap());
-//! let chain = calendar::ancestors(day).map(|node_id| node_id.to_string());
+//! let chain = TocNodeId::day_and_ancestors(day).map(|node_id| node_id.to_string());
 //! assert_eq!(chain, ["toc:day:2024-12-31", "toc:week:2025-W01", "toc:month:2025-01", "toc:year:2025"]);
 //!
 //! let week: TocNodeId = "toc:week:2025-W01".parse().unwrap();
