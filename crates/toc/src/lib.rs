@@ -15,11 +15,6 @@
 //! - [`TocNode`], [`TocBullet`] and [`Grip`]: the records of the tree as stored and as
 //!   sent in `toc.node` replies, with token estimates for reply budgets
 //!   ([`memory_text::estimate_tokens`]);
-//! - [`grips`]: the grip extractor's rules, picking a segment's salient verbatim
-//!   excerpts (decisions, problems, fixes, questions, identifiers, paths, numbers, dates,
-//!   rare terms) deterministically, each a substring of its event's text;
-//! - [`extractive`]: [`ExtractiveSummarizer`], the default summarizer: keywords by tf × idf,
-//!   bullets citing grips, a headline title, deterministic and offline;
 //! - [`search`]: `toc.search_node` and `toc.search_children`, the index-free search that
 //!   finds where a query matches in a node and ranks a node's children within a limit
 //!   and a token budget, on the terms of [`memory_text`].
@@ -56,7 +51,9 @@
 //! - an actor or anything that does I/O or reads the clock: `now` and the time zone
 //!   are always arguments, so every answer is reproducible in a test;
 //! - the navigator: [`search`] scores the nodes it is given, but loading them, choosing
-//!   where to drill in and walking the tree is the query side's job.
+//!   where to drill in and walking the tree is the query side's job;
+//! - text analysis or summarizing: terms and token estimates are `memory-text`'s, the
+//!   grip rules, the `Summarizer` trait and the extractive summarizer `memory-summarize`'s.
 
 #![forbid(unsafe_code)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used))]

@@ -294,7 +294,7 @@ fn detect_signals(
 }
 
 /// Lowercase with typographic apostrophes made ASCII, as the phrase signals of
-/// [`crate::grips`] expect.
+/// [`crate::signals`] expect.
 pub(super) fn lowercase_for_phrases(text: &str) -> String {
     text.to_lowercase().replace(['\u{2019}', '\u{2018}'], "'")
 }
