@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 
 use memory_search::{
     Bm25Index, Bm25Query, Bm25Writer, DocCounts, DocSelector, DocType, IndexDir, OpenOutcome,
-    SearchDoc, SearchError, SearchResults, event_doc, grip_doc, toc_node_doc,
+    SearchDoc, SearchError, SearchResults, event_doc,
 };
 use memory_store::{FeedItem, OutboxSeq, Store};
 use memory_types::now_ms;
@@ -35,7 +35,7 @@ use tracing::{info, warn};
 
 use crate::consumer::ConsumerError;
 use crate::grip_extractor::GripExtractor;
-use crate::index_docs::{DocChange, doc_changes};
+use crate::index_docs::{DocChange, doc_changes, grip_doc, toc_node_doc};
 use crate::lifecycle::{PruneKind, PruneReport, Retention};
 use crate::metrics::BM25_METRICS;
 use crate::rollup_builder::RollupBuilder;
