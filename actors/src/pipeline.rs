@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use memory_store::Store;
-use memory_toc::grips::GripConfig;
+use memory_summarize::grips::GripConfig;
 use ractor::{Actor, ActorRef, SpawnErr};
 use tracing::info;
 

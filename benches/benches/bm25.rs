@@ -43,7 +43,7 @@ use memory_benches::year::{Rng, YearEvent, YearSpec, generate};
 use memory_benches::{disk_size, percentile};
 use memory_search::analyzer::analyze;
 use memory_search::{Bm25Index, Bm25Query, DocType, SearchDoc};
-use memory_toc::terms::is_stopword;
+use memory_text::is_stopword;
 use rusqlite::{Connection, params};
 
 /// The indexer's memory budget, the daemon's default (`[teleport.bm25] memory_budget_mb = 50`).

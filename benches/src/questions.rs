@@ -3,7 +3,7 @@
 //! a template; one question in ten each with an apostrophe, a colon, parentheses, or a
 //! code identifier or path.
 
-use memory_toc::terms::is_stopword;
+use memory_text::is_stopword;
 
 use crate::year::Rng;
 

@@ -18,6 +18,7 @@ use memory_query::api::{
     SearchResponse, TocBrowseResponse, TocNodeResponse, TocRootResponse,
 };
 use memory_store::Store;
+use memory_text::truncate_chars;
 use memory_toc::TocNode;
 use memory_types::{Event, ServiceError};
 use serde_json::{Value, json};
@@ -204,7 +205,7 @@ pub(crate) fn one_line(text: &str, max_chars: usize) -> String {
     if flat.chars().count() <= max_chars {
         flat
     } else {
-        format!("{}…", flat.chars().take(max_chars).collect::<String>())
+        format!("{}…", truncate_chars(&flat, max_chars))
     }
 }
 

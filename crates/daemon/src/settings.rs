@@ -12,7 +12,7 @@ use memory_projections::{
     Bm25Settings, PruneKind, Retention, RollupConfig, SegmenterConfig, SessionCatalog,
 };
 use memory_store::{Durability, StoreOptions};
-use memory_toc::grips::GripConfig;
+use memory_summarize::grips::GripConfig;
 use memory_types::ValidationLimits;
 
 /// Store options from config.
@@ -166,12 +166,12 @@ pub fn pipeline_config(config: &Config, data_dir: &Path) -> PipelineConfig {
 /// The configured summarizer: extractive unless `[llm]` is enabled. The LLM one falls
 /// back to extractive per item on any failure, so a model that is down never stalls the
 /// pipeline; a configuration it cannot even start from is reported and replaced.
-fn summarizer(config: &Config) -> Arc<dyn memory_toc::Summarizer> {
+fn summarizer(config: &Config) -> Arc<dyn memory_summarize::Summarizer> {
     match memory_llm::summarizer_for(&config.llm) {
         Ok(summarizer) => Arc::from(summarizer),
         Err(err) => {
             tracing::error!(error = %err, "cannot use the configured LLM; summaries are extractive");
-            Arc::new(memory_toc::ExtractiveSummarizer::default())
+            Arc::new(memory_summarize::ExtractiveSummarizer::default())
         }
     }
 }

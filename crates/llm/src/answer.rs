@@ -9,7 +9,8 @@
 
 use std::collections::HashSet;
 
-use memory_toc::{GripId, Summary, TocBullet};
+use memory_summarize::Summary;
+use memory_toc::{GripId, TocBullet};
 use serde::Deserialize;
 
 use crate::error::{LlmError, Result};

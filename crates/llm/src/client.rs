@@ -17,6 +17,7 @@ use std::fmt;
 use std::time::{Duration, Instant};
 
 use memory_config::LlmConfig;
+use memory_text::truncate_chars;
 use serde::{Deserialize, Serialize};
 use tracing::{Span, debug};
 use ureq::Agent;
@@ -26,7 +27,6 @@ use ureq::tls::{RootCerts, TlsConfig};
 
 use crate::error::{LlmError, Result};
 use crate::metrics::LLM_METRICS;
-use crate::text::truncate_chars;
 
 /// First retry delay; doubles with each further retry.
 pub const DEFAULT_BACKOFF_BASE: Duration = Duration::from_millis(200);

@@ -5,7 +5,7 @@
 //! answered with something unusable. Both end in an extractive fallback; the split only
 //! feeds the `reason` label of the fallback metric and the log line.
 
-use memory_toc::SummarizeError;
+use memory_summarize::SummarizeError;
 
 /// A chat request or summary that did not produce a usable answer.
 #[derive(Debug, thiserror::Error)]

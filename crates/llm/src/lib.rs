@@ -3,17 +3,17 @@
 //!
 //! The rollup builder writes a title, bullets citing grips, and keywords for every
 //! segment and every day, week, month and year (ARCHITECTURE §2). The extractive
-//! summarizer of `memory-toc` does that offline and deterministically; a model writes
+//! summarizer of `memory-summarize` does that offline and deterministically; a model writes
 //! better prose, but is slow, can be down and can answer nonsense. This crate lets the
 //! daemon use one without depending on it:
 //! - [`ChatClient`]: a small blocking client of `POST <base_url>/chat/completions`
 //!   asking for a JSON object, with a per-request timeout and retries with exponential
 //!   backoff on connection errors, timeouts, 429 and 5xx (never on other 4xx);
-//! - [`LlmSummarizer`]: a [`memory_toc::Summarizer`] (`name()` = `llm`) that prompts with
+//! - [`LlmSummarizer`]: a [`memory_summarize::Summarizer`] (`name()` = `llm`) that prompts with
 //!   numbered grips (`[1]`…`[n]`) and events, or a parent's children, cut to a character
 //!   budget; checks the JSON answer (grip numbers in range, bounded lengths) and maps
 //!   numbers back to grip ids; and on **any** failure summarizes that item with
-//!   [`memory_toc::ExtractiveSummarizer`] instead, so it never fails an item the
+//!   [`memory_summarize::ExtractiveSummarizer`] instead, so it never fails an item the
 //!   extractive summarizer would not;
 //! - [`summarizer_for`]: the summarizer the `[llm]` config section asks for;
 //! - metrics `memory_llm_requests_total{outcome=ok|retry|error}`,
@@ -39,7 +39,8 @@
 //! ```
 //! use memory_config::LlmConfig;
 //! use memory_llm::LlmSummarizer;
-//! use memory_toc::{ParentInput, Summarizer, TocNodeId};
+//! use memory_summarize::{ParentInput, Summarizer};
+//! use memory_toc::TocNodeId;
 //!
 //! // Nothing listens on this port: the item falls back to the extractive summarizer.
 //! let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();

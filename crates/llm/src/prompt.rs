@@ -15,7 +15,8 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
-use memory_toc::{GripId, ParentInput, SegmentInput, TocNode};
+use memory_summarize::{ParentInput, SegmentInput};
+use memory_toc::{GripId, TocNode};
 
 use crate::client::ChatMessage;
 use crate::text::{one_line, one_line_capped};
@@ -261,7 +262,8 @@ fn child_section(
 #[cfg(test)]
 mod tests {
     use chrono::NaiveDate;
-    use memory_toc::{Grip, SummaryEvent, TocBullet, TocLevel, TocNodeId};
+    use memory_summarize::SummaryEvent;
+    use memory_toc::{Grip, TocBullet, TocLevel, TocNodeId};
 
     use super::*;
 

@@ -10,9 +10,10 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use memory_config::LlmConfig;
-use memory_toc::{
-    ExtractiveSummarizer, ParentInput, SegmentInput, SummarizeError, Summarizer, Summary, TocNodeId,
+use memory_summarize::{
+    ExtractiveSummarizer, ParentInput, SegmentInput, SummarizeError, Summarizer, Summary,
 };
+use memory_toc::TocNodeId;
 use serde::Serialize;
 use tracing::{field, info_span, warn};
 

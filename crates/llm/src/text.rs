@@ -1,13 +1,7 @@
 //! Character-based text helpers for prompts and log fields. Budgets here count
 //! characters, never bytes, so that cutting never splits a UTF-8 sequence.
 
-/// The first `max_chars` characters of `text` (all of it when shorter).
-pub(crate) fn truncate_chars(text: &str, max_chars: usize) -> &str {
-    match text.char_indices().nth(max_chars) {
-        Some((byte_index, _)) => &text[..byte_index],
-        None => text,
-    }
-}
+use memory_text::truncate_chars;
 
 /// `text` on one line: every run of whitespace (newlines included) becomes one space,
 /// and the ends are trimmed.
@@ -29,13 +23,6 @@ pub(crate) fn one_line_capped(text: &str, max_chars: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn truncation_counts_characters_not_bytes() {
-        assert_eq!(truncate_chars("héllo", 2), "hé");
-        assert_eq!(truncate_chars("hé", 10), "hé");
-        assert_eq!(truncate_chars("", 3), "");
-    }
 
     #[test]
     fn one_line_collapses_whitespace_and_caps_with_an_ellipsis() {

@@ -8,10 +8,10 @@ use chrono::NaiveDate;
 use memory_config::LlmConfig;
 use memory_llm::testing::{ScriptedResponse, ScriptedServer, refused_base_url};
 use memory_llm::{ChatClient, ChatMessage, LlmError, LlmSummarizer, LlmSummarizerCounters};
-use memory_toc::{
-    ExtractiveSummarizer, Grip, GripId, ParentInput, SegmentInput, Summarizer, Summary,
-    SummaryEvent, TocBullet, TocNode, TocNodeId,
+use memory_summarize::{
+    ExtractiveSummarizer, ParentInput, SegmentInput, Summarizer, Summary, SummaryEvent,
 };
+use memory_toc::{Grip, GripId, TocBullet, TocNode, TocNodeId};
 
 const TS_MS: u64 = 1_769_767_200_000;
 

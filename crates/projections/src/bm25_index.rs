@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 
 use memory_search::{
     Bm25Index, Bm25Query, Bm25Writer, DocCounts, DocSelector, DocType, IndexDir, OpenOutcome,
-    SearchDoc, SearchError, SearchResults, event_doc, grip_doc, toc_node_doc,
+    SearchDoc, SearchError, SearchResults, event_doc,
 };
 use memory_store::{FeedItem, OutboxSeq, Store};
 use tracing::{info, warn};
@@ -36,7 +36,7 @@ use crate::bm25_records::{
 };
 use crate::consumer::ConsumerError;
 use crate::grip_extractor::GripExtractor;
-use crate::index_docs::{DocChange, doc_changes};
+use crate::index_docs::{DocChange, doc_changes, grip_doc, toc_node_doc};
 use crate::lifecycle::{PruneKind, PruneReport};
 use crate::metrics::BM25_METRICS;
 use crate::rollup_builder::RollupBuilder;

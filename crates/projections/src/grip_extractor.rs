@@ -1,6 +1,6 @@
 //! `GripExtractor`: for every closed segment, picks the salient verbatim excerpts
 //! (decisions, questions, problems, solutions, conclusions, identifiers, paths, numbers,
-//! rare terms — `memory_toc::grips`) and stores them as grips that cite their events.
+//! rare terms — `memory_summarize::grips`) and stores them as grips that cite their events.
 //! Upstream: `segment_closed` outbox entries. Downstream: the rollup builder, through
 //! `grips_extracted` entries.
 //!
@@ -11,7 +11,7 @@
 use memory_store::{
     DerivedEntry, FeedItem, Keyspace, OutboxSeq, ProjectionBatch, Store, StoreError, codec,
 };
-use memory_toc::grips::{GripConfig, GripSourceEvent, extract_grips};
+use memory_summarize::grips::{GripConfig, GripSourceEvent, extract_grips};
 use memory_toc::{Grip, GripId, TocNodeId};
 use memory_types::Event;
 

@@ -1,14 +1,47 @@
 //! What a feed item means to an accelerator index (BM25 and vectors alike): raw events
 //! as themselves, `toc_node_written` as the node now stored (or its removal when it is
 //! gone), `grips_extracted` as the segment's grips. One place, so both indexes hold the
-//! same documents, built by `memory_search::documents`.
+//! same documents: events built by `memory_search::documents`, nodes and grips here.
 
-use memory_search::{SearchDoc, event_doc, grip_doc, toc_node_doc};
+use memory_search::{DocType, SearchDoc, event_doc};
 use memory_store::{FeedItem, Store};
+use memory_toc::{Grip, TocNode};
 
 use crate::consumer::ConsumerError;
 use crate::grip_extractor::{GRIPS_EXTRACTED, GripExtractor};
 use crate::rollup_builder::{RollupBuilder, TOC_NODE_WRITTEN};
+
+/// A TOC node: title, summary, bullets and keywords as text (the PRD indexes title,
+/// bullets and keywords; the summary is what the reader sees, so it is searched too),
+/// keywords also in `keywords` for the boost; time is the node's start.
+#[must_use]
+pub(crate) fn toc_node_doc(node: &TocNode) -> SearchDoc {
+    SearchDoc {
+        doc_type: DocType::TocNode,
+        doc_id: node.node_id.to_string(),
+        project_id: node.project_id.clone(),
+        session_id: None,
+        level: Some(node.level.as_str().to_owned()),
+        text: node.searchable_text(),
+        keywords: node.keywords.clone(),
+        timestamp_ms: node.start_ms,
+    }
+}
+
+/// A grip: its verbatim excerpt.
+#[must_use]
+pub(crate) fn grip_doc(grip: &Grip) -> SearchDoc {
+    SearchDoc {
+        doc_type: DocType::Grip,
+        doc_id: grip.grip_id.to_string(),
+        project_id: grip.project_id.clone(),
+        session_id: Some(grip.session_id.clone()),
+        level: None,
+        text: grip.excerpt.clone(),
+        keywords: Vec::new(),
+        timestamp_ms: grip.timestamp_ms,
+    }
+}
 
 /// One change an item asks of an index.
 pub(crate) enum DocChange {

@@ -29,10 +29,10 @@ use std::sync::Arc;
 use memory_store::{
     DerivedEntry, FeedItem, Keyspace, OutboxSeq, ProjectionBatch, Store, StoreError, codec,
 };
-use memory_toc::{
-    ExtractiveSummarizer, Grip, ParentInput, SegmentInput, Summarizer, Summary, SummaryEvent,
-    TocLevel, TocNode, TocNodeId, Tz,
+use memory_summarize::{
+    ExtractiveSummarizer, ParentInput, SegmentInput, Summarizer, Summary, SummaryEvent,
 };
+use memory_toc::{Grip, TocLevel, TocNode, TocNodeId, Tz};
 use memory_types::{Event, EventKind, Role};
 use tracing::{debug, warn};
 

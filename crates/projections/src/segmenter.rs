@@ -186,7 +186,7 @@ impl OpenSegment {
 
 /// Token estimate of an event's text, the TOC's one rule (characters / 4, at least 1).
 fn event_tokens(text: &str) -> u64 {
-    memory_toc::estimate_tokens(text.chars().count()) as u64
+    memory_text::estimate_tokens(text.chars().count()) as u64
 }
 
 /// The consumer.

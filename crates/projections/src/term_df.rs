@@ -10,7 +10,7 @@
 use std::collections::{BTreeSet, HashMap};
 
 use memory_store::{Keyspace, ProjectionBatch, codec};
-use memory_toc::terms::{is_stopword, stem, tokenize};
+use memory_text::{is_stopword, stem, tokenize};
 
 use crate::consumer::ConsumerError;
 use crate::keys::project_scoped_key;

@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use memory_store::{FeedItem, OutboxSeq, Store, StoreOptions};
+use memory_summarize::grips::GripConfig;
 use memory_toc::Tz;
-use memory_toc::grips::GripConfig;
 use memory_types::{Event, EventKind, ProjectScope, ValidationLimits, parse_single};
 
 use crate::bm25_index::Bm25Handle;

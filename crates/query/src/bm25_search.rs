@@ -26,6 +26,7 @@ use std::time::Instant;
 
 use memory_projections::{Bm25Handle, GripExtractor, RollupBuilder, VectorHandle};
 use memory_search::{Bm25Query, DocType, Hit, SearchError};
+use memory_text::truncate_chars;
 use memory_toc::{GripId, TocLevel, TocNodeId, parse_time_hint};
 use memory_types::{Event, ServiceError};
 use tracing::info_span;
@@ -494,7 +495,7 @@ fn covered(
             }
             open = Some((candidate.source, false));
         }
-        let cost = memory_toc::estimate_tokens(candidate.event.text.chars().count());
+        let cost = memory_text::estimate_tokens(candidate.event.text.chars().count());
         if used + cost <= budget {
             used += cost;
             if let Some((_, kept @ false)) = &mut open {
@@ -702,7 +703,7 @@ pub(crate) fn pack_and_limit(
     let token_estimate = results
         .iter()
         .flat_map(|result| &result.evidence)
-        .map(|event| memory_toc::estimate_tokens(event.text.chars().count()))
+        .map(|event| memory_text::estimate_tokens(event.text.chars().count()))
         .sum();
     (results, token_estimate)
 }
@@ -773,9 +774,11 @@ const MAX_SNIPPET_CHARS: usize = 200;
 /// for a long line, its start.
 fn snippet_of(text: &str) -> String {
     let line = text.lines().next().unwrap_or_default();
-    match line.char_indices().nth(MAX_SNIPPET_CHARS) {
-        Some((end, _)) => format!("{}…", &line[..end]),
-        None => line.to_owned(),
+    let kept = truncate_chars(line, MAX_SNIPPET_CHARS);
+    if kept.len() < line.len() {
+        format!("{kept}…")
+    } else {
+        line.to_owned()
     }
 }
 

@@ -67,7 +67,7 @@ fn the_bm25_tier_answers_with_evidence_within_the_budget() {
         let texts = evidence_texts(&response);
         let used: usize = texts
             .iter()
-            .map(|text| memory_toc::estimate_tokens(text.chars().count()))
+            .map(|text| memory_text::estimate_tokens(text.chars().count()))
             .sum();
         assert!(used <= budget, "{used} tokens over {budget}");
         assert_eq!(response["token_estimate"].as_u64(), Some(used as u64));

@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use memory_projections::VectorHandle;
 use memory_search::DocType;
-use memory_toc::terms::query_terms;
+use memory_text::query_terms;
 use memory_types::ServiceError;
 use memory_vector::DocSelector;
 use serde::{Deserialize, Serialize};

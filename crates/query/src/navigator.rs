@@ -20,8 +20,8 @@ use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
 use memory_projections::bullet_grips;
-use memory_toc::terms::{TermIndex, query_terms};
-use memory_toc::{TocLevel, TocNode, TocNodeId, estimate_tokens, parse_time_hint};
+use memory_text::{TermIndex, estimate_tokens, query_terms};
+use memory_toc::{TocLevel, TocNode, TocNodeId, parse_time_hint};
 use memory_types::ServiceError;
 
 use crate::api::{

@@ -23,7 +23,7 @@
 //! and stressing the question's rarer words pushes down evidence phrased differently;
 //! the key-term phrase alone changes nothing (0.835). docs/benchmarks.md has the table.
 
-use memory_toc::terms::is_stopword;
+use memory_text::is_stopword;
 
 /// Most phrases a caller may pass.
 pub const MAX_PHRASES: usize = 5;

@@ -47,7 +47,7 @@ fn search_finds_the_decision_and_keeps_to_the_budget() {
         let texts = evidence_texts(&response);
         let used: usize = texts
             .iter()
-            .map(|text| memory_toc::estimate_tokens(text.chars().count()))
+            .map(|text| memory_text::estimate_tokens(text.chars().count()))
             .sum();
         assert!(used <= budget, "{used} tokens over a budget of {budget}");
         assert_eq!(response["token_estimate"].as_u64(), Some(used as u64));

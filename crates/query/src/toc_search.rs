@@ -22,8 +22,10 @@ use std::time::Instant;
 
 use memory_projections::{GripExtractor, RollupBuilder, Segmenter};
 use memory_store::Store;
-use memory_toc::terms::{TermIndex, TermPrefilter, is_stopword, query_terms, stem, tokenize};
-use memory_toc::{TocLevel, TocNode, estimate_tokens, parse_time_hint};
+use memory_text::{
+    TermIndex, TermPrefilter, estimate_tokens, is_stopword, query_terms, stem, tokenize,
+};
+use memory_toc::{TocLevel, TocNode, parse_time_hint};
 use memory_types::{Event, OutboxSeq, ServiceError};
 
 use crate::api::{

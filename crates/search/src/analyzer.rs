@@ -1,18 +1,17 @@
 //! `memory_en`: the tantivy tokenizer that turns text into the same terms as
-//! [`memory_toc::terms`], so that BM25 search and the index-free TOC search agree on what
+//! [`memory_text`], so that BM25 search and the index-free TOC search agree on what
 //! a word is.
 //!
 //! For every word (a run of alphanumeric characters and `_`), the terms are those of
-//! [`memory_toc::terms::tokenize`] (identifier parts, then the compound: `getUserToken`
-//! → `get`, `user`, `token`, `getusertoken`) without [`memory_toc::terms::STOPWORDS`],
-//! each reduced by [`memory_toc::terms::stem`]. A query built from
-//! [`memory_toc::terms::query_terms`] therefore finds exactly the documents whose
-//! [`memory_toc::terms::TermIndex`] holds the term.
+//! [`memory_text::tokenize`] (identifier parts, then the compound: `getUserToken`
+//! → `get`, `user`, `token`, `getusertoken`) without [`memory_text::STOPWORDS`],
+//! each reduced by [`memory_text::stem`]. A query built from
+//! [`memory_text::query_terms`] therefore finds exactly the documents whose
+//! [`memory_text::TermIndex`] holds the term.
 //!
 //! Offsets are those of the whole word (a part of `getUserToken` highlights the whole
 //! identifier in snippets); positions count emitted terms, one per term.
 
-use memory_toc::terms;
 use tantivy::tokenizer::{TextAnalyzer, Token, TokenStream, Tokenizer};
 
 /// The name `memory_en` is registered under, and the tokenizer of the `text` and
@@ -91,11 +90,11 @@ pub fn analyze(text: &str) -> Vec<String> {
 }
 
 /// Calls `emit(word_start, word_end, term)` for every term of `text`: the tokens of
-/// [`terms::for_each_located_token`] without stopwords, stemmed.
+/// [`memory_text::for_each_located_token`] without stopwords, stemmed.
 fn for_each_term(text: &str, mut emit: impl FnMut(usize, usize, String)) {
-    terms::for_each_located_token(text, |word_start, word_end, token| {
-        if !terms::is_stopword(token) {
-            emit(word_start, word_end, terms::stem(token));
+    memory_text::for_each_located_token(text, |word_start, word_end, token| {
+        if !memory_text::is_stopword(token) {
+            emit(word_start, word_end, memory_text::stem(token));
         }
     });
 }
@@ -104,12 +103,12 @@ fn for_each_term(text: &str, mut emit: impl FnMut(usize, usize, String)) {
 mod tests {
     use super::*;
 
-    /// The reference: `memory_toc::terms` applied to the whole text.
+    /// The reference: the terms of `memory_text` applied to the whole text.
     fn reference_terms(text: &str) -> Vec<String> {
-        terms::tokenize(text)
+        memory_text::tokenize(text)
             .into_iter()
-            .filter(|token| !terms::is_stopword(token))
-            .map(|token| terms::stem(&token))
+            .filter(|token| !memory_text::is_stopword(token))
+            .map(|token| memory_text::stem(&token))
             .collect()
     }
 

@@ -11,6 +11,7 @@
 
 use std::path::Path;
 
+use memory_text::truncate_bytes;
 use tantivy::collector::{Count, TopDocs};
 use tantivy::directory::MmapDirectory;
 use tantivy::query::TermQuery;
@@ -205,7 +206,7 @@ impl Bm25Index {
             if let Some(generator) = &snippet_generator_opt {
                 let snippet = generator.snippet(&hit.text);
                 let fragment = if snippet.is_empty() {
-                    truncate_at_char_boundary(&hit.text, query.snippet_max_chars_opt().unwrap_or(0))
+                    truncate_bytes(&hit.text, query.snippet_max_chars_opt().unwrap_or(0))
                 } else {
                     snippet.fragment()
                 };
@@ -262,17 +263,6 @@ fn optional_text(document: &TantivyDocument, field: tantivy::schema::Field) -> O
     document
         .get_first(field)
         .and_then(|value| value.as_str().map(str::to_owned))
-}
-
-fn truncate_at_char_boundary(text: &str, max_bytes: usize) -> &str {
-    if text.len() <= max_bytes {
-        return text;
-    }
-    let mut end = max_bytes;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
 }
 
 /// The single writer of a [`Bm25Index`]. Changes are invisible until

@@ -3,12 +3,12 @@
 //! One tantivy index holds documents of four types (`toc_node`, `grip`, `event`,
 //! `idea`), each with its project, session, level, text, keywords and timestamp
 //! ([`schema`]). Text is analyzed by `memory_en` ([`analyzer`]), which yields exactly the
-//! terms of [`memory_toc::terms`] (identifiers split, light stemming, stopwords out), so
+//! terms of [`memory_text`] (identifiers split, light stemming, stopwords out), so
 //! BM25 and the index-free TOC search agree. Queries are built from terms, never parsed
 //! as syntax, so natural language and code never fail to parse ([`query`]). The index
 //! keeps the indexer's outbox cursor in its commit payload ([`index`]). On disk it lives
 //! in generations swapped atomically by a rebuild ([`layout`]). Documents are built from
-//! TOC nodes, grips and events by [`documents`].
+//! events by [`documents`]; TOC nodes and grips are made documents by `memory-actors`.
 //!
 //! ```
 //! use memory_search::{Bm25Index, Bm25Query, DocType, SearchDoc};
@@ -55,7 +55,7 @@ pub mod query;
 pub mod schema;
 
 pub use analyzer::{MEMORY_EN, MemoryEnTokenizer};
-pub use documents::{event_doc, grip_doc, toc_node_doc};
+pub use documents::event_doc;
 pub use error::{Result, SearchError};
 pub use index::{Bm25Index, Bm25Writer, DocCounts, Hit, SearchResults};
 pub use layout::{Generation, IndexDir, OpenOutcome};

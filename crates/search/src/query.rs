@@ -3,7 +3,7 @@
 //! tantivy's `QueryParser` reads `AND`, `:`, quotes, parentheses, `+`/`-` and `^` as
 //! syntax, so questions such as `What's Caroline's plan?` or `error: E0308` fail with a
 //! syntax error. Here the query text is never parsed as syntax: its terms come from
-//! [`memory_toc::terms::query_terms`] (the same terms `memory_en` indexes) and become a
+//! [`memory_text::query_terms`] (the same terms `memory_en` indexes) and become a
 //! disjunction of BM25 term queries over `text` (boost [`TEXT_BOOST`]) and `keywords`
 //! (boost [`KEYWORDS_BOOST`]), under non-scoring filters for the project, doc type,
 //! level, session and time range (its [`DocSelector`]). The only failure is [`SearchError::EmptyQuery`], for
@@ -46,7 +46,7 @@ impl Bm25Query {
     /// searchable term (empty, punctuation, stopwords only) is
     /// [`SearchError::EmptyQuery`].
     pub fn new(text: &str, project_id: impl Into<String>) -> Result<Self> {
-        let mut terms = memory_toc::terms::query_terms(text);
+        let mut terms = memory_text::query_terms(text);
         if terms.is_empty() {
             return Err(SearchError::EmptyQuery);
         }
@@ -344,7 +344,7 @@ mod tests {
                     let _ = query.to_tantivy(&schema());
                 }
                 Err(SearchError::EmptyQuery) => {
-                    proptest::prop_assert!(memory_toc::terms::query_terms(&text).is_empty());
+                    proptest::prop_assert!(memory_text::query_terms(&text).is_empty());
                 }
                 Err(other) => proptest::prop_assert!(false, "{other}"),
             }

@@ -5,6 +5,8 @@
 //! the person reading them should not have to guess which part of `toc:week:2026-W60`
 //! was rejected.
 
+use memory_text::truncate_chars;
+
 /// Why a level, an id or a calendar period was rejected.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum TocError {
@@ -81,7 +83,7 @@ pub const MAX_ECHOED_INPUT_CHARS: usize = 96;
 
 /// The input shortened for an error message (on a character boundary, with `…` when cut).
 pub(crate) fn echo_input(input: &str) -> String {
-    let mut shortened: String = input.chars().take(MAX_ECHOED_INPUT_CHARS).collect();
+    let mut shortened = truncate_chars(input, MAX_ECHOED_INPUT_CHARS).to_owned();
     if shortened.len() < input.len() {
         shortened.push('…');
     }

@@ -12,19 +12,12 @@
 //!   Thursday";
 //! - [`parse_time_hint`]: "yesterday", "last week", "in January", "2026-01-30" found
 //!   anywhere in a question, as a range and the narrowest node that covers it;
-//! - [`terms`]: tokenizing (identifiers split: `getUserToken` → get, user, token), light
-//!   stemming, and whole-term overlap scores, so "jwt" never matches inside another word
-//!   and "tokens" matches "token";
 //! - [`TocNode`], [`TocBullet`] and [`Grip`]: the records of the tree as stored and as
-//!   sent in `toc.node` replies, with token estimates for reply budgets;
-//! - [`grips`]: the grip extractor's rules, picking a segment's salient verbatim
-//!   excerpts (decisions, problems, fixes, questions, identifiers, paths, numbers, dates,
-//!   rare terms) deterministically, each a substring of its event's text;
-//! - [`extractive`]: [`ExtractiveSummarizer`], the default summarizer: keywords by tf × idf,
-//!   bullets citing grips, a headline title, deterministic and offline;
+//!   sent in `toc.node` replies, with token estimates for reply budgets
+//!   ([`memory_text::estimate_tokens`]);
 //! - [`search`]: `toc.search_node` and `toc.search_children`, the index-free search that
 //!   finds where a query matches in a node and ranks a node's children within a limit
-//!   and a token budget.
+//!   and a token budget, on the terms of [`memory_text`].
 //!
 //! ```
 //! use chrono::{NaiveDate, TimeZone, Utc};
@@ -36,7 +29,7 @@
 //! let ts_ms = Utc.with_ymd_and_hms(2024, 12, 30, 23, 30, 0).unwrap().timestamp_millis() as u64;
 //! let day = calendar::day_of(ts_ms, tz);
 //! assert_eq!(day, NaiveDate::from_ymd_opt(2024, 12, 31).unwrap());
-//! let chain = calendar::ancestors(day).map(|node_id| node_id.to_string());
+//! let chain = TocNodeId::day_and_ancestors(day).map(|node_id| node_id.to_string());
 //! assert_eq!(chain, ["toc:day:2024-12-31", "toc:week:2025-W01", "toc:month:2025-01", "toc:year:2025"]);
 //!
 //! let week: TocNodeId = "toc:week:2025-W01".parse().unwrap();
@@ -58,32 +51,28 @@
 //! - an actor or anything that does I/O or reads the clock: `now` and the time zone
 //!   are always arguments, so every answer is reproducible in a test;
 //! - the navigator: [`search`] scores the nodes it is given, but loading them, choosing
-//!   where to drill in and walking the tree is the query side's job.
+//!   where to drill in and walking the tree is the query side's job;
+//! - text analysis or summarizing: terms and token estimates are `memory-text`'s, the
+//!   grip rules, the `Summarizer` trait and the extractive summarizer `memory-summarize`'s.
 
 #![forbid(unsafe_code)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used))]
 
 pub mod calendar;
 mod error;
-pub mod extractive;
-pub mod grips;
 mod level;
 mod node;
 mod node_id;
 pub mod search;
-pub mod summarize;
-pub mod terms;
 mod time_hint;
 
 pub use chrono_tz::Tz;
 pub use error::{MAX_ECHOED_INPUT_CHARS, Result, TocError};
-pub use extractive::{ExtractiveConfig, ExtractiveSummarizer};
 pub use level::TocLevel;
-pub use node::{CHARS_PER_TOKEN, Grip, TocBullet, TocNode, estimate_tokens};
+pub use node::{Grip, TocBullet, TocNode};
 pub use node_id::{GripId, TocNodeId};
 pub use search::{
     ChildResult, DEFAULT_SEARCH_LIMIT, NodeMatch, SearchChildrenPage, SearchField, search_children,
     search_node,
 };
-pub use summarize::{ParentInput, SegmentInput, SummarizeError, Summarizer, Summary, SummaryEvent};
 pub use time_hint::{TimeHint, parse_time_hint};

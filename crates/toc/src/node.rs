@@ -7,27 +7,14 @@
 //! encodings (postcard) that cannot skip fields.
 //!
 //! Token counts here are estimates, four characters to a token (ARCHITECTURE §2), used
-//! to keep replies inside a caller's `token_budget`; see [`estimate_tokens`].
+//! to keep replies inside a caller's `token_budget`; see [`memory_text::estimate_tokens`].
 
+use memory_text::estimate_tokens;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::level::TocLevel;
 use crate::node_id::{GripId, TocNodeId};
-
-/// Characters per token in every estimate of this crate: the usual rule of thumb for
-/// English text with GPT-style tokenizers, close enough for budgeting.
-pub const CHARS_PER_TOKEN: usize = 4;
-
-/// The estimated number of tokens of a text of `num_chars` characters: `num_chars / 4`
-/// rounded up, and at least 1.
-///
-/// Rounding up and the floor of 1 keep estimates conservative: a sum of estimates never
-/// undercounts the texts it covers, and an empty item still costs something in a reply.
-#[must_use]
-pub fn estimate_tokens(num_chars: usize) -> usize {
-    num_chars.div_ceil(CHARS_PER_TOKEN).max(1)
-}
 
 /// One line of a node's table of contents, with the grips that back it.
 ///
@@ -286,15 +273,6 @@ mod tests {
             serde_json::from_value::<Grip>(value).expect("deserializes"),
             grip
         );
-    }
-
-    #[test]
-    fn estimate_tokens_rounds_up_and_is_at_least_one() {
-        assert_eq!(estimate_tokens(0), 1);
-        assert_eq!(estimate_tokens(1), 1);
-        assert_eq!(estimate_tokens(4), 1);
-        assert_eq!(estimate_tokens(5), 2);
-        assert_eq!(estimate_tokens(400), 100);
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! [`Summary`]: a title, an optional summary, bullets that cite grips, and keywords.
 //!
 //! Two implementations exist:
-//! - [`crate::extractive::ExtractiveSummarizer`], the default: deterministic, offline,
+//! - [`crate::ExtractiveSummarizer`], the default: deterministic, offline,
 //!   no model. A rebuild with it writes the same tree byte for byte.
 //! - the LLM summarizer of `memory-llm`, over an OpenAI-compatible chat API, which
 //!   falls back to the extractive one for any item it cannot summarize (timeout, HTTP
@@ -18,9 +18,9 @@
 //! It is not: storage (the rollup builder reads inputs and writes nodes), nor
 //! scheduling (which parents to refresh and when is the rollup builder's job).
 
-use crate::level::TocLevel;
-use crate::node::{Grip, TocBullet, TocNode};
-use crate::node_id::TocNodeId;
+use memory_toc::{Grip, TocBullet, TocLevel, TocNode, TocNodeId};
+
+use crate::error::SummarizeError;
 
 /// One event of a segment as a summarizer sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -86,18 +86,6 @@ pub struct Summary {
     pub bullets: Vec<TocBullet>,
     /// Salient terms, most salient first.
     pub keywords: Vec<String>,
-}
-
-/// Why a summarizer could not write a summary. Implementations that can fail (the LLM
-/// one) fall back on their own; the error is for their metrics and logs.
-#[derive(Debug, thiserror::Error)]
-pub enum SummarizeError {
-    /// The backend could not be reached, timed out or answered with an error status.
-    #[error("summarizer backend unavailable: {0}")]
-    Unavailable(String),
-    /// The backend answered, but not with a usable summary.
-    #[error("summarizer answer unusable: {0}")]
-    InvalidAnswer(String),
 }
 
 /// Writes the readable content of TOC nodes.
