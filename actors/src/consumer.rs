@@ -21,6 +21,7 @@ use tokio::task::JoinHandle;
 use tracing::{debug, info, warn};
 
 use crate::ask::ask;
+use crate::error::ActorError;
 use crate::metrics::ACTOR_METRICS;
 use crate::supervisor::Backoff;
 
@@ -160,7 +161,7 @@ pub enum ConsumerMsg<C> {
         elapsed: Duration,
     },
     /// Reset the projection and replay everything after the position.
-    Reset(OutboxSeq, RpcReplyPort<Result<(), String>>),
+    Reset(OutboxSeq, RpcReplyPort<Result<(), ConsumerError>>),
     /// Answers with the counters.
     Observe(RpcReplyPort<ConsumerCounters>),
 }
@@ -190,7 +191,7 @@ pub struct ConsumerState<C> {
     caught_up_at: Option<Instant>,
     linger_scheduled: bool,
     wake_pending: bool,
-    pending_reset: Vec<RpcReplyPort<Result<(), String>>>,
+    pending_reset: Vec<RpcReplyPort<Result<(), ConsumerError>>>,
     /// Where the pending reset restarts from.
     reset_start: OutboxSeq,
     notifier: Option<JoinHandle<()>>,
@@ -374,9 +375,9 @@ async fn do_reset<C: OutboxConsumer>(state: &mut ConsumerState<C>) {
     let result = match joined {
         Ok((consumer, result)) => {
             state.consumer = Some(consumer);
-            result.map_err(|err| err.to_string())
+            result
         }
-        Err(err) => Err(format!("reset panicked: {err}")),
+        Err(err) => Err(ConsumerError::Internal(format!("reset panicked: {err}"))),
     };
     if let Ok(cursor) = &result {
         info!(consumer = %state.name, "projection reset; replaying from the log");
@@ -649,16 +650,16 @@ impl<C: OutboxConsumer> ConsumerHandle<C> {
         }
     }
 
-    fn actor(&self) -> Result<ActorRef<ConsumerMsg<C>>, String> {
+    fn actor(&self) -> Result<ActorRef<ConsumerMsg<C>>, ActorError> {
         ActorRef::where_is(self.name.clone())
-            .ok_or_else(|| format!("consumer {} is not running", self.name))
+            .ok_or_else(|| ActorError::NotRunning(format!("consumer {}", self.name)))
     }
 
     /// The consumer's counters.
     ///
     /// # Errors
     /// When the actor does not answer.
-    pub async fn counters(&self) -> Result<ConsumerCounters, String> {
+    pub async fn counters(&self) -> Result<ConsumerCounters, ActorError> {
         ask(
             &self.actor()?,
             ConsumerMsg::Observe,
@@ -671,7 +672,7 @@ impl<C: OutboxConsumer> ConsumerHandle<C> {
     ///
     /// # Errors
     /// When the reset fails or the actor does not answer.
-    pub async fn reset(&self) -> Result<(), String> {
+    pub async fn reset(&self) -> Result<(), ActorError> {
         self.reset_from(OutboxSeq::ZERO).await
     }
 
@@ -679,13 +680,14 @@ impl<C: OutboxConsumer> ConsumerHandle<C> {
     ///
     /// # Errors
     /// When the reset fails or the actor does not answer.
-    pub async fn reset_from(&self, start: OutboxSeq) -> Result<(), String> {
+    pub async fn reset_from(&self, start: OutboxSeq) -> Result<(), ActorError> {
         ask(
             &self.actor()?,
             |reply| ConsumerMsg::Reset(start, reply),
             None,
         )
         .await?
+        .map_err(ActorError::from)
     }
 
     /// Waits until the consumer's cursor reaches `seq` or `timeout` passes; true when reached.

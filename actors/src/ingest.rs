@@ -24,6 +24,7 @@ use serde::Serialize;
 use tracing::{Instrument, debug, error, info_span};
 
 use crate::ask::ask;
+use crate::error::ActorError;
 use crate::metrics::ACTOR_METRICS;
 
 /// Why an append was not done.
@@ -42,9 +43,9 @@ pub enum IngestError {
     /// The store failed; nothing of the batch was written.
     #[error("store failure: {0}")]
     Store(#[from] StoreError),
-    /// The actor is not running (shutting down or restarting).
+    /// The actor is not running (shutting down or restarting), or did not answer.
     #[error("ingest actor unavailable: {0}")]
-    Unavailable(String),
+    Unavailable(ActorError),
 }
 
 impl From<IngestError> for ServiceError {
@@ -263,9 +264,9 @@ fn start_commit_if_idle(myself: &ActorRef<IngestMsg>, state: &mut IngestState) {
                 error!(error = %join_err, "ingest commit task panicked");
                 (
                     Vec::new(),
-                    Err(IngestError::Unavailable(format!(
+                    Err(IngestError::Unavailable(ActorError::NotRunning(format!(
                         "commit task failed: {join_err}"
-                    ))),
+                    )))),
                 )
             });
             let elapsed = started.elapsed();
@@ -353,9 +354,9 @@ impl IngestHandle {
 
     fn actor(&self) -> Result<ActorRef<IngestMsg>, IngestError> {
         ActorRef::where_is(self.name.clone()).ok_or_else(|| {
-            IngestError::Unavailable(
-                "the ingest actor is not running (restarting or shut down)".into(),
-            )
+            IngestError::Unavailable(ActorError::NotRunning(
+                "the ingest actor (restarting or shut down)".into(),
+            ))
         })
     }
 

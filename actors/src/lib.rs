@@ -24,6 +24,7 @@
 
 mod ask;
 mod consumer;
+mod error;
 mod ingest;
 mod metrics;
 mod pipeline;
@@ -34,6 +35,7 @@ pub use consumer::{
     ConsumerActor, ConsumerArgs, ConsumerCounters, ConsumerHandle, ConsumerMsg, RunnerConfig,
     StepOutcome,
 };
+pub use error::ActorError;
 pub use ingest::{
     AppendReply, IngestActor, IngestArgs, IngestCounters, IngestError, IngestHandle, IngestMsg,
 };

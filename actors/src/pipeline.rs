@@ -19,6 +19,7 @@ use memory_projections::{
 use crate::consumer::{
     ConsumerActor, ConsumerArgs, ConsumerCounters, ConsumerHandle, RunnerConfig,
 };
+use crate::error::ActorError;
 use crate::ingest::{IngestActor, IngestArgs, IngestHandle};
 use crate::pruner::{IndexPruner, IndexPrunerArgs};
 use crate::supervisor::{Backoff, ChildSpec, Supervisor, SupervisorArgs, SupervisorMsg};
@@ -176,6 +177,7 @@ impl Pipeline {
                     .map_or_else(Retention::default, |settings| settings.retention.clone()),
                 schedule,
                 timezone: config.segmenter.timezone,
+                clock: config.segmenter.clock.clone(),
             };
             index_specs.push(pruner_spec(args));
         }
@@ -254,12 +256,9 @@ impl Pipeline {
     ///
     /// # Errors
     /// When the index is disabled or the reset fails.
-    pub async fn rebuild_vector(&self) -> Result<(), String> {
+    pub async fn rebuild_vector(&self) -> Result<(), ActorError> {
         let Some(indexer) = &self.vector_indexer else {
-            return Err(
-                "the vector index is disabled ([teleport] / [teleport.vector] enabled = false)"
-                    .into(),
-            );
+            return Err(ActorError::Disabled("vector"));
         };
         indexer.reset().await
     }
@@ -269,11 +268,9 @@ impl Pipeline {
     ///
     /// # Errors
     /// When the index is disabled, or the rebuild fails (the old index then stays).
-    pub async fn rebuild_bm25(&self) -> Result<RebuildReport, String> {
+    pub async fn rebuild_bm25(&self) -> Result<RebuildReport, ActorError> {
         let (Some(handle), Some(indexer)) = (&self.bm25, &self.bm25_indexer) else {
-            return Err(
-                "the bm25 index is disabled ([teleport] / [teleport.bm25] enabled = false)".into(),
-            );
+            return Err(ActorError::Disabled("bm25"));
         };
         let started = std::time::Instant::now();
         // The TOC first, so the rebuild sees every node the log implies.
@@ -311,7 +308,7 @@ impl Pipeline {
     ///
     /// # Errors
     /// When a reset fails or an actor does not answer.
-    pub async fn rebuild_toc(&self) -> Result<(), String> {
+    pub async fn rebuild_toc(&self) -> Result<(), ActorError> {
         // Let in-flight announcements land first, so none arrives after the resets.
         self.wait_caught_up(std::time::Duration::from_secs(60))
             .await;
@@ -433,6 +430,7 @@ fn pruner_spec(args: IndexPrunerArgs) -> ChildSpec {
             retention: args.retention.clone(),
             schedule: args.schedule.clone(),
             timezone: args.timezone,
+            clock: args.clock.clone(),
         };
         async move {
             Actor::spawn_linked(Some(name), IndexPruner, args, supervisor)

@@ -15,11 +15,11 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use chrono::Utc;
+use chrono::{TimeZone, Utc};
 use croner::Cron;
 use memory_store::Store;
 use memory_toc::Tz;
-use memory_types::now_ms;
+use memory_types::Clock;
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 use serde::Serialize;
 use tracing::{info, warn};
@@ -50,6 +50,9 @@ pub struct IndexPrunerArgs {
     pub schedule: Cron,
     /// The zone the schedule is in.
     pub timezone: Tz,
+    /// Where the schedule and the retention cutoffs read the time: the system clock,
+    /// except in tests. The timer that wakes the actor still runs on tokio's clock.
+    pub clock: Clock,
 }
 
 /// Cheap counters, for tests and status.
@@ -83,7 +86,12 @@ pub struct IndexPrunerState {
 
 impl IndexPrunerState {
     fn schedule_next(&mut self, myself: &ActorRef<IndexPrunerMsg>) {
-        let now = Utc::now().with_timezone(&self.args.timezone);
+        let now_ms = i64::try_from(self.args.clock.now_ms()).unwrap_or(i64::MAX);
+        let now = Utc
+            .timestamp_millis_opt(now_ms)
+            .single()
+            .unwrap_or_default()
+            .with_timezone(&self.args.timezone);
         self.counters.next_ms = match self.args.schedule.find_next_occurrence(&now, false) {
             Ok(next) => u64::try_from(next.timestamp_millis()).ok(),
             Err(err) => {
@@ -93,13 +101,13 @@ impl IndexPrunerState {
         };
         if let Some(next_ms) = self.counters.next_ms {
             info!(next_ms, "next index prune scheduled");
-            sleep_until(myself, next_ms);
+            sleep_until(myself, &self.args.clock, next_ms);
         }
     }
 }
 
-fn sleep_until(myself: &ActorRef<IndexPrunerMsg>, at_ms: u64) {
-    let wait = Duration::from_millis(at_ms.saturating_sub(now_ms())).min(MAX_SLEEP);
+fn sleep_until(myself: &ActorRef<IndexPrunerMsg>, clock: &Clock, at_ms: u64) {
+    let wait = Duration::from_millis(at_ms.saturating_sub(clock.now_ms())).min(MAX_SLEEP);
     myself.send_after(wait, || IndexPrunerMsg::Tick);
 }
 
@@ -150,8 +158,8 @@ impl Actor for IndexPruner {
                 let Some(next_ms) = state.counters.next_ms else {
                     return Ok(());
                 };
-                if now_ms() < next_ms {
-                    sleep_until(&myself, next_ms);
+                if state.args.clock.now_ms() < next_ms {
+                    sleep_until(&myself, &state.args.clock, next_ms);
                     return Ok(());
                 }
                 if state.running {
@@ -163,7 +171,7 @@ impl Actor for IndexPruner {
                     state.args.vector.clone(),
                     state.args.store.clone(),
                 );
-                let cutoffs = state.args.retention.cutoffs(now_ms());
+                let cutoffs = state.args.retention.cutoffs(state.args.clock.now_ms());
                 let myself = myself.clone();
                 tokio::spawn(async move {
                     let report = tokio::task::spawn_blocking(move || {

@@ -220,18 +220,15 @@ async fn spawn_rebuild(
                 let answer = match (field("projection").as_deref(), field("index_type").as_deref()) {
                     (Some("toc"), None) => match pipeline.rebuild_toc().await {
                         Ok(()) => serde_json::json!({"projection": "toc", "status": "rebuilding"}),
-                        Err(err) => serde_json::to_value(memory_types::ServiceError::internal(err))
-                            .unwrap_or_default(),
+                        Err(err) => serde_json::to_value(service_error(&err)).unwrap_or_default(),
                     },
                     (None, Some("vector")) => match pipeline.rebuild_vector().await {
                         Ok(()) => serde_json::json!({"index_type": "vector", "status": "embedding"}),
-                        Err(err) => serde_json::to_value(memory_types::ServiceError::unavailable(err))
-                            .unwrap_or_default(),
+                        Err(err) => serde_json::to_value(service_error(&err)).unwrap_or_default(),
                     },
                     (None, Some("bm25")) => match pipeline.rebuild_bm25().await {
                         Ok(report) => serde_json::to_value(report).unwrap_or_default(),
-                        Err(err) => serde_json::to_value(memory_types::ServiceError::unavailable(err))
-                            .unwrap_or_default(),
+                        Err(err) => serde_json::to_value(service_error(&err)).unwrap_or_default(),
                     },
                     (projection, index_type) => {
                         serde_json::to_value(memory_types::ServiceError::invalid_argument(format!(
@@ -337,4 +334,14 @@ where
             }
         }
     }))
+}
+
+/// The service error an admin operation's failure answers with: `unavailable` when an
+/// actor is gone or slow or the index disabled, `internal` when the work itself failed.
+fn service_error(err: &memory_actors::ActorError) -> memory_types::ServiceError {
+    if err.is_unavailable() {
+        memory_types::ServiceError::unavailable(err.to_string())
+    } else {
+        memory_types::ServiceError::internal(err.to_string())
+    }
 }
