@@ -28,13 +28,15 @@ use memory_actors::{Bm25Handle, GripExtractor, RollupBuilder, VectorHandle};
 use memory_search::{Bm25Query, DocType, Hit, SearchError};
 use memory_toc::{GripId, TocLevel, TocNodeId, parse_time_hint};
 use memory_types::{Event, ServiceError};
+
+use crate::error::QueryError;
 use tracing::info_span;
 
 use crate::api::{SearchMode, SearchRequest, SearchResponse, SearchResult, now_or, range_info};
 use crate::hybrid::{ListKind, RankedList};
 use crate::phrases::search_phrases;
 use crate::plan::{Recency, SearchPlan, TimeRange};
-use crate::service::{QueryService, internal};
+use crate::service::QueryService;
 use crate::teleport::DISABLED_MESSAGE;
 use crate::toc_search;
 
@@ -56,37 +58,37 @@ pub(crate) fn search(
     service: &QueryService,
     project_id: &str,
     request: &SearchRequest,
-) -> Result<SearchResponse, ServiceError> {
+) -> crate::Result<SearchResponse> {
     let plan = SearchPlan::new(request)?;
     let plan = &plan;
     match request.mode.unwrap_or_default() {
         SearchMode::Toc => toc_search::search(service, project_id, request, None),
         SearchMode::Keyword => match bm25_tier(service, project_id, request, plan, None) {
             Ok(response) => Ok(response),
-            Err(Skip::Unavailable(reason)) => Err(ServiceError::unavailable(format!(
+            Err(Skip::Unavailable(reason)) => Err(QueryError::unavailable(format!(
                 "the keyword (bm25) tier cannot answer: {reason}; use mode \"auto\" or \"toc\""
             ))),
-            Err(Skip::NoTerms) => Err(ServiceError::invalid_argument(format!(
+            Err(Skip::NoTerms) => Err(QueryError::invalid_argument(format!(
                 "query {:?} has no searchable terms for the keyword tier",
                 request.query
             ))),
         },
         SearchMode::Hybrid => {
             let vector = usable_vector(service).map_err(|reason| {
-                ServiceError::unavailable(format!(
+                QueryError::unavailable(format!(
                     "the hybrid tier cannot answer: {reason}; use mode \"auto\""
                 ))
             })?;
             match bm25_tier(service, project_id, request, plan, Some(vector)) {
                 Ok(response) if response.tier == "hybrid" => Ok(response),
-                Ok(response) => Err(ServiceError::unavailable(format!(
+                Ok(response) => Err(QueryError::unavailable(format!(
                     "the hybrid tier cannot answer: {}; use mode \"auto\"",
                     response.fallback_reason.unwrap_or_default()
                 ))),
-                Err(Skip::Unavailable(reason)) => Err(ServiceError::unavailable(format!(
+                Err(Skip::Unavailable(reason)) => Err(QueryError::unavailable(format!(
                     "the hybrid tier cannot answer: {reason}; use mode \"auto\""
                 ))),
-                Err(Skip::NoTerms) => Err(ServiceError::invalid_argument(format!(
+                Err(Skip::NoTerms) => Err(QueryError::invalid_argument(format!(
                     "query {:?} has no searchable terms for the hybrid tier",
                     request.query
                 ))),
@@ -96,7 +98,7 @@ pub(crate) fn search(
             service, project_id, request, plan, None,
         )
         .map_err(|reason| {
-            ServiceError::unavailable(format!(
+            QueryError::unavailable(format!(
                 "the semantic (vector) tier cannot answer: {reason}; use mode \"auto\""
             ))
         }),
@@ -175,17 +177,19 @@ fn bm25_tier(
     match answer(service, handle, vector, project_id, request, plan) {
         Ok(response) => Ok(response),
         Err(Bm25Failure::Skip(skip)) => Err(skip),
-        Err(Bm25Failure::Request(error)) => Err(Skip::Unavailable(error.to_string())),
+        Err(Bm25Failure::Request(error)) => {
+            Err(Skip::Unavailable(ServiceError::from(error).to_string()))
+        }
     }
 }
 
 enum Bm25Failure {
     Skip(Skip),
-    Request(ServiceError),
+    Request(QueryError),
 }
 
-impl From<ServiceError> for Bm25Failure {
-    fn from(error: ServiceError) -> Self {
+impl From<QueryError> for Bm25Failure {
+    fn from(error: QueryError) -> Self {
         Bm25Failure::Request(error)
     }
 }
@@ -581,7 +585,7 @@ pub(crate) fn fuse(
     range: (Option<u64>, Option<u64>),
     recency: Option<Recency>,
     (budget, limit): (usize, usize),
-) -> Result<Vec<SearchResult>, ServiceError> {
+) -> crate::Result<Vec<SearchResult>> {
     let store = service.store();
     let mut candidates: HashMap<String, Candidate> = HashMap::new();
     let weigh = |event: &Event, score: f32| {
@@ -611,11 +615,9 @@ pub(crate) fn fuse(
         };
         for (event, relative) in evidence {
             if direct {
-                let seq = store
-                    .seq_of_event_id(project_id, &event.event_id)
-                    .map_err(internal)?;
+                let seq = store.seq_of_event_id(project_id, &event.event_id)?;
                 if let Some(seq) = seq {
-                    let (before, after) = store.session_neighbors(&event, seq).map_err(internal)?;
+                    let (before, after) = store.session_neighbors(&event, seq)?;
                     for neighbor in before
                         .into_iter()
                         .chain(after)
@@ -720,26 +722,21 @@ fn evidence_of(
     hit: &RankedDoc,
     terms: &[String],
     range: (Option<u64>, Option<u64>),
-) -> Result<Vec<(Event, f32)>, ServiceError> {
+) -> crate::Result<Vec<(Event, f32)>> {
     let store = service.store();
     let full = |events: Vec<Event>| events.into_iter().map(|event| (event, 1.0)).collect();
     match hit.doc_type {
         DocType::Event => {
-            let Some(seq) = store
-                .seq_of_event_id(project_id, &hit.doc_id)
-                .map_err(internal)?
-            else {
+            let Some(seq) = store.seq_of_event_id(project_id, &hit.doc_id)? else {
                 return Ok(Vec::new());
             };
-            Ok(full(
-                store.event(seq).map_err(internal)?.into_iter().collect(),
-            ))
+            Ok(full(store.event(seq)?.into_iter().collect()))
         }
         DocType::Grip => {
             let Ok(grip_id) = hit.doc_id.parse::<GripId>() else {
                 return Ok(Vec::new());
             };
-            match GripExtractor::grip(store, &grip_id).map_err(internal)? {
+            match GripExtractor::grip(store, &grip_id)? {
                 Some(grip) if grip.project_id == project_id => {
                     Ok(full(toc_search::grip_events(store, project_id, &grip)?))
                 }
@@ -750,8 +747,7 @@ fn evidence_of(
             let Ok(node_id) = hit.doc_id.parse::<TocNodeId>() else {
                 return Ok(Vec::new());
             };
-            let Some(node) = RollupBuilder::node(store, project_id, &node_id).map_err(internal)?
-            else {
+            let Some(node) = RollupBuilder::node(store, project_id, &node_id)? else {
                 return Ok(Vec::new());
             };
             if node.level == TocLevel::Segment {

@@ -12,6 +12,8 @@ use memory_actors::VectorHandle;
 use memory_search::DocType;
 use memory_toc::terms::query_terms;
 use memory_types::ServiceError;
+
+use crate::error::QueryError;
 use memory_vector::VectorFilter;
 use serde::{Deserialize, Serialize};
 use tracing::info_span;
@@ -271,7 +273,7 @@ pub(crate) fn semantic_tier(
         plan.recency,
         (plan.budget, plan.limit),
     )
-    .map_err(|err: ServiceError| err.to_string())?;
+    .map_err(|err| ServiceError::from(err).to_string())?;
     let (results, token_estimate) = pack_and_limit(results, plan.budget, plan.limit);
     Ok(SearchResponse {
         id: request.id.clone(),
@@ -289,15 +291,15 @@ pub(crate) fn vector_search(
     service: &QueryService,
     project_id: &str,
     request: &TeleportSearchRequest,
-) -> Result<VectorSearchResponse, ServiceError> {
+) -> crate::Result<VectorSearchResponse> {
     let vector = service.vector().ok_or_else(|| {
-        ServiceError::unavailable(
+        QueryError::unavailable(
             "vector search is disabled ([teleport.vector] enabled = false); use \
              teleport.search or search",
         )
     })?;
     if request.query.trim().is_empty() {
-        return Err(ServiceError::invalid_argument("query must not be empty"));
+        return Err(QueryError::invalid_argument("query must not be empty"));
     }
     let limit = request
         .limit
@@ -309,7 +311,7 @@ pub(crate) fn vector_search(
     if let Some(doc_type) = &request.doc_type {
         let doc_type: memory_vector::DocType = doc_type
             .parse()
-            .map_err(|err| ServiceError::invalid_argument(format!("doc_type: {err}")))?;
+            .map_err(|err| QueryError::invalid_argument(format!("doc_type: {err}")))?;
         filter = filter.doc_type(doc_type);
     }
     if let Some(level) = request.level {
@@ -320,12 +322,12 @@ pub(crate) fn vector_search(
     let started = Instant::now();
     let embedding = vector
         .embed_query(&request.query)
-        .map_err(ServiceError::unavailable)?;
+        .map_err(QueryError::unavailable)?;
     let embed_time_ms = started.elapsed().as_secs_f64() * 1_000.0;
     let started = Instant::now();
     let hits = vector
         .search(&embedding, &filter, limit)
-        .map_err(ServiceError::unavailable)?;
+        .map_err(QueryError::unavailable)?;
     Ok(VectorSearchResponse {
         results: hits
             .into_iter()

@@ -26,6 +26,7 @@
 
 pub mod api;
 mod bm25_search;
+mod error;
 mod hybrid;
 mod navigator;
 mod phrases;
@@ -35,6 +36,7 @@ mod service;
 mod teleport;
 mod toc_search;
 
+pub use error::{QueryError, Result};
 pub use hybrid::{Fusion, HybridSettings, RRF_K, VECTOR_SHARE};
 pub use navigator::STRONG_MATCH;
 pub use phrases::{MAX_PHRASE_CHARS, MAX_PHRASES};

@@ -22,13 +22,12 @@ use std::fmt::Write as _;
 use memory_actors::bullet_grips;
 use memory_toc::terms::{TermIndex, query_terms};
 use memory_toc::{TocLevel, TocNode, TocNodeId, estimate_tokens, parse_time_hint};
-use memory_types::ServiceError;
 
 use crate::api::{
     DEFAULT_TOKEN_BUDGET, NavigateRequest, NavigateResponse, NavigationEvidence, NavigationStep,
     TimeHintInfo, now_or,
 };
-use crate::service::{QueryService, internal};
+use crate::service::QueryService;
 
 /// A child holding at least this share of the query terms is a strong match: the plan's
 /// "score > 0.5" drill-down threshold.
@@ -66,7 +65,7 @@ impl Walk<'_> {
     /// in its own text or, for a period, in its children's. A week's summary names its
     /// days' topics, not every segment's, so looking one level down keeps a term that
     /// only a segment title holds visible two levels up.
-    fn coverage(&self, node: &TocNode) -> Result<f32, ServiceError> {
+    fn coverage(&self, node: &TocNode) -> crate::Result<f32> {
         if self.terms.is_empty() {
             return Ok(1.0);
         }
@@ -121,7 +120,7 @@ impl Walk<'_> {
         Some(self.queue.swap_remove(best))
     }
 
-    fn open(&mut self, pending: &Pending) -> Result<(), ServiceError> {
+    fn open(&mut self, pending: &Pending) -> crate::Result<()> {
         self.visited.insert(pending.node_id);
         let node = match &pending.node_id {
             Some(node_id) => Some(self.service.load_node(self.project_id, node_id)?),
@@ -203,7 +202,7 @@ impl Walk<'_> {
     }
 
     /// Adds a segment's bullets and grips to the evidence, within the budget.
-    fn gather(&mut self, node: &TocNode, score: f32) -> Result<(), ServiceError> {
+    fn gather(&mut self, node: &TocNode, score: f32) -> crate::Result<()> {
         let matches_terms = |text: &str| {
             let index = TermIndex::new(text);
             self.terms.iter().any(|t| index.contains(t))
@@ -222,7 +221,7 @@ impl Walk<'_> {
             bullets.iter().flat_map(|b| b.grip_ids.clone()).collect()
         };
         bullets.extend(others);
-        let mut grips = bullet_grips(self.service.store(), node).map_err(internal)?;
+        let mut grips = bullet_grips(self.service.store(), node)?;
         grips.retain(|grip| cited.contains(&grip.grip_id));
         let mut remaining = self.budget.saturating_sub(self.used);
         let title_cost = estimate_tokens(node.title.chars().count());
@@ -290,7 +289,7 @@ pub(crate) fn navigate(
     service: &QueryService,
     project_id: &str,
     request: &NavigateRequest,
-) -> Result<NavigateResponse, ServiceError> {
+) -> crate::Result<NavigateResponse> {
     let now = now_or(request.now.as_ref())?;
     let hint = parse_time_hint(&request.query, now, service.tz());
     let topic = hint

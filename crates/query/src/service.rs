@@ -21,6 +21,7 @@ use crate::api::{
     TocBrowseResponse, TocNodeRequest, TocNodeResponse, TocRootResponse, parse_node_id,
     parse_request,
 };
+use crate::error::QueryError;
 use crate::hybrid::HybridSettings;
 use crate::{bm25_search, navigator, teleport};
 
@@ -202,7 +203,9 @@ impl QueryService {
         let started = Instant::now();
         let span = info_span!("query", method, project_id);
         let _entered = span.enter();
-        let result = self.dispatch(project_id, method, payload);
+        let result = self
+            .dispatch(project_id, method, payload)
+            .map_err(ServiceError::from);
         let metrics = &*QUERY_METRICS;
         let label = if METHODS.contains(&method) {
             method
@@ -226,7 +229,7 @@ impl QueryService {
         project_id: &str,
         method: &str,
         payload: &[u8],
-    ) -> Result<serde_json::Value, ServiceError> {
+    ) -> crate::Result<serde_json::Value> {
         check_project(project_id)?;
         match method {
             "toc.root" => {
@@ -265,7 +268,7 @@ impl QueryService {
                 let _: TeleportStatusRequest = parse_request(method, payload)?;
                 to_json(self.teleport_status()?)
             }
-            other => Err(ServiceError::invalid_argument(format!(
+            other => Err(QueryError::invalid_argument(format!(
                 "unknown method {other:?}; methods are {}",
                 METHODS.join(", ")
             ))),
@@ -276,11 +279,10 @@ impl QueryService {
     ///
     /// # Errors
     /// `internal` on store failures.
-    pub fn toc_root(&self, project_id: &str) -> Result<TocRootResponse, ServiceError> {
+    pub fn toc_root(&self, project_id: &str) -> crate::Result<TocRootResponse> {
         Ok(TocRootResponse {
             project_id: project_id.to_string(),
-            years: RollupBuilder::nodes_at_level(&self.store, project_id, TocLevel::Year)
-                .map_err(internal)?,
+            years: RollupBuilder::nodes_at_level(&self.store, project_id, TocLevel::Year)?,
         })
     }
 
@@ -292,7 +294,7 @@ impl QueryService {
         &self,
         project_id: &str,
         request: &TocNodeRequest,
-    ) -> Result<TocNodeResponse, ServiceError> {
+    ) -> crate::Result<TocNodeResponse> {
         let node_id = parse_node_id("node_id", &request.node_id)?;
         Ok(TocNodeResponse {
             node: self.load_node(project_id, &node_id)?,
@@ -303,9 +305,9 @@ impl QueryService {
         &self,
         project_id: &str,
         node_id: &TocNodeId,
-    ) -> Result<TocNode, ServiceError> {
+    ) -> crate::Result<TocNode> {
         self.try_node(project_id, node_id)?.ok_or_else(|| {
-            ServiceError::not_found(format!("project {project_id:?} has no node {node_id}"))
+            QueryError::not_found(format!("project {project_id:?} has no node {node_id}"))
         })
     }
 
@@ -313,8 +315,8 @@ impl QueryService {
         &self,
         project_id: &str,
         node_id: &TocNodeId,
-    ) -> Result<Option<TocNode>, ServiceError> {
-        RollupBuilder::node(&self.store, project_id, node_id).map_err(internal)
+    ) -> crate::Result<Option<TocNode>> {
+        Ok(RollupBuilder::node(&self.store, project_id, node_id)?)
     }
 
     /// The children of a node (the years for `None`), loaded, chronological.
@@ -322,10 +324,13 @@ impl QueryService {
         &self,
         project_id: &str,
         parent: Option<&TocNodeId>,
-    ) -> Result<Vec<TocNode>, ServiceError> {
+    ) -> crate::Result<Vec<TocNode>> {
         let Some(parent) = parent else {
-            return RollupBuilder::nodes_at_level(&self.store, project_id, TocLevel::Year)
-                .map_err(internal);
+            return Ok(RollupBuilder::nodes_at_level(
+                &self.store,
+                project_id,
+                TocLevel::Year,
+            )?);
         };
         let node = self.load_node(project_id, parent)?;
         let mut children = Vec::with_capacity(node.child_ids.len());
@@ -345,7 +350,7 @@ impl QueryService {
         &self,
         project_id: &str,
         request: &TocBrowseRequest,
-    ) -> Result<TocBrowseResponse, ServiceError> {
+    ) -> crate::Result<TocBrowseResponse> {
         let parent = match request.node_id.as_deref() {
             None | Some("") => None,
             Some(text) => Some(parse_node_id("node_id", text)?),
@@ -372,7 +377,7 @@ impl QueryService {
         &self,
         project_id: &str,
         request: &EventsGetRequest,
-    ) -> Result<EventsGetResponse, ServiceError> {
+    ) -> crate::Result<EventsGetResponse> {
         let from_ms = request.from.as_ref().map(|t| t.to_ms("from")).transpose()?;
         let to_ms = request.to.as_ref().map(|t| t.to_ms("to")).transpose()?;
         let offset = parse_page_token(request.page_token.as_deref())?;
@@ -384,7 +389,7 @@ impl QueryService {
             .scan_events(project_id, request.session_id.as_deref(), from_ms, to_ms)
             .skip(offset);
         for item in scan {
-            let (_, event) = item.map_err(internal)?;
+            let (_, event) = item?;
             if events.len() == limit {
                 has_more = true;
                 break;
@@ -407,28 +412,26 @@ impl QueryService {
         &self,
         project_id: &str,
         request: &GripExpandRequest,
-    ) -> Result<GripExpandResponse, ServiceError> {
+    ) -> crate::Result<GripExpandResponse> {
         let grip_id: GripId = request
             .grip_id
             .parse()
-            .map_err(|err| ServiceError::invalid_argument(format!("grip_id: {err}")))?;
-        let grip = GripExtractor::grip(&self.store, &grip_id)
-            .map_err(internal)?
+            .map_err(|err| QueryError::invalid_argument(format!("grip_id: {err}")))?;
+        let grip = GripExtractor::grip(&self.store, &grip_id)?
             .filter(|grip| grip.project_id == project_id)
             .ok_or_else(|| {
-                ServiceError::not_found(format!("project {project_id:?} has no grip {grip_id}"))
+                QueryError::not_found(format!("project {project_id:?} has no grip {grip_id}"))
             })?;
         let session: Vec<Event> = self
             .store
             .scan_events(project_id, Some(&grip.session_id), None, None)
             .map(|item| item.map(|(_, event)| event))
-            .collect::<Result<_, _>>()
-            .map_err(internal)?;
+            .collect::<Result<_, _>>()?;
         let start = session
             .iter()
             .position(|event| event.event_id == grip.event_id_start)
             .ok_or_else(|| {
-                ServiceError::not_found(format!(
+                QueryError::not_found(format!(
                     "grip {grip_id} cites event {:?}, which its session does not hold",
                     grip.event_id_start
                 ))
@@ -455,7 +458,7 @@ impl QueryService {
         &self,
         project_id: &str,
         request: &SearchNodeRequest,
-    ) -> Result<SearchNodeResponse, ServiceError> {
+    ) -> crate::Result<SearchNodeResponse> {
         check_query(&request.query)?;
         let node_id = parse_node_id("node_id", &request.node_id)?;
         let node = self.load_node(project_id, &node_id)?;
@@ -485,7 +488,7 @@ impl QueryService {
         &self,
         project_id: &str,
         request: &SearchChildrenRequest,
-    ) -> Result<SearchChildrenResponse, ServiceError> {
+    ) -> crate::Result<SearchChildrenResponse> {
         check_query(&request.query)?;
         let parent = match request.parent_id.as_deref() {
             None | Some("") => None,
@@ -497,7 +500,7 @@ impl QueryService {
                 if let Some(level) = level
                     && Some(level) != child_level
                 {
-                    return Err(ServiceError::invalid_argument(format!(
+                    return Err(QueryError::invalid_argument(format!(
                         "child_level {} is not the child level of {parent}",
                         level.as_str()
                     )));
@@ -508,8 +511,7 @@ impl QueryService {
                 &self.store,
                 project_id,
                 level.unwrap_or(TocLevel::Year),
-            )
-            .map_err(internal)?,
+            )?,
         };
         Ok(search_children(
             &candidates,
@@ -528,7 +530,7 @@ impl QueryService {
         &self,
         project_id: &str,
         request: &NavigateRequest,
-    ) -> Result<NavigateResponse, ServiceError> {
+    ) -> crate::Result<NavigateResponse> {
         check_query(&request.query)?;
         navigator::navigate(self, project_id, request)
     }
@@ -544,7 +546,7 @@ impl QueryService {
         &self,
         project_id: &str,
         request: &SearchRequest,
-    ) -> Result<SearchResponse, ServiceError> {
+    ) -> crate::Result<SearchResponse> {
         check_query(&request.query)?;
         let started = Instant::now();
         let response = bm25_search::search(self, project_id, request)?;
@@ -574,7 +576,7 @@ impl QueryService {
         &self,
         project_id: &str,
         request: &TeleportSearchRequest,
-    ) -> Result<TeleportSearchResponse, ServiceError> {
+    ) -> crate::Result<TeleportSearchResponse> {
         teleport::search(self, project_id, request)
     }
 
@@ -582,15 +584,15 @@ impl QueryService {
     ///
     /// # Errors
     /// None today; the signature leaves room for a store failure.
-    pub fn teleport_status(&self) -> Result<TeleportStatusResponse, ServiceError> {
+    pub fn teleport_status(&self) -> crate::Result<TeleportStatusResponse> {
         teleport::status(self)
     }
 }
 
-fn check_body_project(body_project: Option<&str>, project_id: &str) -> Result<(), ServiceError> {
+fn check_body_project(body_project: Option<&str>, project_id: &str) -> crate::Result<()> {
     match body_project {
         Some(body_project) if body_project != project_id => {
-            Err(ServiceError::invalid_argument(format!(
+            Err(QueryError::invalid_argument(format!(
                 "project_id {body_project:?} differs from the subject's project \
                  {project_id:?}; a request reads one project"
             )))
@@ -599,37 +601,33 @@ fn check_body_project(body_project: Option<&str>, project_id: &str) -> Result<()
     }
 }
 
-fn to_json<T: Serialize>(value: T) -> Result<serde_json::Value, ServiceError> {
-    serde_json::to_value(value).map_err(|err| ServiceError::internal(err.to_string()))
+fn to_json<T: Serialize>(value: T) -> crate::Result<serde_json::Value> {
+    serde_json::to_value(value).map_err(QueryError::Encode)
 }
 
-pub(crate) fn internal(err: impl std::fmt::Display) -> ServiceError {
-    ServiceError::internal(err.to_string())
-}
-
-fn check_project(project_id: &str) -> Result<(), ServiceError> {
+fn check_project(project_id: &str) -> crate::Result<()> {
     if is_valid_project_id(project_id) {
         Ok(())
     } else {
-        Err(ServiceError::invalid_argument(format!(
+        Err(QueryError::invalid_argument(format!(
             "project {project_id:?} is not a valid project id"
         )))
     }
 }
 
-fn check_query(query: &str) -> Result<(), ServiceError> {
+fn check_query(query: &str) -> crate::Result<()> {
     if query.trim().is_empty() {
-        Err(ServiceError::invalid_argument("query must not be empty"))
+        Err(QueryError::invalid_argument("query must not be empty"))
     } else {
         Ok(())
     }
 }
 
-fn parse_page_token(token: Option<&str>) -> Result<usize, ServiceError> {
+fn parse_page_token(token: Option<&str>) -> crate::Result<usize> {
     match token {
         None | Some("") => Ok(0),
         Some(text) => text.parse().map_err(|_| {
-            ServiceError::invalid_argument(format!(
+            QueryError::invalid_argument(format!(
                 "page_token {text:?} is not a token this service issued"
             ))
         }),

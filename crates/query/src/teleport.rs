@@ -3,9 +3,9 @@
 
 use std::time::Instant;
 
+use crate::error::QueryError;
 use memory_actors::{Bm25Handle, Unavailable};
 use memory_search::{Bm25Query, DocType, SearchError};
-use memory_types::ServiceError;
 use tracing::info_span;
 
 use crate::api::{
@@ -26,17 +26,17 @@ pub(crate) fn search(
     service: &QueryService,
     project_id: &str,
     request: &TeleportSearchRequest,
-) -> Result<TeleportSearchResponse, ServiceError> {
+) -> crate::Result<TeleportSearchResponse> {
     let span = info_span!("teleport_search", project_id);
     let _entered = span.enter();
     let handle = service.bm25().ok_or_else(|| {
-        ServiceError::unavailable(format!(
+        QueryError::unavailable(format!(
             "{DISABLED_MESSAGE} (enable it with [teleport.bm25] enabled = true; call \
              toc.search_children or navigate meanwhile)"
         ))
     })?;
     if let Some(error) = handle.error() {
-        return Err(ServiceError::unavailable(format!(
+        return Err(QueryError::unavailable(format!(
             "the bm25 index is unhealthy ({error}); rebuild it with `admin rebuild-index`, \
              or use toc.search_children or navigate meanwhile"
         )));
@@ -54,7 +54,7 @@ pub(crate) fn search(
         let _execute = info_span!("execute_search", limit).entered();
         handle.search(&query, limit).map_err(|err| match err {
             SearchError::EmptyQuery => empty_query(&request.query),
-            other => ServiceError::unavailable(format!("the bm25 index failed: {other}")),
+            other => QueryError::unavailable(format!("the bm25 index failed: {other}")),
         })?
     };
     let search_time_ms = started.elapsed().as_secs_f64() * 1_000.0;
@@ -80,18 +80,15 @@ pub(crate) fn search(
     })
 }
 
-fn empty_query(query: &str) -> ServiceError {
-    ServiceError::invalid_argument(format!(
+fn empty_query(query: &str) -> QueryError {
+    QueryError::invalid_argument(format!(
         "query {query:?} has no searchable terms (only stopwords or punctuation)"
     ))
 }
 
-fn build_query(
-    project_id: &str,
-    request: &TeleportSearchRequest,
-) -> Result<Bm25Query, ServiceError> {
+fn build_query(project_id: &str, request: &TeleportSearchRequest) -> crate::Result<Bm25Query> {
     if request.query.trim().is_empty() {
-        return Err(ServiceError::invalid_argument("query must not be empty"));
+        return Err(QueryError::invalid_argument("query must not be empty"));
     }
     let mut query = Bm25Query::new(&request.query, project_id)
         .map_err(|_| empty_query(&request.query))?
@@ -99,7 +96,7 @@ fn build_query(
     if let Some(doc_type) = &request.doc_type {
         let doc_type: DocType = doc_type
             .parse()
-            .map_err(|err| ServiceError::invalid_argument(format!("doc_type: {err}")))?;
+            .map_err(|err| QueryError::invalid_argument(format!("doc_type: {err}")))?;
         query = query.doc_type(doc_type);
     }
     if let Some(level) = request.level {
@@ -117,7 +114,7 @@ fn build_query(
 }
 
 /// `teleport.status`.
-pub(crate) fn status(service: &QueryService) -> Result<TeleportStatusResponse, ServiceError> {
+pub(crate) fn status(service: &QueryService) -> crate::Result<TeleportStatusResponse> {
     let mut response = bm25_status(service);
     if let Some(vector) = service.vector() {
         let status = vector.status(service.store().head());

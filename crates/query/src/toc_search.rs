@@ -24,13 +24,15 @@ use memory_actors::{GripExtractor, RollupBuilder, Segmenter};
 use memory_store::Store;
 use memory_toc::terms::{TermIndex, TermPrefilter, is_stopword, query_terms, stem, tokenize};
 use memory_toc::{TocLevel, TocNode, estimate_tokens, parse_time_hint};
-use memory_types::{Event, OutboxSeq, ServiceError};
+use memory_types::{Event, OutboxSeq};
+
+use crate::error::QueryError;
 
 use crate::api::{
     DEFAULT_SEARCH_RESULTS, DEFAULT_TOKEN_BUDGET, MAX_PAGE, SearchRequest, SearchResponse,
     SearchResult, now_or, range_info,
 };
-use crate::service::{QueryService, internal};
+use crate::service::QueryService;
 
 /// BM25 term-frequency saturation.
 const K1: f32 = 1.2;
@@ -69,7 +71,7 @@ pub(crate) fn search(
     project_id: &str,
     request: &SearchRequest,
     fallback_reason: Option<String>,
-) -> Result<SearchResponse, ServiceError> {
+) -> crate::Result<SearchResponse> {
     let started = Instant::now();
     let limit = request
         .limit
@@ -80,8 +82,7 @@ pub(crate) fn search(
     let mut to_ms = request.to.as_ref().map(|t| t.to_ms("to")).transpose()?;
     let mut query_text = request.query.clone();
     let store = service.store();
-    let all_segments =
-        RollupBuilder::nodes_at_level(store, project_id, TocLevel::Segment).map_err(internal)?;
+    let all_segments = RollupBuilder::nodes_at_level(store, project_id, TocLevel::Segment)?;
     if from_ms.is_none() && to_ms.is_none() {
         let now = now_or(request.now.as_ref())?;
         if let Some(hint) = parse_time_hint(&request.query, now, service.tz()) {
@@ -106,7 +107,7 @@ pub(crate) fn search(
         .filter(|node| overlaps(node, from_ms, to_ms))
         .collect();
     if terms.is_empty() && from_ms.is_none() && to_ms.is_none() {
-        return Err(ServiceError::invalid_argument(format!(
+        return Err(QueryError::invalid_argument(format!(
             "query {:?} has no searchable terms (only stopwords or punctuation)",
             request.query
         )));
@@ -144,7 +145,7 @@ pub(crate) fn segment_evidence(
     node: &TocNode,
     terms: &[String],
     (from_ms, to_ms): (Option<u64>, Option<u64>),
-) -> Result<Vec<(Event, f32)>, ServiceError> {
+) -> crate::Result<Vec<(Event, f32)>> {
     let opened = [Candidate {
         node: node.clone(),
         summary_score: 0.0,
@@ -179,7 +180,7 @@ pub(crate) fn bullet_evidence(
     project_id: &str,
     node: &TocNode,
     terms: &[String],
-) -> Result<Vec<Event>, ServiceError> {
+) -> crate::Result<Vec<Event>> {
     let store = service.store();
     let mut events = Vec::new();
     for bullet in &node.bullets {
@@ -188,7 +189,7 @@ pub(crate) fn bullet_evidence(
             continue;
         }
         for grip_id in &bullet.grip_ids {
-            if let Some(grip) = GripExtractor::grip(store, grip_id).map_err(internal)? {
+            if let Some(grip) = GripExtractor::grip(store, grip_id)? {
                 events.extend(grip_events(store, project_id, &grip)?);
             }
         }
@@ -201,19 +202,15 @@ pub(crate) fn grip_events(
     store: &Store,
     project_id: &str,
     grip: &memory_toc::Grip,
-) -> Result<Vec<Event>, ServiceError> {
-    let seq_of = |event_id: &str| {
-        store
-            .seq_of_event_id(project_id, event_id)
-            .map_err(internal)
-    };
+) -> crate::Result<Vec<Event>> {
+    let seq_of = |event_id: &str| store.seq_of_event_id(project_id, event_id);
     let (Some(start), end) = (seq_of(&grip.event_id_start)?, seq_of(&grip.event_id_end)?) else {
         return Ok(Vec::new());
     };
     let end = end.unwrap_or(start).max(start);
     let mut events = Vec::new();
     for seq in start.0..=end.0 {
-        if let Some(event) = store.event(OutboxSeq(seq)).map_err(internal)?
+        if let Some(event) = store.event(OutboxSeq(seq))?
             && event.project_id == project_id
             && event.session_id == grip.session_id
         {
@@ -306,15 +303,14 @@ fn segment_events(
     project_id: &str,
     node: &TocNode,
     open_segments: &mut Option<HashMap<String, Vec<u64>>>,
-) -> Result<Vec<Event>, ServiceError> {
+) -> crate::Result<Vec<Event>> {
     let store = service.store();
     let segment_id = node.node_id.to_string();
-    let seqs: Vec<u64> = match Segmenter::segment(store, &segment_id).map_err(internal)? {
+    let seqs: Vec<u64> = match Segmenter::segment(store, &segment_id)? {
         Some(segment) => segment.events.iter().map(|e| e.seq).collect(),
         None => {
             if open_segments.is_none() {
-                let views =
-                    Segmenter::open_segments(store, service.tz(), project_id).map_err(internal)?;
+                let views = Segmenter::open_segments(store, service.tz(), project_id)?;
                 *open_segments = Some(
                     views
                         .into_iter()
@@ -331,10 +327,10 @@ fn segment_events(
     load_events(store, &seqs)
 }
 
-fn load_events(store: &Store, seqs: &[u64]) -> Result<Vec<Event>, ServiceError> {
+fn load_events(store: &Store, seqs: &[u64]) -> crate::Result<Vec<Event>> {
     let mut events = Vec::with_capacity(seqs.len());
     for seq in seqs {
-        if let Some(event) = store.event(OutboxSeq(*seq)).map_err(internal)? {
+        if let Some(event) = store.event(OutboxSeq(*seq))? {
             events.push(event);
         }
     }
@@ -349,7 +345,7 @@ fn score_events(
     terms: &[String],
     from_ms: Option<u64>,
     to_ms: Option<u64>,
-) -> Result<Vec<Vec<ScoredEvent>>, ServiceError> {
+) -> crate::Result<Vec<Vec<ScoredEvent>>> {
     let mut open_segments = None;
     let prefilter = TermPrefilter::new(terms);
     let mut per_segment = Vec::with_capacity(opened.len());
@@ -457,7 +453,7 @@ fn matching_grip_events(
     store: &Store,
     node: &TocNode,
     terms: &[String],
-) -> Result<BTreeSet<String>, ServiceError> {
+) -> crate::Result<BTreeSet<String>> {
     let mut events = BTreeSet::new();
     for bullet in &node.bullets {
         let index = TermIndex::new(&bullet.text);
@@ -465,7 +461,7 @@ fn matching_grip_events(
             continue;
         }
         for grip_id in &bullet.grip_ids {
-            if let Some(grip) = GripExtractor::grip(store, grip_id).map_err(internal)? {
+            if let Some(grip) = GripExtractor::grip(store, grip_id)? {
                 events.insert(grip.event_id_start);
                 events.insert(grip.event_id_end);
             }
