@@ -352,6 +352,39 @@ pub enum SearchMode {
     Hybrid,
 }
 
+/// Which tier answered `search`; on the wire `toc`, `bm25`, `vector` or `hybrid`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Tier {
+    /// BM25 and vectors fused.
+    Hybrid,
+    /// BM25 alone.
+    Bm25,
+    /// Vectors alone.
+    Vector,
+    /// TOC navigation, no index.
+    Toc,
+}
+
+impl Tier {
+    /// The wire name (also the `tier` label of the search metrics).
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Tier::Hybrid => "hybrid",
+            Tier::Bm25 => "bm25",
+            Tier::Vector => "vector",
+            Tier::Toc => "toc",
+        }
+    }
+}
+
+impl std::fmt::Display for Tier {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str(self.as_str())
+    }
+}
+
 /// `search`: the call agents use.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -434,7 +467,8 @@ pub struct SearchResponse {
     /// The request's `id`.
     pub id: Option<serde_json::Value>,
     /// `toc`, `bm25`, `vector` or `hybrid`: which tier answered.
-    pub tier: String,
+    #[schemars(with = "String")]
+    pub tier: Tier,
     /// Why a better tier did not answer, when one was skipped.
     pub fallback_reason: Option<String>,
     /// Hits, best first.

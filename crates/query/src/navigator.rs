@@ -27,7 +27,7 @@ use crate::api::{
     DEFAULT_TOKEN_BUDGET, NavigateRequest, NavigateResponse, NavigationEvidence, NavigationStep,
     TimeHintInfo, now_or,
 };
-use crate::service::QueryService;
+use crate::project::ProjectView;
 
 /// A child holding at least this share of the query terms is a strong match: the plan's
 /// "score > 0.5" drill-down threshold.
@@ -49,8 +49,7 @@ struct Pending {
 }
 
 struct Walk<'a> {
-    service: &'a QueryService,
-    project_id: &'a str,
+    view: ProjectView<'a>,
     terms: Vec<String>,
     budget: usize,
     used: usize,
@@ -72,7 +71,7 @@ impl Walk<'_> {
         let mut text = node.searchable_text();
         if node.level < TocLevel::Day {
             for child_id in &node.child_ids {
-                if let Some(child) = self.service.try_node(self.project_id, child_id)? {
+                if let Some(child) = self.view.try_node(child_id)? {
                     text.push('\n');
                     text.push_str(&child.searchable_text());
                 }
@@ -123,15 +122,13 @@ impl Walk<'_> {
     fn open(&mut self, pending: &Pending) -> crate::Result<()> {
         self.visited.insert(pending.node_id);
         let node = match &pending.node_id {
-            Some(node_id) => Some(self.service.load_node(self.project_id, node_id)?),
+            Some(node_id) => Some(self.view.node(node_id)?),
             None => None,
         };
         if let Some(node) = node.as_ref().filter(|n| n.level == TocLevel::Segment) {
             return self.gather(node, pending.score);
         }
-        let children = self
-            .service
-            .children(self.project_id, pending.node_id.as_ref())?;
+        let children = self.view.children(pending.node_id.as_ref())?;
         let mut scored: Vec<(f32, &TocNode)> = Vec::with_capacity(children.len());
         for child in &children {
             let score = self.coverage(child)?;
@@ -221,7 +218,7 @@ impl Walk<'_> {
             bullets.iter().flat_map(|b| b.grip_ids.clone()).collect()
         };
         bullets.extend(others);
-        let mut grips = bullet_grips(self.service.store(), node)?;
+        let mut grips = bullet_grips(self.view.store, node)?;
         grips.retain(|grip| cited.contains(&grip.grip_id));
         let mut remaining = self.budget.saturating_sub(self.used);
         let title_cost = estimate_tokens(node.title.chars().count());
@@ -286,20 +283,18 @@ fn found_step(node: &TocNode, score: f32, reason: &str) -> NavigationStep {
 }
 
 pub(crate) fn navigate(
-    service: &QueryService,
-    project_id: &str,
+    view: ProjectView<'_>,
     request: &NavigateRequest,
 ) -> crate::Result<NavigateResponse> {
     let now = now_or(request.now.as_ref())?;
-    let hint = parse_time_hint(&request.query, now, service.tz());
+    let hint = parse_time_hint(&request.query, now, view.tz);
     let topic = hint
         .as_ref()
         .map_or(request.query.as_str(), |h| h.remainder.as_str());
     let max_depth = request.max_depth.unwrap_or(DEFAULT_MAX_DEPTH).max(1);
     let max_nodes = request.max_nodes.unwrap_or(DEFAULT_MAX_NODES).max(1);
     let mut walk = Walk {
-        service,
-        project_id,
+        view,
         terms: query_terms(topic),
         budget: request.token_budget.unwrap_or(DEFAULT_TOKEN_BUDGET),
         used: 0,
@@ -349,8 +344,7 @@ pub(crate) fn navigate(
                 let Some((index, (node_id, reason))) = fallbacks.next() else {
                     break None;
                 };
-                let exists = node_id
-                    .is_none_or(|id| matches!(service.try_node(project_id, &id), Ok(Some(_))));
+                let exists = node_id.is_none_or(|id| matches!(view.try_node(&id), Ok(Some(_))));
                 if walk.visited.contains(&node_id) {
                     continue;
                 }

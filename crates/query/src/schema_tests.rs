@@ -361,7 +361,7 @@ fn hand_built_requests_and_responses_fit_the_schema() {
 
     let search_response = SearchResponse {
         id: Some(json!("q1")),
-        tier: "toc".to_string(),
+        tier: crate::api::Tier::Toc,
         fallback_reason: Some("no index".to_string()),
         results: vec![SearchResult {
             doc_id: segment_id().to_string(),

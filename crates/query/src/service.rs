@@ -3,10 +3,10 @@
 use std::sync::LazyLock;
 use std::time::Instant;
 
-use memory_actors::{Bm25Handle, GripExtractor, RollupBuilder, VectorHandle};
+use memory_actors::{Bm25Handle, GripExtractor, VectorHandle};
 use memory_store::Store;
 use memory_toc::{
-    DEFAULT_SEARCH_LIMIT, GripId, TocLevel, TocNode, TocNodeId, Tz, search_children, search_node,
+    DEFAULT_SEARCH_LIMIT, GripId, TocLevel, TocNode, Tz, search_children, search_node,
 };
 use memory_types::{Event, ServiceError, is_valid_project_id};
 use prometheus::{HistogramVec, IntCounterVec};
@@ -22,8 +22,10 @@ use crate::api::{
     parse_request,
 };
 use crate::error::QueryError;
-use crate::hybrid::HybridSettings;
-use crate::{bm25_search, navigator, teleport};
+use crate::fusion::HybridSettings;
+use crate::project::ProjectView;
+use crate::router::Router;
+use crate::{navigator, teleport};
 
 /// Every method a client can call, as it appears in subjects
 /// (`memory.query.<project>.<method>`).
@@ -142,20 +144,12 @@ impl QueryService {
         self
     }
 
-    pub(crate) fn hybrid(&self) -> &HybridSettings {
-        &self.hybrid
-    }
-
     /// Searches by meaning through this vector index when it is usable (`None`: vector
     /// search is disabled).
     #[must_use]
     pub fn with_vector(mut self, vector: Option<VectorHandle>) -> Self {
         self.vector = vector;
         self
-    }
-
-    pub(crate) fn vector(&self) -> Option<&VectorHandle> {
-        self.vector.as_ref()
     }
 
     /// Searches through this BM25 index when it is usable (`None`: BM25 is disabled and
@@ -166,10 +160,6 @@ impl QueryService {
         self
     }
 
-    pub(crate) fn bm25(&self) -> Option<&Bm25Handle> {
-        self.bm25.as_ref()
-    }
-
     /// Sets how many events one index-free search may read.
     #[must_use]
     pub fn with_scan_budget(mut self, scan_budget_events: usize) -> Self {
@@ -177,16 +167,13 @@ impl QueryService {
         self
     }
 
-    pub(crate) fn store(&self) -> &Store {
-        &self.store
-    }
-
-    pub(crate) fn tz(&self) -> Tz {
-        self.tz
-    }
-
-    pub(crate) fn scan_budget_events(&self) -> usize {
-        self.scan_budget_events
+    /// The projections of `project_id`.
+    fn view<'a>(&'a self, project_id: &'a str) -> ProjectView<'a> {
+        ProjectView {
+            store: &self.store,
+            tz: self.tz,
+            project_id,
+        }
     }
 
     /// Answers `method` for `project_id` with a JSON request body: the NATS entry point.
@@ -262,7 +249,11 @@ impl QueryService {
             "vector.search" => {
                 let request: TeleportSearchRequest = parse_request(method, payload)?;
                 check_body_project(request.project_id.as_deref(), project_id)?;
-                to_json(crate::hybrid::vector_search(self, project_id, &request)?)
+                to_json(teleport::vector_search(
+                    self.vector.as_ref(),
+                    project_id,
+                    &request,
+                )?)
             }
             "teleport.status" => {
                 let _: TeleportStatusRequest = parse_request(method, payload)?;
@@ -282,7 +273,7 @@ impl QueryService {
     pub fn toc_root(&self, project_id: &str) -> crate::Result<TocRootResponse> {
         Ok(TocRootResponse {
             project_id: project_id.to_string(),
-            years: RollupBuilder::nodes_at_level(&self.store, project_id, TocLevel::Year)?,
+            years: self.view(project_id).nodes_at_level(TocLevel::Year)?,
         })
     }
 
@@ -297,49 +288,8 @@ impl QueryService {
     ) -> crate::Result<TocNodeResponse> {
         let node_id = parse_node_id("node_id", &request.node_id)?;
         Ok(TocNodeResponse {
-            node: self.load_node(project_id, &node_id)?,
+            node: self.view(project_id).node(&node_id)?,
         })
-    }
-
-    pub(crate) fn load_node(
-        &self,
-        project_id: &str,
-        node_id: &TocNodeId,
-    ) -> crate::Result<TocNode> {
-        self.try_node(project_id, node_id)?.ok_or_else(|| {
-            QueryError::not_found(format!("project {project_id:?} has no node {node_id}"))
-        })
-    }
-
-    pub(crate) fn try_node(
-        &self,
-        project_id: &str,
-        node_id: &TocNodeId,
-    ) -> crate::Result<Option<TocNode>> {
-        Ok(RollupBuilder::node(&self.store, project_id, node_id)?)
-    }
-
-    /// The children of a node (the years for `None`), loaded, chronological.
-    pub(crate) fn children(
-        &self,
-        project_id: &str,
-        parent: Option<&TocNodeId>,
-    ) -> crate::Result<Vec<TocNode>> {
-        let Some(parent) = parent else {
-            return Ok(RollupBuilder::nodes_at_level(
-                &self.store,
-                project_id,
-                TocLevel::Year,
-            )?);
-        };
-        let node = self.load_node(project_id, parent)?;
-        let mut children = Vec::with_capacity(node.child_ids.len());
-        for child_id in &node.child_ids {
-            if let Some(child) = self.try_node(project_id, child_id)? {
-                children.push(child);
-            }
-        }
-        Ok(children)
     }
 
     /// `toc.browse`.
@@ -355,7 +305,7 @@ impl QueryService {
             None | Some("") => None,
             Some(text) => Some(parse_node_id("node_id", text)?),
         };
-        let children = self.children(project_id, parent.as_ref())?;
+        let children = self.view(project_id).children(parent.as_ref())?;
         let offset = parse_page_token(request.page_token.as_deref())?;
         let limit = request.limit.unwrap_or(20).clamp(1, MAX_PAGE);
         let page: Vec<TocNode> = children.iter().skip(offset).take(limit).cloned().collect();
@@ -461,7 +411,7 @@ impl QueryService {
     ) -> crate::Result<SearchNodeResponse> {
         check_query(&request.query)?;
         let node_id = parse_node_id("node_id", &request.node_id)?;
-        let node = self.load_node(project_id, &node_id)?;
+        let node = self.view(project_id).node(&node_id)?;
         let mut matches = search_node(&node, &request.query, &request.fields);
         matches.truncate(request.limit.unwrap_or(DEFAULT_SEARCH_LIMIT).min(MAX_PAGE));
         if let Some(budget) = request.token_budget {
@@ -505,13 +455,11 @@ impl QueryService {
                         level.as_str()
                     )));
                 }
-                self.children(project_id, Some(parent))?
+                self.view(project_id).children(Some(parent))?
             }
-            (None, level) => RollupBuilder::nodes_at_level(
-                &self.store,
-                project_id,
-                level.unwrap_or(TocLevel::Year),
-            )?,
+            (None, level) => self
+                .view(project_id)
+                .nodes_at_level(level.unwrap_or(TocLevel::Year))?,
         };
         Ok(search_children(
             &candidates,
@@ -532,12 +480,11 @@ impl QueryService {
         request: &NavigateRequest,
     ) -> crate::Result<NavigateResponse> {
         check_query(&request.query)?;
-        navigator::navigate(self, project_id, request)
+        navigator::navigate(self.view(project_id), request)
     }
 
-    /// `search`: the BM25 tier when it is usable, else the TOC tier, which says why in
-    /// `fallback_reason` (see `bm25_search`). `semantic` and `hybrid` name tiers this
-    /// build does not have and answer `unavailable`.
+    /// `search`: the best tier of the request's mode that can answer; a tier standing
+    /// in for a better one says why in `fallback_reason` (see `router`).
     ///
     /// # Errors
     /// `invalid_argument` for an empty query or bad times; `unavailable` for a forced
@@ -549,7 +496,14 @@ impl QueryService {
     ) -> crate::Result<SearchResponse> {
         check_query(&request.query)?;
         let started = Instant::now();
-        let response = bm25_search::search(self, project_id, request)?;
+        let router = Router {
+            view: self.view(project_id),
+            bm25: self.bm25.as_ref(),
+            vector: self.vector.as_ref(),
+            settings: self.hybrid,
+            scan_budget_events: self.scan_budget_events,
+        };
+        let response = router.search(request)?;
         let metrics = &*QUERY_METRICS;
         let fallback = if response.fallback_reason.is_some() {
             "yes"
@@ -577,7 +531,7 @@ impl QueryService {
         project_id: &str,
         request: &TeleportSearchRequest,
     ) -> crate::Result<TeleportSearchResponse> {
-        teleport::search(self, project_id, request)
+        teleport::search(self.bm25.as_ref(), project_id, request)
     }
 
     /// `teleport.status`: whether BM25 is enabled and healthy, and its numbers.
@@ -585,7 +539,11 @@ impl QueryService {
     /// # Errors
     /// None today; the signature leaves room for a store failure.
     pub fn teleport_status(&self) -> crate::Result<TeleportStatusResponse> {
-        teleport::status(self)
+        Ok(teleport::status(
+            self.bm25.as_ref(),
+            self.vector.as_ref(),
+            self.store.head(),
+        ))
     }
 }
 

@@ -1,18 +1,19 @@
-//! `teleport.search` and `teleport.status`: the BM25 index as agents call it directly
-//! (the PRD's `TeleportSearch` and `GetTeleportStatus`).
+//! `teleport.search`, `vector.search` and `teleport.status`: the indexes as agents call
+//! them directly (the PRD's `TeleportSearch` and `GetTeleportStatus`).
 
 use std::time::Instant;
 
 use crate::error::QueryError;
-use memory_actors::{Bm25Handle, Unavailable};
+use memory_actors::{Bm25Handle, Unavailable, VectorHandle};
 use memory_search::{Bm25Query, DocType, SearchError};
+use memory_types::OutboxSeq;
+use memory_vector::VectorFilter;
 use tracing::info_span;
 
 use crate::api::{
     MAX_PAGE, RebuildProgressInfo, TeleportHit, TeleportSearchRequest, TeleportSearchResponse,
-    TeleportStatusResponse,
+    TeleportStatusResponse, VectorHitInfo, VectorSearchResponse,
 };
-use crate::service::QueryService;
 
 /// Default number of `teleport.search` hits (PRD FR-05).
 pub const DEFAULT_TELEPORT_LIMIT: usize = 10;
@@ -23,13 +24,13 @@ pub const DISABLED_MESSAGE: &str = "Teleport search is disabled. Using TOC navig
 
 /// `teleport.search`.
 pub(crate) fn search(
-    service: &QueryService,
+    bm25: Option<&Bm25Handle>,
     project_id: &str,
     request: &TeleportSearchRequest,
 ) -> crate::Result<TeleportSearchResponse> {
     let span = info_span!("teleport_search", project_id);
     let _entered = span.enter();
-    let handle = service.bm25().ok_or_else(|| {
+    let handle = bm25.ok_or_else(|| {
         QueryError::unavailable(format!(
             "{DISABLED_MESSAGE} (enable it with [teleport.bm25] enabled = true; call \
              toc.search_children or navigate meanwhile)"
@@ -114,10 +115,14 @@ fn build_query(project_id: &str, request: &TeleportSearchRequest) -> crate::Resu
 }
 
 /// `teleport.status`.
-pub(crate) fn status(service: &QueryService) -> crate::Result<TeleportStatusResponse> {
-    let mut response = bm25_status(service);
-    if let Some(vector) = service.vector() {
-        let status = vector.status(service.store().head());
+pub(crate) fn status(
+    bm25: Option<&Bm25Handle>,
+    vector: Option<&VectorHandle>,
+    head: OutboxSeq,
+) -> TeleportStatusResponse {
+    let mut response = bm25_status(bm25, head);
+    if let Some(vector) = vector {
+        let status = vector.status(head);
         response.vector_enabled = true;
         response.vector_healthy = status.healthy;
         response.vector_doc_count = status.num_docs;
@@ -137,17 +142,16 @@ pub(crate) fn status(service: &QueryService) -> crate::Result<TeleportStatusResp
             " Vector search unhealthy: see vector_error.".to_owned()
         });
     }
-    Ok(response)
+    response
 }
 
-fn bm25_status(service: &QueryService) -> TeleportStatusResponse {
-    let Some(handle) = service.bm25() else {
+fn bm25_status(bm25: Option<&Bm25Handle>, head: OutboxSeq) -> TeleportStatusResponse {
+    let Some(handle) = bm25 else {
         return TeleportStatusResponse {
             message: DISABLED_MESSAGE.to_owned(),
             ..TeleportStatusResponse::default()
         };
     };
-    let head = service.store().head();
     let status = handle.status(head);
     let availability = handle.availability(head);
     let message = status_message(handle, &status, availability.as_ref().err());
@@ -205,4 +209,78 @@ fn status_message(
             }
         ),
     }
+}
+
+/// `vector.search`: the nearest documents with their similarity.
+pub(crate) fn vector_search(
+    vector: Option<&VectorHandle>,
+    project_id: &str,
+    request: &TeleportSearchRequest,
+) -> crate::Result<VectorSearchResponse> {
+    let vector = vector.ok_or_else(|| {
+        QueryError::unavailable(
+            "vector search is disabled ([teleport.vector] enabled = false); use \
+             teleport.search or search",
+        )
+    })?;
+    if request.query.trim().is_empty() {
+        return Err(QueryError::invalid_argument("query must not be empty"));
+    }
+    let limit = request
+        .limit
+        .unwrap_or(DEFAULT_TELEPORT_LIMIT)
+        .clamp(1, MAX_PAGE);
+    let from_ms = request.from.as_ref().map(|t| t.to_ms("from")).transpose()?;
+    let to_ms = request.to.as_ref().map(|t| t.to_ms("to")).transpose()?;
+    let mut filter = filter(project_id, request.session_id.as_deref(), (from_ms, to_ms));
+    if let Some(doc_type) = &request.doc_type {
+        let doc_type: memory_vector::DocType = doc_type
+            .parse()
+            .map_err(|err| QueryError::invalid_argument(format!("doc_type: {err}")))?;
+        filter = filter.doc_type(doc_type);
+    }
+    if let Some(level) = request.level {
+        filter = filter
+            .doc_type(memory_vector::DocType::TocNode)
+            .level(level.as_str());
+    }
+    let started = Instant::now();
+    let embedding = vector
+        .embed_query(&request.query)
+        .map_err(QueryError::unavailable)?;
+    let embed_time_ms = started.elapsed().as_secs_f64() * 1_000.0;
+    let started = Instant::now();
+    let hits = vector
+        .search(&embedding, &filter, limit)
+        .map_err(QueryError::unavailable)?;
+    Ok(VectorSearchResponse {
+        results: hits
+            .into_iter()
+            .enumerate()
+            .map(|(index, hit)| VectorHitInfo {
+                rank: index + 1,
+                doc_id: hit.doc_id,
+                doc_type: hit.doc_type.as_str().to_owned(),
+                level: hit.level,
+                score: hit.score,
+                session_id: hit.session_id,
+                timestamp_ms: hit.timestamp_ms,
+            })
+            .collect(),
+        embed_time_ms,
+        search_time_ms: started.elapsed().as_secs_f64() * 1_000.0,
+    })
+}
+
+/// The vector filter of a search.
+fn filter(
+    project_id: &str,
+    session_id: Option<&str>,
+    (from_ms, to_ms): (Option<u64>, Option<u64>),
+) -> VectorFilter {
+    let mut filter = VectorFilter::new(project_id).time_range(from_ms, to_ms);
+    if let Some(session_id) = session_id {
+        filter = filter.session_id(session_id);
+    }
+    filter
 }

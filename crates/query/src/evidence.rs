@@ -1,409 +1,34 @@
-//! `search`'s capability router and its BM25 tier.
+//! The events behind a ranking of hits, packed into the token budget: what the
+//! accelerator tiers (hybrid, BM25, vector) answer with.
 //!
-//! Routing (`mode: auto`, the default): the BM25 tier answers when the index is
-//! enabled, healthy and current; otherwise, or when the BM25 search fails while
-//! answering, the TOC tier answers and `fallback_reason` says why. A search never
-//! fails because an index is disabled, missing, stale or broken. `mode: keyword` forces
-//! the BM25 tier and is `unavailable` when it cannot answer; `mode: toc` skips it.
-//!
-//! The BM25 tier: one tantivy search over the project's events, grips and TOC nodes
-//! (time range from the request or a time hint in the query, as the TOC tier). Each
-//! hit brings events — an event hit itself, a grip the events it quotes, a segment node
-//! its events that match best, a day, week, month or year node the events its matching
-//! bullets' grips quote, and an event or grip hit also the turns just before and after
-//! it in its session — each scored by the hit's BM25 score times a weight for how it is
-//! behind the hit ([`fuse`]). Every event keeps its best score; the events are ranked by
-//! it, deduplicated, and packed into `token_budget` in that order, consecutive events of
-//! one hit in one result.
+//! Each hit brings events ([`evidence_of`]) — an event hit itself, a grip the events it
+//! quotes, a segment node its events that match best, a day, week, month or year node
+//! the events its matching bullets' grips quote, and an event or grip hit also the
+//! turns just before and after it in its session — each scored by the hit's score times
+//! a weight for how it is behind the hit ([`fuse`]). Every event keeps its best score;
+//! the events are ranked by it, deduplicated, and packed into `token_budget` in that
+//! order, consecutive events of one hit in one result ([`pack`], which the TOC tier
+//! uses too).
 //!
 //! On the LoCoMo dev slice this ranks the gold evidence far higher than the hits alone
 //! (R@1000 tokens 0.818 against 0.685; plain BM25 over turns 0.616), mostly through
 //! the neighbouring turns: docs/benchmarks.md.
 
-use std::collections::HashMap;
 use std::collections::hash_map::Entry;
-use std::time::Instant;
+use std::collections::{BTreeSet, HashMap};
 
-use memory_actors::{Bm25Handle, GripExtractor, RollupBuilder, VectorHandle};
-use memory_search::{Bm25Query, DocType, Hit, SearchError};
-use memory_toc::{GripId, TocLevel, TocNodeId, parse_time_hint};
-use memory_types::{Event, ServiceError};
-
-use crate::error::QueryError;
+use memory_actors::{GripExtractor, RollupBuilder};
+use memory_search::DocType;
+use memory_store::Store;
+use memory_toc::{GripId, TocLevel, TocNode, TocNodeId, estimate_tokens};
+use memory_types::{Event, OutboxSeq};
 use tracing::info_span;
 
-use crate::api::{SearchMode, SearchRequest, SearchResponse, SearchResult, now_or, range_info};
-use crate::hybrid::{ListKind, RankedList};
-use crate::phrases::search_phrases;
+use crate::api::SearchResult;
+use crate::fusion::{RankedDoc, RankedList};
 use crate::plan::{Recency, SearchPlan, TimeRange};
-use crate::service::QueryService;
-use crate::teleport::DISABLED_MESSAGE;
-use crate::toc_search;
-
-/// Hits read per search, at least: enough evidence for the largest budgets whatever
-/// `limit` is, so a small `limit` with a large budget is not starved.
-pub(crate) const MIN_RETRIEVED_HITS: usize = 100;
-
-/// Why the BM25 tier did not answer.
-enum Skip {
-    /// The tier cannot be used (disabled, unhealthy, stale, failed): says why.
-    Unavailable(String),
-    /// The query has no terms once its time hint is taken out: only the TOC tier can
-    /// answer a time-only question.
-    NoTerms,
-}
-
-/// `search`: routes to a tier (see the module docs).
-pub(crate) fn search(
-    service: &QueryService,
-    project_id: &str,
-    request: &SearchRequest,
-) -> crate::Result<SearchResponse> {
-    let plan = SearchPlan::new(request)?;
-    let plan = &plan;
-    match request.mode.unwrap_or_default() {
-        SearchMode::Toc => toc_search::search(service, project_id, request, None),
-        SearchMode::Keyword => match bm25_tier(service, project_id, request, plan, None) {
-            Ok(response) => Ok(response),
-            Err(Skip::Unavailable(reason)) => Err(QueryError::unavailable(format!(
-                "the keyword (bm25) tier cannot answer: {reason}; use mode \"auto\" or \"toc\""
-            ))),
-            Err(Skip::NoTerms) => Err(QueryError::invalid_argument(format!(
-                "query {:?} has no searchable terms for the keyword tier",
-                request.query
-            ))),
-        },
-        SearchMode::Hybrid => {
-            let vector = usable_vector(service).map_err(|reason| {
-                QueryError::unavailable(format!(
-                    "the hybrid tier cannot answer: {reason}; use mode \"auto\""
-                ))
-            })?;
-            match bm25_tier(service, project_id, request, plan, Some(vector)) {
-                Ok(response) if response.tier == "hybrid" => Ok(response),
-                Ok(response) => Err(QueryError::unavailable(format!(
-                    "the hybrid tier cannot answer: {}; use mode \"auto\"",
-                    response.fallback_reason.unwrap_or_default()
-                ))),
-                Err(Skip::Unavailable(reason)) => Err(QueryError::unavailable(format!(
-                    "the hybrid tier cannot answer: {reason}; use mode \"auto\""
-                ))),
-                Err(Skip::NoTerms) => Err(QueryError::invalid_argument(format!(
-                    "query {:?} has no searchable terms for the hybrid tier",
-                    request.query
-                ))),
-            }
-        }
-        SearchMode::Semantic => crate::hybrid::semantic_tier(
-            service, project_id, request, plan, None,
-        )
-        .map_err(|reason| {
-            QueryError::unavailable(format!(
-                "the semantic (vector) tier cannot answer: {reason}; use mode \"auto\""
-            ))
-        }),
-        SearchMode::Auto => {
-            // Vectors join when they can; a vector tier that is switched off is a
-            // choice, not a fallback, and is not reported.
-            let vector = usable_vector(service);
-            let vector_problem = match (&vector, service.vector()) {
-                (Err(reason), Some(_)) => Some(reason.clone()),
-                _ => None,
-            };
-            match bm25_tier(service, project_id, request, plan, vector.ok()) {
-                Ok(mut response) => {
-                    if response.fallback_reason.is_none() {
-                        response.fallback_reason = vector_problem;
-                    }
-                    Ok(response)
-                }
-                Err(Skip::Unavailable(reason)) => {
-                    match crate::hybrid::semantic_tier(
-                        service,
-                        project_id,
-                        request,
-                        plan,
-                        Some(reason.clone()),
-                    ) {
-                        Ok(response) => Ok(response),
-                        Err(vector_reason) if service.vector().is_some() => toc_search::search(
-                            service,
-                            project_id,
-                            request,
-                            Some(format!("{reason}; {vector_reason}")),
-                        ),
-                        Err(_) => toc_search::search(service, project_id, request, Some(reason)),
-                    }
-                }
-                Err(Skip::NoTerms) => toc_search::search(service, project_id, request, None),
-            }
-        }
-    }
-}
-
-/// The vector tier when it is enabled and healthy, else why not.
-fn usable_vector(service: &QueryService) -> Result<&VectorHandle, String> {
-    let vector = service.vector().ok_or_else(|| {
-        "vector tier disabled by configuration ([teleport.vector] enabled = false)".to_owned()
-    })?;
-    match vector.error() {
-        Some(error) => Err(format!("the vector tier is unhealthy: {error}")),
-        None => Ok(vector),
-    }
-}
-
-fn bm25_tier(
-    service: &QueryService,
-    project_id: &str,
-    request: &SearchRequest,
-    plan: &SearchPlan,
-    vector: Option<&VectorHandle>,
-) -> Result<SearchResponse, Skip> {
-    let Some(handle) = service.bm25() else {
-        return Err(Skip::Unavailable(format!(
-            "bm25 tier disabled by configuration ([teleport.bm25] enabled = false): \
-             {DISABLED_MESSAGE}"
-        )));
-    };
-    handle
-        .availability(service.store().head())
-        .map_err(|unavailable| Skip::Unavailable(unavailable.to_string()))?;
-    let span = info_span!(
-        "teleport_search",
-        project_id,
-        tier = if vector.is_some() { "hybrid" } else { "bm25" }
-    );
-    let _entered = span.enter();
-    match answer(service, handle, vector, project_id, request, plan) {
-        Ok(response) => Ok(response),
-        Err(Bm25Failure::Skip(skip)) => Err(skip),
-        Err(Bm25Failure::Request(error)) => {
-            Err(Skip::Unavailable(ServiceError::from(error).to_string()))
-        }
-    }
-}
-
-enum Bm25Failure {
-    Skip(Skip),
-    Request(QueryError),
-}
-
-impl From<QueryError> for Bm25Failure {
-    fn from(error: QueryError) -> Self {
-        Bm25Failure::Request(error)
-    }
-}
-
-fn answer(
-    service: &QueryService,
-    handle: &Bm25Handle,
-    vector: Option<&VectorHandle>,
-    project_id: &str,
-    request: &SearchRequest,
-    plan: &SearchPlan,
-) -> Result<SearchResponse, Bm25Failure> {
-    let started = Instant::now();
-    let (query_text, range) = {
-        let _parse = info_span!("parse_query").entered();
-        parse(service, handle, project_id, request, plan)?
-    };
-    let phrases = search_phrases(
-        &query_text,
-        request.phrases.as_deref(),
-        service.hybrid().expand_query,
-    );
-    let queries: Vec<(Bm25Query, f32)> = phrases
-        .iter()
-        .filter_map(|phrase| {
-            let query = bm25_query(&phrase.text, project_id, request, plan, range)?;
-            Some((query, phrase.weight()))
-        })
-        .collect();
-    if queries.is_empty() {
-        return Err(Bm25Failure::Skip(Skip::NoTerms));
-    }
-    let retrieved = plan.limit.max(MIN_RETRIEVED_HITS);
-    let mut terms: Vec<String> = Vec::new();
-    for (query, _) in &queries {
-        for term in query.terms() {
-            if !terms.contains(term) {
-                terms.push(term.clone());
-            }
-        }
-    }
-    // The vector side (embedding the phrases, then searching) runs beside the BM25
-    // searches: together they take about as long as the embedding alone. While it runs,
-    // this thread reads the evidence of the best BM25 hits, which fusion needs next.
-    let (bm25_lists, vector_lists, prefetched) = std::thread::scope(|scope| {
-        let vector_job = vector.map(|vector| {
-            let span = tracing::Span::current();
-            let phrases = &phrases;
-            scope.spawn(move || {
-                span.in_scope(|| {
-                    let filter =
-                        plan.vector_filter(project_id, request.session_id.as_deref(), range);
-                    crate::hybrid::vector_lists(
-                        vector,
-                        phrases,
-                        &filter,
-                        plan.limit.max(crate::hybrid::VECTOR_RETRIEVED_HITS),
-                    )
-                })
-            })
-        });
-        let bm25_lists = {
-            let _execute = info_span!("execute_search", phrases = queries.len()).entered();
-            queries
-                .iter()
-                .map(|(query, weight)| bm25_list(handle, query, *weight, retrieved))
-                .collect::<Result<Vec<RankedList>, Bm25Failure>>()
-        };
-        let mut prefetched = Prefetched::new();
-        if let (Some(job), Ok(lists)) = (&vector_job, &bm25_lists) {
-            let _prefetch = info_span!("prefetch_evidence").entered();
-            prefetch_evidence(
-                service,
-                project_id,
-                lists,
-                (&terms, range),
-                &|| job.is_finished(),
-                &mut prefetched,
-            );
-        }
-        let vector_lists = vector_job.map(|job| {
-            job.join()
-                .unwrap_or_else(|_| Err("the vector search panicked".to_owned()))
-        });
-        (bm25_lists, vector_lists, prefetched)
-    });
-    let mut lists = bm25_lists?;
-    let mut tier = "bm25";
-    let mut fallback_reason = None;
-    match vector_lists {
-        Some(Ok(vector_lists)) => {
-            lists.extend(vector_lists);
-            tier = "hybrid";
-        }
-        Some(Err(reason)) => fallback_reason = Some(format!("vector tier failed: {reason}")),
-        None => {}
-    }
-    let ranked = {
-        let _fusion = info_span!("fusion", lists = lists.len()).entered();
-        crate::hybrid::fuse_lists(lists, service.hybrid().fusion)
-    };
-    let results = fuse(
-        service,
-        project_id,
-        &ranked,
-        (&terms, prefetched),
-        range,
-        plan.recency,
-        (plan.budget, plan.limit),
-    )?;
-    let (results, token_estimate) = pack_and_limit(results, plan.budget, plan.limit);
-    Ok(SearchResponse {
-        id: request.id.clone(),
-        tier: tier.to_owned(),
-        fallback_reason,
-        results,
-        token_estimate,
-        took_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
-        time_range: range_info(range.0, range.1),
-    })
-}
-
-/// The BM25 query of one phrase with the search's filters; `None` when the phrase
-/// has no searchable terms.
-fn bm25_query(
-    text: &str,
-    project_id: &str,
-    request: &SearchRequest,
-    plan: &SearchPlan,
-    (from_ms, to_ms): (Option<u64>, Option<u64>),
-) -> Option<Bm25Query> {
-    let mut query = Bm25Query::new(text, project_id)
-        .ok()?
-        .time_range(from_ms, to_ms);
-    if let Some(session_id) = &request.session_id {
-        query = query.session_id(session_id.clone());
-    }
-    if let Some(doc_type) = plan.doc_type {
-        query = query.doc_type(doc_type);
-    }
-    if let Some(level) = plan.level {
-        query = query.level(level.as_str());
-    }
-    Some(query)
-}
-
-/// One phrase's BM25 hits, as a ranking.
-fn bm25_list(
-    handle: &Bm25Handle,
-    query: &Bm25Query,
-    weight: f32,
-    retrieved: usize,
-) -> Result<RankedList, Bm25Failure> {
-    let hits = handle
-        .search(query, retrieved)
-        .map_err(|err| match err {
-            SearchError::EmptyQuery => Bm25Failure::Skip(Skip::NoTerms),
-            other => Bm25Failure::Skip(Skip::Unavailable(format!("bm25 search failed: {other}"))),
-        })?
-        .hits;
-    Ok(RankedList {
-        kind: ListKind::Bm25,
-        weight,
-        docs: hits
-            .into_iter()
-            .enumerate()
-            .map(|(rank, hit)| RankedDoc::from_bm25(rank, hit))
-            .collect(),
-    })
-}
-
-/// The query text and the time range: the request's, or a time hint in the query
-/// when the index holds documents in it (a hint that covers nothing is a figure of
-/// speech, not a filter), in which case the hint's words leave the query.
-fn parse(
-    service: &QueryService,
-    handle: &Bm25Handle,
-    project_id: &str,
-    request: &SearchRequest,
-    plan: &SearchPlan,
-) -> Result<(String, TimeRange), Bm25Failure> {
-    if plan.range != (None, None) {
-        return Ok((request.query.clone(), plan.range));
-    }
-    let now = now_or(request.now.as_ref())?;
-    if let Some(hint) = parse_time_hint(&request.query, now, service.tz()) {
-        let range = (
-            u64::try_from(hint.from.timestamp_millis()).ok(),
-            u64::try_from(hint.to.timestamp_millis()).ok(),
-        );
-        if covers_documents(handle, project_id, &request.query, range)? {
-            return Ok((hint.remainder, range));
-        }
-    }
-    Ok((request.query.clone(), plan.range))
-}
-
-/// Whether any document of the query's terms lies in the range (a count, no hits read).
-fn covers_documents(
-    handle: &Bm25Handle,
-    project_id: &str,
-    query_text: &str,
-    (from_ms, to_ms): (Option<u64>, Option<u64>),
-) -> Result<bool, Bm25Failure> {
-    let Ok(query) = Bm25Query::new(query_text, project_id) else {
-        return Ok(false);
-    };
-    let counted = handle
-        .search(&query.time_range(from_ms, to_ms), 0)
-        .map_err(|err| {
-            Bm25Failure::Skip(Skip::Unavailable(format!("bm25 search failed: {err}")))
-        })?;
-    Ok(counted.total_hits > 0)
-}
+use crate::project::ProjectView;
+use crate::segments::{matching_grips, segment_evidence};
 
 /// Weight of the events a grip hit quotes, relative to an event hit of the same BM25
 /// score: a grip repeats part of a turn, so the turn's own hit is the stronger signal,
@@ -423,40 +48,24 @@ const NEIGHBOR_WEIGHT: f32 = 0.6;
 /// with the query at most.
 const MIN_RELATIVE_SCORE: f32 = 0.05;
 
-/// A document in a tier's ranking, with what the evidence fusion needs: its score
-/// (BM25, cosine similarity or RRF), its ranks in the lists it came from, and its
-/// stored text when the list had it.
-pub(crate) struct RankedDoc {
-    pub(crate) doc_type: DocType,
-    pub(crate) doc_id: String,
-    pub(crate) level: Option<String>,
-    pub(crate) text: Option<String>,
-    pub(crate) score: f32,
-    pub(crate) bm25_rank: Option<usize>,
-    pub(crate) vector_rank: Option<usize>,
-}
-
-impl RankedDoc {
-    fn from_bm25(rank: usize, hit: Hit) -> Self {
-        RankedDoc {
-            doc_type: hit.doc_type,
-            doc_id: hit.doc_id,
-            level: hit.level,
-            text: Some(hit.text),
-            score: hit.score,
-            bm25_rank: Some(rank + 1),
-            vector_rank: None,
-        }
-    }
-
-    pub(crate) fn match_type(&self) -> Option<String> {
-        match (self.bm25_rank, self.vector_rank) {
-            (Some(_), Some(_)) => Some("both".to_owned()),
-            (Some(_), None) => Some("keyword".to_owned()),
-            (None, Some(_)) => Some("semantic".to_owned()),
-            (None, None) => None,
-        }
-    }
+/// The answer of an accelerator tier from its fused ranking: the events behind the hits
+/// ([`fuse`]), packed into the plan's budget and limit; with the tokens kept.
+pub(crate) fn results(
+    view: ProjectView<'_>,
+    ranked: &[RankedDoc],
+    (terms, prefetched): (&[String], Prefetched),
+    range: TimeRange,
+    plan: &SearchPlan,
+) -> crate::Result<(Vec<SearchResult>, usize)> {
+    let results = fuse(
+        view,
+        ranked,
+        (terms, prefetched),
+        range,
+        plan.recency,
+        (plan.budget, plan.limit),
+    )?;
+    Ok(pack_and_limit(results, plan.budget, plan.limit))
 }
 
 /// How often (in hits) [`fuse`] checks whether it can stop early: a check sorts the
@@ -471,7 +80,7 @@ const EARLY_STOP_CHECK_EVERY: usize = 4;
 /// No hit gives an event more than its own score (every weight is at most 1, and the
 /// hits come best first), so the events scoring above `bound` keep their score and
 /// source whatever comes later, and they rank before anything a later hit brings.
-/// Grouping and packing them the way the answer is packed ([`toc_search::pack`]: in
+/// Grouping and packing them the way the answer is packed ([`pack`]: in
 /// order, an event kept while it fits the budget) tells what the answer will start
 /// with. Two outcomes make it final:
 /// - they make `limit` results and a further result has begun: the answer keeps only
@@ -498,7 +107,7 @@ fn covered(
             }
             open = Some((candidate.source, false));
         }
-        let cost = memory_toc::estimate_tokens(candidate.event.text.chars().count());
+        let cost = estimate_tokens(candidate.event.text.chars().count());
         if used + cost <= budget {
             used += cost;
             if let Some((_, kept @ false)) = &mut open {
@@ -548,11 +157,10 @@ const PREFETCH_MAX_HITS: usize = 24;
 /// Reads the evidence of the best BM25 hits (each list's in turn, best ranks first)
 /// into `prefetched` until `done` (the vector side has finished, so fusion can start)
 /// or [`PREFETCH_MAX_HITS`]. A hit that fails is left to fusion, which reports it.
-fn prefetch_evidence(
-    service: &QueryService,
-    project_id: &str,
+pub(crate) fn prefetch(
+    view: ProjectView<'_>,
     lists: &[RankedList],
-    (terms, range): (&[String], (Option<u64>, Option<u64>)),
+    (terms, range): (&[String], TimeRange),
     done: &dyn Fn() -> bool,
     prefetched: &mut Prefetched,
 ) {
@@ -567,7 +175,7 @@ fn prefetch_evidence(
         if prefetched.contains_key(&key) {
             continue;
         }
-        if let Ok(evidence) = evidence_of(service, project_id, hit, terms, range) {
+        if let Ok(evidence) = evidence_of(view, hit, terms, range) {
             prefetched.insert(key, evidence);
         }
     }
@@ -577,16 +185,15 @@ fn prefetch_evidence(
 /// the weight of how the event is behind it (itself, quoted by a grip, in a segment,
 /// cited by a coarser node, next to a matching turn), the best over all hits — and
 /// returns them as results in that order, consecutive events of one hit together.
-pub(crate) fn fuse(
-    service: &QueryService,
-    project_id: &str,
+fn fuse(
+    view: ProjectView<'_>,
     hits: &[RankedDoc],
     (terms, mut prefetched): (&[String], Prefetched),
-    range: (Option<u64>, Option<u64>),
+    range: TimeRange,
     recency: Option<Recency>,
     (budget, limit): (usize, usize),
 ) -> crate::Result<Vec<SearchResult>> {
-    let store = service.store();
+    let store = view.store;
     let mut candidates: HashMap<String, Candidate> = HashMap::new();
     let weigh = |event: &Event, score: f32| {
         recency.map_or(score, |recency| score * recency.factor(event.timestamp_ms))
@@ -611,11 +218,11 @@ pub(crate) fn fuse(
         };
         let evidence = match prefetched.remove(&(hit.doc_type, hit.doc_id.clone())) {
             Some(evidence) => evidence,
-            None => evidence_of(service, project_id, hit, terms, range)?,
+            None => evidence_of(view, hit, terms, range)?,
         };
         for (event, relative) in evidence {
             if direct {
-                let seq = store.seq_of_event_id(project_id, &event.event_id)?;
+                let seq = store.seq_of_event_id(view.project_id, &event.event_id)?;
                 if let Some(seq) = seq {
                     let (before, after) = store.session_neighbors(&event, seq)?;
                     for neighbor in before
@@ -692,24 +299,24 @@ fn runs(candidates: HashMap<String, Candidate>) -> Vec<(usize, f32, Vec<Event>)>
     runs
 }
 
-/// Packs evidence into `budget` (see [`toc_search::pack`]), keeps `limit` results, and
+/// Packs evidence into `budget` (see [`pack`]), keeps `limit` results, and
 /// counts the tokens kept.
-pub(crate) fn pack_and_limit(
+fn pack_and_limit(
     results: Vec<SearchResult>,
     budget: usize,
     limit: usize,
 ) -> (Vec<SearchResult>, usize) {
-    let (mut results, _) = toc_search::pack(results, budget);
+    let (mut results, _) = pack(results, budget);
     results.truncate(limit);
     let token_estimate = results
         .iter()
         .flat_map(|result| &result.evidence)
-        .map(|event| memory_toc::estimate_tokens(event.text.chars().count()))
+        .map(|event| estimate_tokens(event.text.chars().count()))
         .sum();
     (results, token_estimate)
 }
 
-fn in_range(event: &Event, (from_ms, to_ms): (Option<u64>, Option<u64>)) -> bool {
+fn in_range(event: &Event, (from_ms, to_ms): TimeRange) -> bool {
     from_ms.is_none_or(|from| event.timestamp_ms >= from)
         && to_ms.is_none_or(|to| event.timestamp_ms < to)
 }
@@ -717,13 +324,12 @@ fn in_range(event: &Event, (from_ms, to_ms): (Option<u64>, Option<u64>)) -> bool
 /// The events behind one hit (see the module docs), each with its weight within the
 /// hit (1.0 for the best).
 fn evidence_of(
-    service: &QueryService,
-    project_id: &str,
+    view: ProjectView<'_>,
     hit: &RankedDoc,
     terms: &[String],
-    range: (Option<u64>, Option<u64>),
+    range: TimeRange,
 ) -> crate::Result<Vec<(Event, f32)>> {
-    let store = service.store();
+    let (store, project_id) = (view.store, view.project_id);
     let full = |events: Vec<Event>| events.into_iter().map(|event| (event, 1.0)).collect();
     match hit.doc_type {
         DocType::Event => {
@@ -738,7 +344,7 @@ fn evidence_of(
             };
             match GripExtractor::grip(store, &grip_id)? {
                 Some(grip) if grip.project_id == project_id => {
-                    Ok(full(toc_search::grip_events(store, project_id, &grip)?))
+                    Ok(full(grip_events(store, project_id, &grip)?))
                 }
                 _ => Ok(Vec::new()),
             }
@@ -751,11 +357,9 @@ fn evidence_of(
                 return Ok(Vec::new());
             };
             if node.level == TocLevel::Segment {
-                toc_search::segment_evidence(service, project_id, &node, terms, range)
+                segment_evidence(view, &node, terms, range)
             } else {
-                Ok(full(toc_search::bullet_evidence(
-                    service, project_id, &node, terms,
-                )?))
+                Ok(full(bullet_evidence(view, &node, terms)?))
             }
         }
         DocType::Idea => Ok(Vec::new()),
@@ -773,6 +377,69 @@ fn snippet_of(text: &str) -> String {
         Some((end, _)) => format!("{}…", &line[..end]),
         None => line.to_owned(),
     }
+}
+
+/// The events the grips of a node's bullets quote, for bullets that hold a query term,
+/// in bullet order (the evidence of day, week, month and year hits).
+fn bullet_evidence(
+    view: ProjectView<'_>,
+    node: &TocNode,
+    terms: &[String],
+) -> crate::Result<Vec<Event>> {
+    let mut events = Vec::new();
+    for grip in matching_grips(view.store, node, terms)? {
+        events.extend(grip_events(view.store, view.project_id, &grip)?);
+    }
+    Ok(events)
+}
+
+/// The events a grip quotes, first to last.
+fn grip_events(
+    store: &Store,
+    project_id: &str,
+    grip: &memory_toc::Grip,
+) -> crate::Result<Vec<Event>> {
+    let seq_of = |event_id: &str| store.seq_of_event_id(project_id, event_id);
+    let (Some(start), end) = (seq_of(&grip.event_id_start)?, seq_of(&grip.event_id_end)?) else {
+        return Ok(Vec::new());
+    };
+    let end = end.unwrap_or(start).max(start);
+    let mut events = Vec::new();
+    for seq in start.0..=end.0 {
+        if let Some(event) = store.event(OutboxSeq(seq))?
+            && event.project_id == project_id
+            && event.session_id == grip.session_id
+        {
+            events.push(event);
+        }
+    }
+    Ok(events)
+}
+
+/// Keeps the evidence that fits `budget` tokens in result order (an event that does
+/// not fit is skipped, a smaller one after it may still fit) and drops results left
+/// without evidence. Returns the results and the tokens used.
+pub(crate) fn pack(results: Vec<SearchResult>, budget: usize) -> (Vec<SearchResult>, usize) {
+    let mut used = 0;
+    let mut seen = BTreeSet::new();
+    let mut packed = Vec::with_capacity(results.len());
+    for mut result in results {
+        result.evidence.retain(|event| {
+            if !seen.insert((event.project_id.clone(), event.event_id.clone())) {
+                return false;
+            }
+            let cost = estimate_tokens(event.text.chars().count());
+            if used + cost > budget {
+                return false;
+            }
+            used += cost;
+            true
+        });
+        if !result.evidence.is_empty() {
+            packed.push(result);
+        }
+    }
+    (packed, used)
 }
 
 #[cfg(test)]
