@@ -190,3 +190,78 @@ fn cannot_answer(tier: Tier, reason: impl std::fmt::Display) -> QueryError {
         "the {name} tier cannot answer: {reason}; use mode {instead}"
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use memory_actors::Unavailable;
+
+    use super::*;
+
+    fn skipped(skips: Vec<Skip>) -> Skipped {
+        let mut skipped = Skipped::default();
+        for skip in skips {
+            skipped.note(skip);
+        }
+        skipped
+    }
+
+    #[test]
+    fn auto_walks_hybrid_bm25_vector_toc_and_forced_modes_one_tier() {
+        assert_eq!(
+            chain(SearchMode::Auto),
+            [Tier::Hybrid, Tier::Bm25, Tier::Vector, Tier::Toc]
+        );
+        assert_eq!(chain(SearchMode::Keyword), [Tier::Bm25]);
+        assert_eq!(chain(SearchMode::Semantic), [Tier::Vector]);
+        assert_eq!(chain(SearchMode::Hybrid), [Tier::Hybrid]);
+        assert_eq!(chain(SearchMode::Toc), [Tier::Toc]);
+    }
+
+    #[test]
+    fn the_fallback_reason_names_the_indexes_the_answering_tier_lacks() {
+        let unhealthy = || Skip::VectorUnhealthy("no model".to_owned());
+        let vector_down = skipped(vec![unhealthy()]);
+        assert!(!vector_down.may_try(Tier::Hybrid));
+        assert!(vector_down.may_try(Tier::Bm25));
+        assert_eq!(
+            vector_down.reason(Tier::Bm25).as_deref(),
+            Some("the vector tier is unhealthy: no model")
+        );
+        let both_down = skipped(vec![
+            unhealthy(),
+            Skip::Bm25Unavailable(Unavailable::Building),
+        ]);
+        assert!(!both_down.may_try(Tier::Vector));
+        assert_eq!(
+            both_down.reason(Tier::Toc).as_deref(),
+            Some(
+                "the bm25 index is being built from the log; the vector tier is unhealthy: no model"
+            )
+        );
+        // A vector index switched off is a choice, not a fallback.
+        let bm25_off = skipped(vec![Skip::VectorDisabled, Skip::Bm25Disabled]);
+        let reason = bm25_off.reason(Tier::Toc).unwrap_or_default();
+        assert!(reason.starts_with("bm25 tier disabled"), "{reason}");
+        assert!(!reason.contains("vector"), "{reason}");
+        assert_eq!(skipped(vec![Skip::VectorDisabled]).reason(Tier::Bm25), None);
+        // A time-only question is the TOC tier's, with nothing to explain.
+        let time_only = skipped(vec![unhealthy(), Skip::NoTerms]);
+        assert!(!time_only.may_try(Tier::Vector) && time_only.may_try(Tier::Toc));
+        assert_eq!(time_only.reason(Tier::Toc), None);
+    }
+
+    #[test]
+    fn a_forced_tier_that_cannot_answer_says_which_and_what_to_use() {
+        assert_eq!(
+            cannot_answer(Tier::Bm25, Skip::Bm25Disabled).to_string(),
+            format!(
+                "the keyword (bm25) tier cannot answer: {}; use mode \"auto\" or \"toc\"",
+                Skip::Bm25Disabled
+            )
+        );
+        assert_eq!(
+            cannot_answer(Tier::Hybrid, "vector tier failed: x").to_string(),
+            "the hybrid tier cannot answer: vector tier failed: x; use mode \"auto\""
+        );
+    }
+}
