@@ -19,7 +19,7 @@ use crate::error::QueryError;
 use crate::fusion::HybridSettings;
 use crate::plan::SearchPlan;
 use crate::project::ProjectView;
-use crate::tier::{Index, Skip, bm25, hybrid, toc, vector};
+use crate::tier::{Index, Search, Skip, bm25, hybrid, toc, vector};
 
 /// The tiers `mode` tries, best first.
 pub(crate) fn chain(mode: SearchMode) -> &'static [Tier] {
@@ -103,18 +103,23 @@ impl Router<'_> {
         request: &SearchRequest,
         plan: &SearchPlan,
     ) -> crate::Result<Result<SearchResponse, Skip>> {
-        let (view, settings) = (self.view, self.settings);
+        let search = Search {
+            view: self.view,
+            settings: self.settings,
+            request,
+            plan,
+        };
+        let store = self.view.store;
         Ok(match tier {
             Tier::Hybrid => vector::usable(self.vector).and_then(|vector_index| {
-                let bm25_index = bm25::usable(self.bm25, view.store)?;
-                hybrid::answer(view, (bm25_index, vector_index), settings, request, plan)
+                let bm25_index = bm25::usable(self.bm25, store)?;
+                hybrid::answer(&search, (bm25_index, vector_index))
             }),
-            Tier::Bm25 => bm25::usable(self.bm25, view.store)
-                .and_then(|bm25_index| bm25::answer(view, bm25_index, settings, request, plan)),
-            Tier::Vector => vector::usable(self.vector).and_then(|vector_index| {
-                vector::answer(view, vector_index, settings, request, plan)
-            }),
-            Tier::Toc => Ok(toc::answer(view, self.scan_budget_events, request, plan)?),
+            Tier::Bm25 => bm25::usable(self.bm25, store)
+                .and_then(|bm25_index| bm25::answer(&search, bm25_index)),
+            Tier::Vector => vector::usable(self.vector)
+                .and_then(|vector_index| vector::answer(&search, vector_index)),
+            Tier::Toc => Ok(toc::answer(&search, self.scan_budget_events)?),
         })
     }
 }

@@ -12,14 +12,13 @@ use memory_store::Store;
 use memory_toc::parse_time_hint;
 use tracing::info_span;
 
-use super::{Index, MIN_RETRIEVED_HITS, Skip, response};
+use super::{Index, MIN_RETRIEVED_HITS, Search, Skip};
 use crate::api::{SearchRequest, SearchResponse, Tier, now_or};
 use crate::error::QueryError;
-use crate::evidence::{self, Prefetched};
-use crate::fusion::{HybridSettings, ListKind, RankedDoc, RankedList, fuse_lists};
-use crate::phrases::{Phrase, search_phrases};
+use crate::evidence::Prefetched;
+use crate::fusion::{ListKind, RankedDoc, RankedList};
+use crate::phrases::Phrase;
 use crate::plan::{SearchPlan, TimeRange};
-use crate::project::ProjectView;
 
 /// The BM25 index when it is enabled, healthy and current, else why not.
 pub(crate) fn usable<'a>(
@@ -44,22 +43,13 @@ pub(crate) struct Prepared {
 ///
 /// # Errors
 /// [`Skip::NoTerms`] when no phrase has a searchable term.
-pub(crate) fn prepare(
-    view: ProjectView<'_>,
-    handle: &Bm25Handle,
-    settings: HybridSettings,
-    request: &SearchRequest,
-    plan: &SearchPlan,
-) -> Result<Prepared, Skip> {
+pub(crate) fn prepare(search: &Search<'_>, handle: &Bm25Handle) -> Result<Prepared, Skip> {
+    let (view, request, plan) = (search.view, search.request, search.plan);
     let (query_text, range) = {
         let _parse = info_span!("parse_query").entered();
-        parse(view, handle, request, plan)?
+        parse(search, handle)?
     };
-    let phrases = search_phrases(
-        &query_text,
-        request.phrases.as_deref(),
-        settings.expand_query,
-    );
+    let phrases = search.phrases(&query_text);
     let queries: Vec<(Bm25Query, f32)> = phrases
         .iter()
         .filter_map(|phrase| {
@@ -101,41 +91,16 @@ pub(crate) fn lists(
 }
 
 /// The BM25 tier's answer.
-pub(crate) fn answer(
-    view: ProjectView<'_>,
-    handle: &Bm25Handle,
-    settings: HybridSettings,
-    request: &SearchRequest,
-    plan: &SearchPlan,
-) -> Result<SearchResponse, Skip> {
-    let span = info_span!(
-        "teleport_search",
-        project_id = view.project_id,
-        tier = "bm25"
-    );
+pub(crate) fn answer(search: &Search<'_>, handle: &Bm25Handle) -> Result<SearchResponse, Skip> {
+    let span = search.span(Tier::Bm25);
     let _entered = span.enter();
     let started = Instant::now();
-    let prepared = prepare(view, handle, settings, request, plan)?;
-    let lists = lists(handle, &prepared.queries, plan)?;
-    let ranked = {
-        let _fusion = info_span!("fusion", lists = lists.len()).entered();
-        fuse_lists(lists, settings.fusion)
-    };
-    let results = evidence::results(
-        view,
-        &ranked,
-        (&prepared.terms, Prefetched::new()),
-        prepared.range,
-        plan,
-    )
-    .map_err(failed)?;
-    Ok(response(
-        request,
-        Tier::Bm25,
-        started,
-        results,
-        prepared.range,
-    ))
+    let prepared = prepare(search, handle)?;
+    let lists = lists(handle, &prepared.queries, search.plan)?;
+    let results = search
+        .fused_results(lists, (&prepared.terms, Prefetched::new()), prepared.range)
+        .map_err(failed)?;
+    Ok(search.response(Tier::Bm25, started, results, prepared.range))
 }
 
 /// A failure while the BM25 (or hybrid) tier answers.
@@ -198,12 +163,8 @@ fn list(
 /// The query text and the time range: the request's, or a time hint in the query
 /// when the index holds documents in it (a hint that covers nothing is a figure of
 /// speech, not a filter), in which case the hint's words leave the query.
-fn parse(
-    view: ProjectView<'_>,
-    handle: &Bm25Handle,
-    request: &SearchRequest,
-    plan: &SearchPlan,
-) -> Result<(String, TimeRange), Skip> {
+fn parse(search: &Search<'_>, handle: &Bm25Handle) -> Result<(String, TimeRange), Skip> {
+    let (view, request, plan) = (search.view, search.request, search.plan);
     if plan.range != (None, None) {
         return Ok((request.query.clone(), plan.range));
     }

@@ -14,12 +14,10 @@ use std::time::Instant;
 use memory_actors::{Bm25Handle, VectorHandle};
 use tracing::info_span;
 
-use super::{Skip, bm25, response, vector};
-use crate::api::{SearchRequest, SearchResponse, Tier};
+use super::{Search, Skip, bm25, vector};
+use crate::api::{SearchResponse, Tier};
 use crate::evidence::{self, Prefetched};
-use crate::fusion::{HybridSettings, RankedList, fuse_lists};
-use crate::plan::SearchPlan;
-use crate::project::ProjectView;
+use crate::fusion::RankedList;
 
 /// Vector hits read per phrase in a hybrid search, at least. Fewer than BM25's
 /// ([`super::MIN_RETRIEVED_HITS`]): the semantic list's tail scores low after fusion
@@ -31,20 +29,14 @@ pub(crate) const VECTOR_RETRIEVED_HITS: usize = 30;
 /// The hybrid tier's answer; the BM25 tier's, with `fallback_reason`, when the vector
 /// side fails.
 pub(crate) fn answer(
-    view: ProjectView<'_>,
+    search: &Search<'_>,
     (bm25_index, vector_index): (&Bm25Handle, &VectorHandle),
-    settings: HybridSettings,
-    request: &SearchRequest,
-    plan: &SearchPlan,
 ) -> Result<SearchResponse, Skip> {
-    let span = info_span!(
-        "teleport_search",
-        project_id = view.project_id,
-        tier = "hybrid"
-    );
+    let (view, request, plan) = (search.view, search.request, search.plan);
+    let span = search.span(Tier::Hybrid);
     let _entered = span.enter();
     let started = Instant::now();
-    let prepared = bm25::prepare(view, bm25_index, settings, request, plan)?;
+    let prepared = bm25::prepare(search, bm25_index)?;
     let range = prepared.range;
     let (bm25_lists, vector_lists, prefetched) = std::thread::scope(|scope| {
         let span = tracing::Span::current();
@@ -86,14 +78,11 @@ pub(crate) fn answer(
         }
         Err(skip) => (Tier::Bm25, Some(format!("vector tier failed: {skip}"))),
     };
-    let ranked = {
-        let _fusion = info_span!("fusion", lists = lists.len()).entered();
-        fuse_lists(lists, settings.fusion)
-    };
-    let results = evidence::results(view, &ranked, (&prepared.terms, prefetched), range, plan)
+    let results = search
+        .fused_results(lists, (&prepared.terms, prefetched), range)
         .map_err(bm25::failed)?;
     Ok(SearchResponse {
         fallback_reason,
-        ..response(request, tier, started, results, range)
+        ..search.response(tier, started, results, range)
     })
 }

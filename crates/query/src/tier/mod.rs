@@ -19,10 +19,15 @@ use std::time::Instant;
 
 use memory_actors::Unavailable;
 use memory_search::SearchError;
+use tracing::info_span;
 
 use crate::api::{SearchRequest, SearchResponse, SearchResult, Tier, range_info};
 use crate::error::QueryError;
-use crate::plan::TimeRange;
+use crate::evidence::{self, Prefetched};
+use crate::fusion::{HybridSettings, RankedList, fuse_lists};
+use crate::phrases::{Phrase, search_phrases};
+use crate::plan::{SearchPlan, TimeRange};
+use crate::project::ProjectView;
 use crate::teleport::DISABLED_MESSAGE;
 
 /// Hits read per search, at least: enough evidence for the largest budgets whatever
@@ -92,21 +97,67 @@ impl Skip {
     }
 }
 
-/// A tier's answer: `fallback_reason` is left to the router.
-fn response(
-    request: &SearchRequest,
-    tier: Tier,
-    started: Instant,
-    (results, token_estimate): (Vec<SearchResult>, usize),
-    (from_ms, to_ms): TimeRange,
-) -> SearchResponse {
-    SearchResponse {
-        id: request.id.clone(),
-        tier,
-        fallback_reason: None,
-        results,
-        token_estimate,
-        took_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
-        time_range: range_info(from_ms, to_ms),
+/// One search as every tier reads it: the project, the settings, the request and its
+/// plan.
+#[derive(Clone, Copy)]
+pub(crate) struct Search<'a> {
+    pub(crate) view: ProjectView<'a>,
+    pub(crate) settings: HybridSettings,
+    pub(crate) request: &'a SearchRequest,
+    pub(crate) plan: &'a SearchPlan,
+}
+
+impl Search<'_> {
+    /// The phrases searched for `query_text`: it, and the request's phrases or (when
+    /// `expand_query` is on) its offline expansions.
+    fn phrases(&self, query_text: &str) -> Vec<Phrase> {
+        search_phrases(
+            query_text,
+            self.request.phrases.as_deref(),
+            self.settings.expand_query,
+        )
+    }
+
+    /// The span of one tier's search.
+    fn span(&self, tier: Tier) -> tracing::Span {
+        info_span!(
+            "teleport_search",
+            project_id = self.view.project_id,
+            tier = tier.as_str()
+        )
+    }
+
+    /// An accelerator tier's results from its lists: fused ([`fuse_lists`]), the
+    /// events behind the hits read and packed ([`evidence::results`]).
+    fn fused_results(
+        &self,
+        lists: Vec<RankedList>,
+        (terms, prefetched): (&[String], Prefetched),
+        range: TimeRange,
+    ) -> crate::Result<(Vec<SearchResult>, usize)> {
+        let ranked = {
+            let _fusion = info_span!("fusion", lists = lists.len()).entered();
+            fuse_lists(lists, self.settings.fusion)
+        };
+        evidence::results(self.view, &ranked, (terms, prefetched), range, self.plan)
+    }
+
+    /// A tier's answer: `fallback_reason` is left to the router.
+    fn response(
+        &self,
+        tier: Tier,
+        started: Instant,
+        (results, token_estimate): (Vec<SearchResult>, usize),
+        (from_ms, to_ms): TimeRange,
+    ) -> SearchResponse {
+        SearchResponse {
+            id: self.request.id.clone(),
+            tier,
+            fallback_reason: None,
+            results,
+            token_estimate,
+            took_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            time_range: range_info(from_ms, to_ms),
+        }
     }
 }

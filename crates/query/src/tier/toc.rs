@@ -24,21 +24,18 @@ use std::time::Instant;
 use memory_toc::terms::{TermIndex, TermPrefilter, query_terms};
 use memory_toc::{TocLevel, TocNode, parse_time_hint};
 
-use super::response;
-use crate::api::{SearchRequest, SearchResponse, Tier, now_or};
+use super::Search;
+use crate::api::{SearchResponse, Tier, now_or};
 use crate::error::QueryError;
 use crate::evidence::pack;
-use crate::plan::SearchPlan;
-use crate::project::ProjectView;
 use crate::segments::{Candidate, build_results, idf, score_events};
 
 /// The TOC tier's answer, reading at most `scan_budget_events` events.
 pub(crate) fn answer(
-    view: ProjectView<'_>,
+    search: &Search<'_>,
     scan_budget_events: usize,
-    request: &SearchRequest,
-    plan: &SearchPlan,
 ) -> crate::Result<SearchResponse> {
+    let (view, request, plan) = (search.view, search.request, search.plan);
     let started = Instant::now();
     let (mut from_ms, mut to_ms) = plan.range;
     let mut query_text = request.query.clone();
@@ -82,8 +79,7 @@ pub(crate) fn answer(
     }
     let mut results = build_results(&opened, scored, terms.is_empty());
     results.truncate(plan.limit);
-    Ok(response(
-        request,
+    Ok(search.response(
         Tier::Toc,
         started,
         pack(results, plan.budget),

@@ -10,13 +10,11 @@ use memory_toc::terms::query_terms;
 use memory_vector::VectorFilter;
 use tracing::info_span;
 
-use super::{Index, MIN_RETRIEVED_HITS, Skip, response};
-use crate::api::{SearchRequest, SearchResponse, Tier};
-use crate::evidence::{self, Prefetched};
-use crate::fusion::{HybridSettings, ListKind, RankedDoc, RankedList, fuse_lists};
-use crate::phrases::{Phrase, search_phrases};
-use crate::plan::SearchPlan;
-use crate::project::ProjectView;
+use super::{Index, MIN_RETRIEVED_HITS, Search, Skip};
+use crate::api::{SearchResponse, Tier};
+use crate::evidence::Prefetched;
+use crate::fusion::{ListKind, RankedDoc, RankedList};
+use crate::phrases::Phrase;
 
 /// The vector index when it is enabled and healthy, else why not.
 pub(crate) fn usable(vector: Option<&VectorHandle>) -> Result<&VectorHandle, Skip> {
@@ -64,25 +62,12 @@ pub(crate) fn lists(
 /// The vector tier's answer: when BM25 cannot answer. Time hints in the question are
 /// not applied (only the request's `from`/`to`): without BM25 there is no cheap way to
 /// tell whether a hint covers data, and a wrong filter would hide everything.
-pub(crate) fn answer(
-    view: ProjectView<'_>,
-    vector: &VectorHandle,
-    settings: HybridSettings,
-    request: &SearchRequest,
-    plan: &SearchPlan,
-) -> Result<SearchResponse, Skip> {
+pub(crate) fn answer(search: &Search<'_>, vector: &VectorHandle) -> Result<SearchResponse, Skip> {
+    let (view, request, plan) = (search.view, search.request, search.plan);
     let started = Instant::now();
-    let span = info_span!(
-        "teleport_search",
-        project_id = view.project_id,
-        tier = "vector"
-    );
+    let span = search.span(Tier::Vector);
     let _entered = span.enter();
-    let phrases = search_phrases(
-        &request.query,
-        request.phrases.as_deref(),
-        settings.expand_query,
-    );
+    let phrases = search.phrases(&request.query);
     let filter = plan.vector_filter(view.project_id, request.session_id.as_deref(), plan.range);
     let lists = lists(
         vector,
@@ -90,10 +75,6 @@ pub(crate) fn answer(
         &filter,
         plan.limit.max(MIN_RETRIEVED_HITS),
     )?;
-    let ranked = {
-        let _fusion = info_span!("fusion", lists = lists.len()).entered();
-        fuse_lists(lists, settings.fusion)
-    };
     let mut terms: Vec<String> = Vec::new();
     for phrase in &phrases {
         for term in query_terms(&phrase.text) {
@@ -102,16 +83,11 @@ pub(crate) fn answer(
             }
         }
     }
-    let results = evidence::results(view, &ranked, (&terms, Prefetched::new()), plan.range, plan)
+    let results = search
+        .fused_results(lists, (&terms, Prefetched::new()), plan.range)
         .map_err(|error| Skip::Failed {
-        index: Index::Vector,
-        error,
-    })?;
-    Ok(response(
-        request,
-        Tier::Vector,
-        started,
-        results,
-        plan.range,
-    ))
+            index: Index::Vector,
+            error,
+        })?;
+    Ok(search.response(Tier::Vector, started, results, plan.range))
 }
