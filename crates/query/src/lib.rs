@@ -14,7 +14,8 @@
 //!
 //! [`QueryService::call`] takes a method name and a JSON body and returns JSON or a
 //! [`memory_types::ServiceError`] (`invalid_argument`, `not_found`, `unavailable`,
-//! `internal`); the typed methods are for callers in the same process.
+//! `internal`); the typed methods are for callers in the same process and fail with a
+//! [`QueryError`], which keeps the store's error as its source.
 //!
 //! [`query_schema`] is the JSON Schema of every request and response
 //! (`schemas/query.v1.json`).
