@@ -75,7 +75,9 @@ fn demo_queries(config: &Config, data_dir: &Path) -> anyhow::Result<()> {
     let bm25 = bm25_settings(config, data_dir).map(memory_projections::Bm25Handle::open);
     let vector = vector_settings(config, data_dir).map(memory_projections::VectorHandle::open);
     let service = crate::query_cli::query_service(config, store, config.toc.tz()?, bm25, vector);
-    let fail = |err: memory_types::ServiceError| anyhow::anyhow!("{err}");
+    let fail = |err: memory_query::QueryError| {
+        anyhow::anyhow!("{}", memory_types::ServiceError::from(err))
+    };
     println!("\n== the time table of contents of webapp");
     for year in service.toc_root("webapp").map_err(fail)?.years {
         crate::query_cli::print_node_line(&year);
@@ -140,7 +142,7 @@ fn demo_queries(config: &Config, data_dir: &Path) -> anyhow::Result<()> {
         match search {
             Ok(search) => crate::query_cli::print_search(&search),
             // A forced tier that cannot answer says why (e.g. no model installed).
-            Err(err) if mode != SearchMode::Auto => println!("  {}", err.error.message),
+            Err(err) if mode != SearchMode::Auto => println!("  {err}"),
             Err(err) => return Err(fail(err)),
         }
     }

@@ -9,7 +9,9 @@ use std::collections::BTreeMap;
 
 use chrono::{DateTime, NaiveDate, Utc};
 use memory_toc::{Grip, SearchChildrenPage, SearchField, TocBullet, TocLevel, TocNode, TocNodeId};
-use memory_types::{Event, ServiceError};
+use memory_types::Event;
+
+use crate::error::QueryError;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -37,17 +39,17 @@ impl TimeArg {
     ///
     /// # Errors
     /// `invalid_argument` naming `field` when the text is neither form.
-    pub fn to_ms(&self, field: &str) -> Result<u64, ServiceError> {
+    pub fn to_ms(&self, field: &str) -> crate::Result<u64> {
         match self {
             TimeArg::Millis(ms) => Ok(*ms),
             TimeArg::Text(text) => {
                 if let Ok(instant) = DateTime::parse_from_rfc3339(text) {
                     return u64::try_from(instant.timestamp_millis()).map_err(|_| {
-                        ServiceError::invalid_argument(format!("{field} {text:?} is before 1970"))
+                        QueryError::invalid_argument(format!("{field} {text:?} is before 1970"))
                     });
                 }
                 let date = NaiveDate::parse_from_str(text, "%Y-%m-%d").map_err(|_| {
-                    ServiceError::invalid_argument(format!(
+                    QueryError::invalid_argument(format!(
                         "{field} {text:?} is not epoch milliseconds, RFC 3339 \
                          (2026-01-30T09:15:00Z) or a date (2026-01-30)"
                     ))
@@ -58,7 +60,7 @@ impl TimeArg {
                 midnight
                     .and_then(|ms| u64::try_from(ms).ok())
                     .ok_or_else(|| {
-                        ServiceError::invalid_argument(format!("{field} {text:?} is before 1970"))
+                        QueryError::invalid_argument(format!("{field} {text:?} is before 1970"))
                     })
             }
         }
@@ -350,6 +352,39 @@ pub enum SearchMode {
     Hybrid,
 }
 
+/// Which tier answered `search`; on the wire `toc`, `bm25`, `vector` or `hybrid`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Tier {
+    /// BM25 and vectors fused.
+    Hybrid,
+    /// BM25 alone.
+    Bm25,
+    /// Vectors alone.
+    Vector,
+    /// TOC navigation, no index.
+    Toc,
+}
+
+impl Tier {
+    /// The wire name (also the `tier` label of the search metrics).
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Tier::Hybrid => "hybrid",
+            Tier::Bm25 => "bm25",
+            Tier::Vector => "vector",
+            Tier::Toc => "toc",
+        }
+    }
+}
+
+impl std::fmt::Display for Tier {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str(self.as_str())
+    }
+}
+
 /// `search`: the call agents use.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -432,7 +467,8 @@ pub struct SearchResponse {
     /// The request's `id`.
     pub id: Option<serde_json::Value>,
     /// `toc`, `bm25`, `vector` or `hybrid`: which tier answered.
-    pub tier: String,
+    #[schemars(with = "String")]
+    pub tier: Tier,
     /// Why a better tier did not answer, when one was skipped.
     pub fallback_reason: Option<String>,
     /// Hits, best first.
@@ -449,9 +485,9 @@ pub struct SearchResponse {
 ///
 /// # Errors
 /// `invalid_argument` with the parser's reason.
-pub fn parse_node_id(field: &str, text: &str) -> Result<TocNodeId, ServiceError> {
+pub fn parse_node_id(field: &str, text: &str) -> crate::Result<TocNodeId> {
     text.parse()
-        .map_err(|err| ServiceError::invalid_argument(format!("{field}: {err}")))
+        .map_err(|err| QueryError::invalid_argument(format!("{field}: {err}")))
 }
 
 /// A request body, parsed with the field named in the error.
@@ -461,14 +497,14 @@ pub fn parse_node_id(field: &str, text: &str) -> Result<TocNodeId, ServiceError>
 pub fn parse_request<T: serde::de::DeserializeOwned>(
     method: &str,
     payload: &[u8],
-) -> Result<T, ServiceError> {
+) -> crate::Result<T> {
     let payload = if payload.iter().all(u8::is_ascii_whitespace) {
         b"{}".as_slice()
     } else {
         payload
     };
     serde_json::from_slice(payload).map_err(|err| {
-        ServiceError::invalid_argument(format!("{method} request is not valid: {err}"))
+        QueryError::invalid_argument(format!("{method} request is not valid: {err}"))
     })
 }
 
@@ -648,11 +684,11 @@ pub fn range_info(from_ms: Option<u64>, to_ms: Option<u64>) -> Option<BTreeMap<S
 ///
 /// # Errors
 /// `invalid_argument` for a bad `now`.
-pub fn now_or(now: Option<&TimeArg>) -> Result<DateTime<Utc>, ServiceError> {
+pub fn now_or(now: Option<&TimeArg>) -> crate::Result<DateTime<Utc>> {
     let ms = match now {
         Some(now) => now.to_ms("now")?,
         None => memory_types::now_ms(),
     };
     DateTime::from_timestamp_millis(i64::try_from(ms).unwrap_or(i64::MAX))
-        .ok_or_else(|| ServiceError::invalid_argument("now is out of range"))
+        .ok_or_else(|| QueryError::invalid_argument("now is out of range"))
 }

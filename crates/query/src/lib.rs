@@ -6,14 +6,16 @@
 //!   `grip.expand`;
 //! - the Phase 10.5 plan's index-free search: `toc.search_node`, `toc.search_children`
 //!   and `navigate` (the agent loop in code, with its path explained);
-//! - `search`, the one call agents need. A capability router picks the tier: BM25 when
-//!   the index is enabled, healthy and current, else the TOC tier, which needs no index
-//!   and says in `fallback_reason` why it answered;
+//! - `search`, the one call agents need. A capability router picks the tier: hybrid
+//!   (BM25 and vectors fused) when both indexes are enabled, healthy and current, else
+//!   BM25 or vectors alone, else the TOC tier, which needs no index; `fallback_reason`
+//!   says why a better tier did not answer;
 //! - the BM25 PRD's `teleport.search` and `teleport.status`.
 //!
 //! [`QueryService::call`] takes a method name and a JSON body and returns JSON or a
 //! [`memory_types::ServiceError`] (`invalid_argument`, `not_found`, `unavailable`,
-//! `internal`); the typed methods are for callers in the same process.
+//! `internal`); the typed methods are for callers in the same process and fail with a
+//! [`QueryError`], which keeps the store's error as its source.
 //!
 //! [`query_schema`] is the JSON Schema of every request and response
 //! (`schemas/query.v1.json`).
@@ -25,17 +27,23 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used))]
 
 pub mod api;
-mod bm25_search;
-mod hybrid;
+mod error;
+mod evidence;
+mod fusion;
+mod metrics;
 mod navigator;
 mod phrases;
 mod plan;
+mod project;
+mod router;
 pub mod schema;
+mod segments;
 mod service;
 mod teleport;
-mod toc_search;
+mod tier;
 
-pub use hybrid::{Fusion, HybridSettings, RRF_K, VECTOR_SHARE};
+pub use error::{QueryError, Result};
+pub use fusion::{Fusion, HybridSettings, RRF_K, VECTOR_SHARE};
 pub use navigator::STRONG_MATCH;
 pub use phrases::{MAX_PHRASE_CHARS, MAX_PHRASES};
 pub use schema::{query_schema, query_schema_json};

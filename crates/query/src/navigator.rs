@@ -20,15 +20,15 @@ use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
 use memory_projections::bullet_grips;
-use memory_text::{TermIndex, estimate_tokens, query_terms};
+use memory_text::estimate_tokens;
+use memory_text::{TermIndex, query_terms};
 use memory_toc::{TocLevel, TocNode, TocNodeId, parse_time_hint};
-use memory_types::ServiceError;
 
 use crate::api::{
     DEFAULT_TOKEN_BUDGET, NavigateRequest, NavigateResponse, NavigationEvidence, NavigationStep,
     TimeHintInfo, now_or,
 };
-use crate::service::{QueryService, internal};
+use crate::project::ProjectView;
 
 /// A child holding at least this share of the query terms is a strong match: the plan's
 /// "score > 0.5" drill-down threshold.
@@ -50,8 +50,7 @@ struct Pending {
 }
 
 struct Walk<'a> {
-    service: &'a QueryService,
-    project_id: &'a str,
+    view: ProjectView<'a>,
     terms: Vec<String>,
     budget: usize,
     used: usize,
@@ -66,14 +65,14 @@ impl Walk<'_> {
     /// in its own text or, for a period, in its children's. A week's summary names its
     /// days' topics, not every segment's, so looking one level down keeps a term that
     /// only a segment title holds visible two levels up.
-    fn coverage(&self, node: &TocNode) -> Result<f32, ServiceError> {
+    fn coverage(&self, node: &TocNode) -> crate::Result<f32> {
         if self.terms.is_empty() {
             return Ok(1.0);
         }
         let mut text = node.searchable_text();
         if node.level < TocLevel::Day {
             for child_id in &node.child_ids {
-                if let Some(child) = self.service.try_node(self.project_id, child_id)? {
+                if let Some(child) = self.view.try_node(child_id)? {
                     text.push('\n');
                     text.push_str(&child.searchable_text());
                 }
@@ -121,18 +120,16 @@ impl Walk<'_> {
         Some(self.queue.swap_remove(best))
     }
 
-    fn open(&mut self, pending: &Pending) -> Result<(), ServiceError> {
+    fn open(&mut self, pending: &Pending) -> crate::Result<()> {
         self.visited.insert(pending.node_id);
         let node = match &pending.node_id {
-            Some(node_id) => Some(self.service.load_node(self.project_id, node_id)?),
+            Some(node_id) => Some(self.view.node(node_id)?),
             None => None,
         };
         if let Some(node) = node.as_ref().filter(|n| n.level == TocLevel::Segment) {
             return self.gather(node, pending.score);
         }
-        let children = self
-            .service
-            .children(self.project_id, pending.node_id.as_ref())?;
+        let children = self.view.children(pending.node_id.as_ref())?;
         let mut scored: Vec<(f32, &TocNode)> = Vec::with_capacity(children.len());
         for child in &children {
             let score = self.coverage(child)?;
@@ -203,7 +200,7 @@ impl Walk<'_> {
     }
 
     /// Adds a segment's bullets and grips to the evidence, within the budget.
-    fn gather(&mut self, node: &TocNode, score: f32) -> Result<(), ServiceError> {
+    fn gather(&mut self, node: &TocNode, score: f32) -> crate::Result<()> {
         let matches_terms = |text: &str| {
             let index = TermIndex::new(text);
             self.terms.iter().any(|t| index.contains(t))
@@ -222,7 +219,7 @@ impl Walk<'_> {
             bullets.iter().flat_map(|b| b.grip_ids.clone()).collect()
         };
         bullets.extend(others);
-        let mut grips = bullet_grips(self.service.store(), node).map_err(internal)?;
+        let mut grips = bullet_grips(self.view.store, node)?;
         grips.retain(|grip| cited.contains(&grip.grip_id));
         let mut remaining = self.budget.saturating_sub(self.used);
         let title_cost = estimate_tokens(node.title.chars().count());
@@ -287,20 +284,18 @@ fn found_step(node: &TocNode, score: f32, reason: &str) -> NavigationStep {
 }
 
 pub(crate) fn navigate(
-    service: &QueryService,
-    project_id: &str,
+    view: ProjectView<'_>,
     request: &NavigateRequest,
-) -> Result<NavigateResponse, ServiceError> {
+) -> crate::Result<NavigateResponse> {
     let now = now_or(request.now.as_ref())?;
-    let hint = parse_time_hint(&request.query, now, service.tz());
+    let hint = parse_time_hint(&request.query, now, view.tz);
     let topic = hint
         .as_ref()
         .map_or(request.query.as_str(), |h| h.remainder.as_str());
     let max_depth = request.max_depth.unwrap_or(DEFAULT_MAX_DEPTH).max(1);
     let max_nodes = request.max_nodes.unwrap_or(DEFAULT_MAX_NODES).max(1);
     let mut walk = Walk {
-        service,
-        project_id,
+        view,
         terms: query_terms(topic),
         budget: request.token_budget.unwrap_or(DEFAULT_TOKEN_BUDGET),
         used: 0,
@@ -350,8 +345,7 @@ pub(crate) fn navigate(
                 let Some((index, (node_id, reason))) = fallbacks.next() else {
                     break None;
                 };
-                let exists = node_id
-                    .is_none_or(|id| matches!(service.try_node(project_id, &id), Ok(Some(_))));
+                let exists = node_id.is_none_or(|id| matches!(view.try_node(&id), Ok(Some(_))));
                 if walk.visited.contains(&node_id) {
                     continue;
                 }

@@ -25,6 +25,8 @@
 
 use memory_text::is_stopword;
 
+use crate::error::QueryError;
+
 /// Most phrases a caller may pass.
 pub const MAX_PHRASES: usize = 5;
 /// Longest phrase a caller may pass, characters.
@@ -66,23 +68,25 @@ impl Phrase {
 /// [`MAX_PHRASE_CHARS`].
 ///
 /// # Errors
-/// What is wrong, for an `invalid_argument` reply.
-pub(crate) fn validate(phrases: &[String]) -> Result<(), String> {
+/// `invalid_argument` saying what is wrong.
+pub(crate) fn validate(phrases: &[String]) -> crate::Result<()> {
     if phrases.is_empty() || phrases.len() > MAX_PHRASES {
-        return Err(format!(
+        return Err(QueryError::invalid_argument(format!(
             "phrases must hold 1 to {MAX_PHRASES} search phrases, got {}",
             phrases.len()
-        ));
+        )));
     }
     for (index, phrase) in phrases.iter().enumerate() {
         if phrase.trim().is_empty() {
-            return Err(format!("phrases[{index}] is empty"));
+            return Err(QueryError::invalid_argument(format!(
+                "phrases[{index}] is empty"
+            )));
         }
         let chars = phrase.chars().count();
         if chars > MAX_PHRASE_CHARS {
-            return Err(format!(
+            return Err(QueryError::invalid_argument(format!(
                 "phrases[{index}] has {chars} characters; at most {MAX_PHRASE_CHARS}"
-            ));
+            )));
         }
     }
     Ok(())
@@ -285,7 +289,9 @@ mod tests {
         assert!(validate(&[]).is_err());
         assert!(validate(&vec!["a".to_owned(); 6]).is_err());
         assert_eq!(
-            validate(&["ok".to_owned(), "  ".to_owned()]).expect_err("blank"),
+            validate(&["ok".to_owned(), "  ".to_owned()])
+                .expect_err("blank")
+                .to_string(),
             "phrases[1] is empty"
         );
         assert!(validate(&["x".repeat(501)]).is_err());

@@ -2,9 +2,9 @@
 //! limits, filters and weighting, and a bad argument is `invalid_argument` whichever
 //! tier would have answered.
 
+use crate::error::QueryError;
 use memory_search::DocType;
 use memory_toc::TocLevel;
-use memory_types::ServiceError;
 use memory_vector::DocSelector;
 
 use crate::api::{DEFAULT_SEARCH_RESULTS, DEFAULT_TOKEN_BUDGET, MAX_PAGE, SearchRequest, now_or};
@@ -58,32 +58,32 @@ impl SearchPlan {
     ///
     /// # Errors
     /// `invalid_argument`: bad times, phrases, doc type, or half-life.
-    pub(crate) fn new(request: &SearchRequest) -> Result<Self, ServiceError> {
+    pub(crate) fn new(request: &SearchRequest) -> crate::Result<Self> {
         let from_ms = request.from.as_ref().map(|t| t.to_ms("from")).transpose()?;
         let to_ms = request.to.as_ref().map(|t| t.to_ms("to")).transpose()?;
         if let (Some(from), Some(to)) = (from_ms, to_ms)
             && from >= to
         {
-            return Err(ServiceError::invalid_argument(format!(
+            return Err(QueryError::invalid_argument(format!(
                 "from ({from} ms) must be before to ({to} ms)"
             )));
         }
         if let Some(caller) = &request.phrases {
-            phrases::validate(caller).map_err(ServiceError::invalid_argument)?;
+            phrases::validate(caller)?;
         }
         let doc_type = request
             .doc_type
             .as_deref()
             .map(|text| {
                 text.parse::<DocType>().map_err(|_| {
-                    ServiceError::invalid_argument(format!(
+                    QueryError::invalid_argument(format!(
                         "doc_type {text:?} is not one of toc_node, grip, event"
                     ))
                 })
             })
             .transpose()?;
         if request.level.is_some() && doc_type.is_some_and(|t| t != DocType::TocNode) {
-            return Err(ServiceError::invalid_argument(
+            return Err(QueryError::invalid_argument(
                 "level filters TOC nodes; it cannot be combined with another doc_type",
             ));
         }
@@ -97,7 +97,7 @@ impl SearchPlan {
                 })
             }
             Some(days) => {
-                return Err(ServiceError::invalid_argument(format!(
+                return Err(QueryError::invalid_argument(format!(
                     "recency_half_life_days must be above 0 and at most {MAX_HALF_LIFE_DAYS}, \
                      got {days}"
                 )));

@@ -1,15 +1,13 @@
 //! [`QueryService`]: every query call over one store, the same for NATS and the CLI.
 
-use std::sync::LazyLock;
 use std::time::Instant;
 
-use memory_projections::{Bm25Handle, GripExtractor, RollupBuilder, VectorHandle};
+use memory_projections::{Bm25Handle, GripExtractor, VectorHandle};
 use memory_store::Store;
 use memory_toc::{
-    DEFAULT_SEARCH_LIMIT, GripId, TocLevel, TocNode, TocNodeId, Tz, search_children, search_node,
+    DEFAULT_SEARCH_LIMIT, GripId, TocLevel, TocNode, Tz, search_children, search_node,
 };
 use memory_types::{Event, ServiceError, is_valid_project_id};
-use prometheus::{HistogramVec, IntCounterVec};
 use serde::Serialize;
 use tracing::info_span;
 
@@ -21,8 +19,12 @@ use crate::api::{
     TocBrowseResponse, TocNodeRequest, TocNodeResponse, TocRootResponse, parse_node_id,
     parse_request,
 };
-use crate::hybrid::HybridSettings;
-use crate::{bm25_search, navigator, teleport};
+use crate::error::QueryError;
+use crate::fusion::HybridSettings;
+use crate::metrics::QUERY_METRICS;
+use crate::project::ProjectView;
+use crate::router::Router;
+use crate::{navigator, teleport};
 
 /// Every method a client can call, as it appears in subjects
 /// (`memory.query.<project>.<method>`).
@@ -40,68 +42,6 @@ pub const METHODS: &[&str] = &[
     "teleport.status",
     "vector.search",
 ];
-
-struct QueryMetrics {
-    requests: IntCounterVec,
-    latency: HistogramVec,
-    /// `search_requests_total{tier, fallback}`: which tier answered `search`, and
-    /// whether it was a fallback.
-    search_requests: IntCounterVec,
-    /// `search_latency_seconds{tier}`.
-    search_latency: HistogramVec,
-}
-
-static QUERY_METRICS: LazyLock<QueryMetrics> = LazyLock::new(|| {
-    let requests = IntCounterVec::new(
-        prometheus::Opts::new(
-            "memory_query_requests_total",
-            "Query calls by method and outcome (ok or the error code).",
-        ),
-        &["method", "outcome"],
-    )
-    .unwrap_or_else(|err| panic!("metric definition: {err}"));
-    let latency = HistogramVec::new(
-        prometheus::HistogramOpts::new(
-            "memory_query_latency_seconds",
-            "Time to answer a query call, by method.",
-        )
-        .buckets(vec![
-            0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
-        ]),
-        &["method"],
-    )
-    .unwrap_or_else(|err| panic!("metric definition: {err}"));
-    let search_requests = IntCounterVec::new(
-        prometheus::Opts::new(
-            "search_requests_total",
-            "search answers by the tier that answered and whether it was a fallback.",
-        ),
-        &["tier", "fallback"],
-    )
-    .unwrap_or_else(|err| panic!("metric definition: {err}"));
-    let search_latency = HistogramVec::new(
-        prometheus::HistogramOpts::new(
-            "search_latency_seconds",
-            "Time to answer search, by the tier that answered.",
-        )
-        .buckets(vec![
-            0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
-        ]),
-        &["tier"],
-    )
-    .unwrap_or_else(|err| panic!("metric definition: {err}"));
-    let registry = prometheus::default_registry();
-    let _ = registry.register(Box::new(requests.clone()));
-    let _ = registry.register(Box::new(latency.clone()));
-    let _ = registry.register(Box::new(search_requests.clone()));
-    let _ = registry.register(Box::new(search_latency.clone()));
-    QueryMetrics {
-        requests,
-        latency,
-        search_requests,
-        search_latency,
-    }
-});
 
 /// Answers query calls from the projections in one store.
 #[derive(Clone)]
@@ -141,20 +81,12 @@ impl QueryService {
         self
     }
 
-    pub(crate) fn hybrid(&self) -> &HybridSettings {
-        &self.hybrid
-    }
-
     /// Searches by meaning through this vector index when it is usable (`None`: vector
     /// search is disabled).
     #[must_use]
     pub fn with_vector(mut self, vector: Option<VectorHandle>) -> Self {
         self.vector = vector;
         self
-    }
-
-    pub(crate) fn vector(&self) -> Option<&VectorHandle> {
-        self.vector.as_ref()
     }
 
     /// Searches through this BM25 index when it is usable (`None`: BM25 is disabled and
@@ -165,10 +97,6 @@ impl QueryService {
         self
     }
 
-    pub(crate) fn bm25(&self) -> Option<&Bm25Handle> {
-        self.bm25.as_ref()
-    }
-
     /// Sets how many events one index-free search may read.
     #[must_use]
     pub fn with_scan_budget(mut self, scan_budget_events: usize) -> Self {
@@ -176,16 +104,13 @@ impl QueryService {
         self
     }
 
-    pub(crate) fn store(&self) -> &Store {
-        &self.store
-    }
-
-    pub(crate) fn tz(&self) -> Tz {
-        self.tz
-    }
-
-    pub(crate) fn scan_budget_events(&self) -> usize {
-        self.scan_budget_events
+    /// The projections of `project_id`.
+    fn view<'a>(&'a self, project_id: &'a str) -> ProjectView<'a> {
+        ProjectView {
+            store: &self.store,
+            tz: self.tz,
+            project_id,
+        }
     }
 
     /// Answers `method` for `project_id` with a JSON request body: the NATS entry point.
@@ -202,7 +127,9 @@ impl QueryService {
         let started = Instant::now();
         let span = info_span!("query", method, project_id);
         let _entered = span.enter();
-        let result = self.dispatch(project_id, method, payload);
+        let result = self
+            .dispatch(project_id, method, payload)
+            .map_err(ServiceError::from);
         let metrics = &*QUERY_METRICS;
         let label = if METHODS.contains(&method) {
             method
@@ -226,7 +153,7 @@ impl QueryService {
         project_id: &str,
         method: &str,
         payload: &[u8],
-    ) -> Result<serde_json::Value, ServiceError> {
+    ) -> crate::Result<serde_json::Value> {
         check_project(project_id)?;
         match method {
             "toc.root" => {
@@ -259,13 +186,17 @@ impl QueryService {
             "vector.search" => {
                 let request: TeleportSearchRequest = parse_request(method, payload)?;
                 check_body_project(request.project_id.as_deref(), project_id)?;
-                to_json(crate::hybrid::vector_search(self, project_id, &request)?)
+                to_json(teleport::vector_search(
+                    self.vector.as_ref(),
+                    project_id,
+                    &request,
+                )?)
             }
             "teleport.status" => {
                 let _: TeleportStatusRequest = parse_request(method, payload)?;
                 to_json(self.teleport_status()?)
             }
-            other => Err(ServiceError::invalid_argument(format!(
+            other => Err(QueryError::invalid_argument(format!(
                 "unknown method {other:?}; methods are {}",
                 METHODS.join(", ")
             ))),
@@ -276,11 +207,10 @@ impl QueryService {
     ///
     /// # Errors
     /// `internal` on store failures.
-    pub fn toc_root(&self, project_id: &str) -> Result<TocRootResponse, ServiceError> {
+    pub fn toc_root(&self, project_id: &str) -> crate::Result<TocRootResponse> {
         Ok(TocRootResponse {
             project_id: project_id.to_string(),
-            years: RollupBuilder::nodes_at_level(&self.store, project_id, TocLevel::Year)
-                .map_err(internal)?,
+            years: self.view(project_id).nodes_at_level(TocLevel::Year)?,
         })
     }
 
@@ -292,49 +222,11 @@ impl QueryService {
         &self,
         project_id: &str,
         request: &TocNodeRequest,
-    ) -> Result<TocNodeResponse, ServiceError> {
+    ) -> crate::Result<TocNodeResponse> {
         let node_id = parse_node_id("node_id", &request.node_id)?;
         Ok(TocNodeResponse {
-            node: self.load_node(project_id, &node_id)?,
+            node: self.view(project_id).node(&node_id)?,
         })
-    }
-
-    pub(crate) fn load_node(
-        &self,
-        project_id: &str,
-        node_id: &TocNodeId,
-    ) -> Result<TocNode, ServiceError> {
-        self.try_node(project_id, node_id)?.ok_or_else(|| {
-            ServiceError::not_found(format!("project {project_id:?} has no node {node_id}"))
-        })
-    }
-
-    pub(crate) fn try_node(
-        &self,
-        project_id: &str,
-        node_id: &TocNodeId,
-    ) -> Result<Option<TocNode>, ServiceError> {
-        RollupBuilder::node(&self.store, project_id, node_id).map_err(internal)
-    }
-
-    /// The children of a node (the years for `None`), loaded, chronological.
-    pub(crate) fn children(
-        &self,
-        project_id: &str,
-        parent: Option<&TocNodeId>,
-    ) -> Result<Vec<TocNode>, ServiceError> {
-        let Some(parent) = parent else {
-            return RollupBuilder::nodes_at_level(&self.store, project_id, TocLevel::Year)
-                .map_err(internal);
-        };
-        let node = self.load_node(project_id, parent)?;
-        let mut children = Vec::with_capacity(node.child_ids.len());
-        for child_id in &node.child_ids {
-            if let Some(child) = self.try_node(project_id, child_id)? {
-                children.push(child);
-            }
-        }
-        Ok(children)
     }
 
     /// `toc.browse`.
@@ -345,12 +237,12 @@ impl QueryService {
         &self,
         project_id: &str,
         request: &TocBrowseRequest,
-    ) -> Result<TocBrowseResponse, ServiceError> {
+    ) -> crate::Result<TocBrowseResponse> {
         let parent = match request.node_id.as_deref() {
             None | Some("") => None,
             Some(text) => Some(parse_node_id("node_id", text)?),
         };
-        let children = self.children(project_id, parent.as_ref())?;
+        let children = self.view(project_id).children(parent.as_ref())?;
         let offset = parse_page_token(request.page_token.as_deref())?;
         let limit = request.limit.unwrap_or(20).clamp(1, MAX_PAGE);
         let page: Vec<TocNode> = children.iter().skip(offset).take(limit).cloned().collect();
@@ -372,7 +264,7 @@ impl QueryService {
         &self,
         project_id: &str,
         request: &EventsGetRequest,
-    ) -> Result<EventsGetResponse, ServiceError> {
+    ) -> crate::Result<EventsGetResponse> {
         let from_ms = request.from.as_ref().map(|t| t.to_ms("from")).transpose()?;
         let to_ms = request.to.as_ref().map(|t| t.to_ms("to")).transpose()?;
         let offset = parse_page_token(request.page_token.as_deref())?;
@@ -384,7 +276,7 @@ impl QueryService {
             .scan_events(project_id, request.session_id.as_deref(), from_ms, to_ms)
             .skip(offset);
         for item in scan {
-            let (_, event) = item.map_err(internal)?;
+            let (_, event) = item?;
             if events.len() == limit {
                 has_more = true;
                 break;
@@ -407,28 +299,26 @@ impl QueryService {
         &self,
         project_id: &str,
         request: &GripExpandRequest,
-    ) -> Result<GripExpandResponse, ServiceError> {
+    ) -> crate::Result<GripExpandResponse> {
         let grip_id: GripId = request
             .grip_id
             .parse()
-            .map_err(|err| ServiceError::invalid_argument(format!("grip_id: {err}")))?;
-        let grip = GripExtractor::grip(&self.store, &grip_id)
-            .map_err(internal)?
+            .map_err(|err| QueryError::invalid_argument(format!("grip_id: {err}")))?;
+        let grip = GripExtractor::grip(&self.store, &grip_id)?
             .filter(|grip| grip.project_id == project_id)
             .ok_or_else(|| {
-                ServiceError::not_found(format!("project {project_id:?} has no grip {grip_id}"))
+                QueryError::not_found(format!("project {project_id:?} has no grip {grip_id}"))
             })?;
         let session: Vec<Event> = self
             .store
             .scan_events(project_id, Some(&grip.session_id), None, None)
             .map(|item| item.map(|(_, event)| event))
-            .collect::<Result<_, _>>()
-            .map_err(internal)?;
+            .collect::<Result<_, _>>()?;
         let start = session
             .iter()
             .position(|event| event.event_id == grip.event_id_start)
             .ok_or_else(|| {
-                ServiceError::not_found(format!(
+                QueryError::not_found(format!(
                     "grip {grip_id} cites event {:?}, which its session does not hold",
                     grip.event_id_start
                 ))
@@ -455,10 +345,10 @@ impl QueryService {
         &self,
         project_id: &str,
         request: &SearchNodeRequest,
-    ) -> Result<SearchNodeResponse, ServiceError> {
+    ) -> crate::Result<SearchNodeResponse> {
         check_query(&request.query)?;
         let node_id = parse_node_id("node_id", &request.node_id)?;
-        let node = self.load_node(project_id, &node_id)?;
+        let node = self.view(project_id).node(&node_id)?;
         let mut matches = search_node(&node, &request.query, &request.fields);
         matches.truncate(request.limit.unwrap_or(DEFAULT_SEARCH_LIMIT).min(MAX_PAGE));
         if let Some(budget) = request.token_budget {
@@ -485,7 +375,7 @@ impl QueryService {
         &self,
         project_id: &str,
         request: &SearchChildrenRequest,
-    ) -> Result<SearchChildrenResponse, ServiceError> {
+    ) -> crate::Result<SearchChildrenResponse> {
         check_query(&request.query)?;
         let parent = match request.parent_id.as_deref() {
             None | Some("") => None,
@@ -497,19 +387,16 @@ impl QueryService {
                 if let Some(level) = level
                     && Some(level) != child_level
                 {
-                    return Err(ServiceError::invalid_argument(format!(
+                    return Err(QueryError::invalid_argument(format!(
                         "child_level {} is not the child level of {parent}",
                         level.as_str()
                     )));
                 }
-                self.children(project_id, Some(parent))?
+                self.view(project_id).children(Some(parent))?
             }
-            (None, level) => RollupBuilder::nodes_at_level(
-                &self.store,
-                project_id,
-                level.unwrap_or(TocLevel::Year),
-            )
-            .map_err(internal)?,
+            (None, level) => self
+                .view(project_id)
+                .nodes_at_level(level.unwrap_or(TocLevel::Year))?,
         };
         Ok(search_children(
             &candidates,
@@ -528,14 +415,13 @@ impl QueryService {
         &self,
         project_id: &str,
         request: &NavigateRequest,
-    ) -> Result<NavigateResponse, ServiceError> {
+    ) -> crate::Result<NavigateResponse> {
         check_query(&request.query)?;
-        navigator::navigate(self, project_id, request)
+        navigator::navigate(self.view(project_id), request)
     }
 
-    /// `search`: the BM25 tier when it is usable, else the TOC tier, which says why in
-    /// `fallback_reason` (see `bm25_search`). `semantic` and `hybrid` name tiers this
-    /// build does not have and answer `unavailable`.
+    /// `search`: the best tier of the request's mode that can answer; a tier standing
+    /// in for a better one says why in `fallback_reason` (see `router`).
     ///
     /// # Errors
     /// `invalid_argument` for an empty query or bad times; `unavailable` for a forced
@@ -544,10 +430,17 @@ impl QueryService {
         &self,
         project_id: &str,
         request: &SearchRequest,
-    ) -> Result<SearchResponse, ServiceError> {
+    ) -> crate::Result<SearchResponse> {
         check_query(&request.query)?;
         let started = Instant::now();
-        let response = bm25_search::search(self, project_id, request)?;
+        let router = Router {
+            view: self.view(project_id),
+            bm25: self.bm25.as_ref(),
+            vector: self.vector.as_ref(),
+            settings: self.hybrid,
+            scan_budget_events: self.scan_budget_events,
+        };
+        let response = router.search(request)?;
         let metrics = &*QUERY_METRICS;
         let fallback = if response.fallback_reason.is_some() {
             "yes"
@@ -574,23 +467,27 @@ impl QueryService {
         &self,
         project_id: &str,
         request: &TeleportSearchRequest,
-    ) -> Result<TeleportSearchResponse, ServiceError> {
-        teleport::search(self, project_id, request)
+    ) -> crate::Result<TeleportSearchResponse> {
+        teleport::search(self.bm25.as_ref(), project_id, request)
     }
 
     /// `teleport.status`: whether BM25 is enabled and healthy, and its numbers.
     ///
     /// # Errors
     /// None today; the signature leaves room for a store failure.
-    pub fn teleport_status(&self) -> Result<TeleportStatusResponse, ServiceError> {
-        teleport::status(self)
+    pub fn teleport_status(&self) -> crate::Result<TeleportStatusResponse> {
+        Ok(teleport::status(
+            self.bm25.as_ref(),
+            self.vector.as_ref(),
+            self.store.head(),
+        ))
     }
 }
 
-fn check_body_project(body_project: Option<&str>, project_id: &str) -> Result<(), ServiceError> {
+fn check_body_project(body_project: Option<&str>, project_id: &str) -> crate::Result<()> {
     match body_project {
         Some(body_project) if body_project != project_id => {
-            Err(ServiceError::invalid_argument(format!(
+            Err(QueryError::invalid_argument(format!(
                 "project_id {body_project:?} differs from the subject's project \
                  {project_id:?}; a request reads one project"
             )))
@@ -599,37 +496,33 @@ fn check_body_project(body_project: Option<&str>, project_id: &str) -> Result<()
     }
 }
 
-fn to_json<T: Serialize>(value: T) -> Result<serde_json::Value, ServiceError> {
-    serde_json::to_value(value).map_err(|err| ServiceError::internal(err.to_string()))
+fn to_json<T: Serialize>(value: T) -> crate::Result<serde_json::Value> {
+    serde_json::to_value(value).map_err(QueryError::Encode)
 }
 
-pub(crate) fn internal(err: impl std::fmt::Display) -> ServiceError {
-    ServiceError::internal(err.to_string())
-}
-
-fn check_project(project_id: &str) -> Result<(), ServiceError> {
+fn check_project(project_id: &str) -> crate::Result<()> {
     if is_valid_project_id(project_id) {
         Ok(())
     } else {
-        Err(ServiceError::invalid_argument(format!(
+        Err(QueryError::invalid_argument(format!(
             "project {project_id:?} is not a valid project id"
         )))
     }
 }
 
-fn check_query(query: &str) -> Result<(), ServiceError> {
+fn check_query(query: &str) -> crate::Result<()> {
     if query.trim().is_empty() {
-        Err(ServiceError::invalid_argument("query must not be empty"))
+        Err(QueryError::invalid_argument("query must not be empty"))
     } else {
         Ok(())
     }
 }
 
-fn parse_page_token(token: Option<&str>) -> Result<usize, ServiceError> {
+fn parse_page_token(token: Option<&str>) -> crate::Result<usize> {
     match token {
         None | Some("") => Ok(0),
         Some(text) => text.parse().map_err(|_| {
-            ServiceError::invalid_argument(format!(
+            QueryError::invalid_argument(format!(
                 "page_token {text:?} is not a token this service issued"
             ))
         }),

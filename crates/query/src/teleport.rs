@@ -1,18 +1,19 @@
-//! `teleport.search` and `teleport.status`: the BM25 index as agents call it directly
-//! (the PRD's `TeleportSearch` and `GetTeleportStatus`).
+//! `teleport.search`, `vector.search` and `teleport.status`: the indexes as agents call
+//! them directly (the PRD's `TeleportSearch` and `GetTeleportStatus`).
 
 use std::time::Instant;
 
-use memory_projections::{Bm25Handle, Unavailable};
+use crate::error::QueryError;
+use memory_projections::{Bm25Handle, Unavailable, VectorHandle};
 use memory_search::{Bm25Query, DocType, SearchError};
-use memory_types::ServiceError;
+use memory_types::OutboxSeq;
+use memory_vector::DocSelector;
 use tracing::info_span;
 
 use crate::api::{
     MAX_PAGE, RebuildProgressInfo, TeleportHit, TeleportSearchRequest, TeleportSearchResponse,
-    TeleportStatusResponse,
+    TeleportStatusResponse, VectorHitInfo, VectorSearchResponse,
 };
-use crate::service::QueryService;
 
 /// Default number of `teleport.search` hits (PRD FR-05).
 pub const DEFAULT_TELEPORT_LIMIT: usize = 10;
@@ -23,20 +24,20 @@ pub const DISABLED_MESSAGE: &str = "Teleport search is disabled. Using TOC navig
 
 /// `teleport.search`.
 pub(crate) fn search(
-    service: &QueryService,
+    bm25: Option<&Bm25Handle>,
     project_id: &str,
     request: &TeleportSearchRequest,
-) -> Result<TeleportSearchResponse, ServiceError> {
+) -> crate::Result<TeleportSearchResponse> {
     let span = info_span!("teleport_search", project_id);
     let _entered = span.enter();
-    let handle = service.bm25().ok_or_else(|| {
-        ServiceError::unavailable(format!(
+    let handle = bm25.ok_or_else(|| {
+        QueryError::unavailable(format!(
             "{DISABLED_MESSAGE} (enable it with [teleport.bm25] enabled = true; call \
              toc.search_children or navigate meanwhile)"
         ))
     })?;
     if let Some(error) = handle.error() {
-        return Err(ServiceError::unavailable(format!(
+        return Err(QueryError::unavailable(format!(
             "the bm25 index is unhealthy ({error}); rebuild it with `admin rebuild-index`, \
              or use toc.search_children or navigate meanwhile"
         )));
@@ -54,7 +55,7 @@ pub(crate) fn search(
         let _execute = info_span!("execute_search", limit).entered();
         handle.search(&query, limit).map_err(|err| match err {
             SearchError::EmptyQuery => empty_query(&request.query),
-            other => ServiceError::unavailable(format!("the bm25 index failed: {other}")),
+            other => QueryError::unavailable(format!("the bm25 index failed: {other}")),
         })?
     };
     let search_time_ms = started.elapsed().as_secs_f64() * 1_000.0;
@@ -80,18 +81,15 @@ pub(crate) fn search(
     })
 }
 
-fn empty_query(query: &str) -> ServiceError {
-    ServiceError::invalid_argument(format!(
+fn empty_query(query: &str) -> QueryError {
+    QueryError::invalid_argument(format!(
         "query {query:?} has no searchable terms (only stopwords or punctuation)"
     ))
 }
 
-fn build_query(
-    project_id: &str,
-    request: &TeleportSearchRequest,
-) -> Result<Bm25Query, ServiceError> {
+fn build_query(project_id: &str, request: &TeleportSearchRequest) -> crate::Result<Bm25Query> {
     if request.query.trim().is_empty() {
-        return Err(ServiceError::invalid_argument("query must not be empty"));
+        return Err(QueryError::invalid_argument("query must not be empty"));
     }
     let mut query = Bm25Query::new(&request.query, project_id)
         .map_err(|_| empty_query(&request.query))?
@@ -99,7 +97,7 @@ fn build_query(
     if let Some(doc_type) = &request.doc_type {
         let doc_type: DocType = doc_type
             .parse()
-            .map_err(|err| ServiceError::invalid_argument(format!("doc_type: {err}")))?;
+            .map_err(|err| QueryError::invalid_argument(format!("doc_type: {err}")))?;
         query = query.doc_type(doc_type);
     }
     if let Some(level) = request.level {
@@ -117,10 +115,14 @@ fn build_query(
 }
 
 /// `teleport.status`.
-pub(crate) fn status(service: &QueryService) -> Result<TeleportStatusResponse, ServiceError> {
-    let mut response = bm25_status(service);
-    if let Some(vector) = service.vector() {
-        let status = vector.status(service.store().head());
+pub(crate) fn status(
+    bm25: Option<&Bm25Handle>,
+    vector: Option<&VectorHandle>,
+    head: OutboxSeq,
+) -> TeleportStatusResponse {
+    let mut response = bm25_status(bm25, head);
+    if let Some(vector) = vector {
+        let status = vector.status(head);
         response.vector_enabled = true;
         response.vector_healthy = status.healthy;
         response.vector_doc_count = status.num_docs;
@@ -140,17 +142,16 @@ pub(crate) fn status(service: &QueryService) -> Result<TeleportStatusResponse, S
             " Vector search unhealthy: see vector_error.".to_owned()
         });
     }
-    Ok(response)
+    response
 }
 
-fn bm25_status(service: &QueryService) -> TeleportStatusResponse {
-    let Some(handle) = service.bm25() else {
+fn bm25_status(bm25: Option<&Bm25Handle>, head: OutboxSeq) -> TeleportStatusResponse {
+    let Some(handle) = bm25 else {
         return TeleportStatusResponse {
             message: DISABLED_MESSAGE.to_owned(),
             ..TeleportStatusResponse::default()
         };
     };
-    let head = service.store().head();
     let status = handle.status(head);
     let availability = handle.availability(head);
     let message = status_message(handle, &status, availability.as_ref().err());
@@ -208,4 +209,78 @@ fn status_message(
             }
         ),
     }
+}
+
+/// `vector.search`: the nearest documents with their similarity.
+pub(crate) fn vector_search(
+    vector: Option<&VectorHandle>,
+    project_id: &str,
+    request: &TeleportSearchRequest,
+) -> crate::Result<VectorSearchResponse> {
+    let vector = vector.ok_or_else(|| {
+        QueryError::unavailable(
+            "vector search is disabled ([teleport.vector] enabled = false); use \
+             teleport.search or search",
+        )
+    })?;
+    if request.query.trim().is_empty() {
+        return Err(QueryError::invalid_argument("query must not be empty"));
+    }
+    let limit = request
+        .limit
+        .unwrap_or(DEFAULT_TELEPORT_LIMIT)
+        .clamp(1, MAX_PAGE);
+    let from_ms = request.from.as_ref().map(|t| t.to_ms("from")).transpose()?;
+    let to_ms = request.to.as_ref().map(|t| t.to_ms("to")).transpose()?;
+    let mut filter = filter(project_id, request.session_id.as_deref(), (from_ms, to_ms));
+    if let Some(doc_type) = &request.doc_type {
+        let doc_type: memory_vector::DocType = doc_type
+            .parse()
+            .map_err(|err| QueryError::invalid_argument(format!("doc_type: {err}")))?;
+        filter = filter.doc_type(doc_type);
+    }
+    if let Some(level) = request.level {
+        filter = filter
+            .doc_type(memory_vector::DocType::TocNode)
+            .level(level.as_str());
+    }
+    let started = Instant::now();
+    let embedding = vector
+        .embed_query(&request.query)
+        .map_err(QueryError::unavailable)?;
+    let embed_time_ms = started.elapsed().as_secs_f64() * 1_000.0;
+    let started = Instant::now();
+    let hits = vector
+        .search(&embedding, &filter, limit)
+        .map_err(QueryError::unavailable)?;
+    Ok(VectorSearchResponse {
+        results: hits
+            .into_iter()
+            .enumerate()
+            .map(|(index, hit)| VectorHitInfo {
+                rank: index + 1,
+                doc_id: hit.doc_id,
+                doc_type: hit.doc_type.as_str().to_owned(),
+                level: hit.level,
+                score: hit.score,
+                session_id: hit.session_id,
+                timestamp_ms: hit.timestamp_ms,
+            })
+            .collect(),
+        embed_time_ms,
+        search_time_ms: started.elapsed().as_secs_f64() * 1_000.0,
+    })
+}
+
+/// The vector filter of a search.
+fn filter(
+    project_id: &str,
+    session_id: Option<&str>,
+    (from_ms, to_ms): (Option<u64>, Option<u64>),
+) -> DocSelector {
+    let mut filter = DocSelector::in_project(project_id).time_range(from_ms, to_ms);
+    if let Some(session_id) = session_id {
+        filter = filter.session_id(session_id);
+    }
+    filter
 }

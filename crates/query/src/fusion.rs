@@ -1,42 +1,14 @@
-//! The vector side of `search`: each search phrase's embedding against the vector
-//! index, its lists fused with the BM25 lists of the same phrases (the hybrid tier,
-//! [`fuse_lists`]), the semantic tier on its own, and `vector.search`. The fused list then goes through the same evidence
-//! fusion as the BM25 tier (`bm25_search::fuse`): each hit's events, its neighbouring
-//! turns, deduplicated and packed.
+//! Fusing rankings: each tier's hits for each search phrase (BM25 lists, vector lists)
+//! into one ranking of documents ([`fuse_lists`]), by score (the default) or by
+//! Reciprocal Rank Fusion. The evidence behind the fused ranking is read and packed by
+//! [`crate::evidence`].
 
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
-use std::time::Instant;
 
-use memory_projections::VectorHandle;
-use memory_search::DocType;
-use memory_text::query_terms;
-use memory_types::ServiceError;
-use memory_vector::DocSelector;
+use memory_search::{DocType, Hit};
+use memory_vector::VectorHit;
 use serde::{Deserialize, Serialize};
-use tracing::info_span;
-
-use crate::api::{
-    MAX_PAGE, SearchRequest, SearchResponse, TeleportSearchRequest, VectorHitInfo,
-    VectorSearchResponse, range_info,
-};
-use crate::bm25_search::{MIN_RETRIEVED_HITS, RankedDoc, fuse, pack_and_limit};
-use crate::phrases::{Phrase, search_phrases};
-use crate::plan::SearchPlan;
-use crate::service::QueryService;
-
-/// The vector filter of a search.
-pub(crate) fn filter(
-    project_id: &str,
-    session_id: Option<&str>,
-    (from_ms, to_ms): (Option<u64>, Option<u64>),
-) -> DocSelector {
-    let mut filter = DocSelector::in_project(project_id).time_range(from_ms, to_ms);
-    if let Some(session_id) = session_id {
-        filter = filter.session_id(session_id);
-    }
-    filter
-}
 
 /// Which list a ranking is: it decides the ranking's share in score fusion and which
 /// rank (`bm25_rank`, `vector_rank`) its documents carry.
@@ -91,58 +63,58 @@ impl Default for HybridSettings {
 /// The `k` of Reciprocal Rank Fusion (the search-first spec's 60).
 pub const RRF_K: f32 = 60.0;
 
-/// Each phrase's nearest documents, as rankings: the phrases are embedded in one
-/// batch, then searched one by one.
-pub(crate) fn vector_lists(
-    vector: &VectorHandle,
-    phrases: &[Phrase],
-    filter: &DocSelector,
-    limit: usize,
-) -> Result<Vec<RankedList>, String> {
-    let texts: Vec<&str> = phrases.iter().map(|phrase| phrase.text.as_str()).collect();
-    let embeddings = {
-        let _embed = info_span!("embed_query", phrases = texts.len()).entered();
-        vector.embed_queries(&texts)?
-    };
-    let _search = info_span!("vector_search", limit, phrases = texts.len()).entered();
-    phrases
-        .iter()
-        .zip(embeddings)
-        .map(|(phrase, embedding)| {
-            let hits = vector.search(&embedding, filter, limit)?;
-            let docs = hits
-                .into_iter()
-                .enumerate()
-                .map(|(rank, hit)| RankedDoc {
-                    doc_type: hit.doc_type,
-                    doc_id: hit.doc_id,
-                    level: hit.level,
-                    text: None,
-                    score: hit.score,
-                    bm25_rank: None,
-                    vector_rank: Some(rank + 1),
-                })
-                .collect();
-            Ok(RankedList {
-                kind: ListKind::Vector,
-                weight: phrase.weight(),
-                docs,
-            })
-        })
-        .collect()
-}
-
-/// Vector hits read per phrase in a hybrid search, at least. Fewer than BM25's
-/// ([`MIN_RETRIEVED_HITS`]): the semantic list's tail scores low after fusion and
-/// every hit costs store reads for its evidence. On the LoCoMo dev slice 30 hits gave
-/// the same recall as 100 (R@1000 0.835 against 0.834) with p99 21 ms instead of 43
-/// (docs/benchmarks.md).
-pub const VECTOR_RETRIEVED_HITS: usize = 30;
-
 /// The vector side's share of a hybrid score. Measured on the LoCoMo dev slice: 0.2
 /// and 0.35 beat BM25 alone at every budget, 0.5 lets the weaker semantic list push
 /// good keyword hits down (docs/benchmarks.md).
 pub const VECTOR_SHARE: f32 = 0.35;
+
+/// A document in a tier's ranking, with what the evidence fusion needs: its score
+/// (BM25, cosine similarity or RRF), its ranks in the lists it came from, and its
+/// stored text when the list had it.
+pub(crate) struct RankedDoc {
+    pub(crate) doc_type: DocType,
+    pub(crate) doc_id: String,
+    pub(crate) level: Option<String>,
+    pub(crate) text: Option<String>,
+    pub(crate) score: f32,
+    pub(crate) bm25_rank: Option<usize>,
+    pub(crate) vector_rank: Option<usize>,
+}
+
+impl RankedDoc {
+    pub(crate) fn from_bm25(rank: usize, hit: Hit) -> Self {
+        RankedDoc {
+            doc_type: hit.doc_type,
+            doc_id: hit.doc_id,
+            level: hit.level,
+            text: Some(hit.text),
+            score: hit.score,
+            bm25_rank: Some(rank + 1),
+            vector_rank: None,
+        }
+    }
+
+    pub(crate) fn from_vector(rank: usize, hit: VectorHit) -> Self {
+        RankedDoc {
+            doc_type: hit.doc_type,
+            doc_id: hit.doc_id,
+            level: hit.level,
+            text: None,
+            score: hit.score,
+            bm25_rank: None,
+            vector_rank: Some(rank + 1),
+        }
+    }
+
+    pub(crate) fn match_type(&self) -> Option<String> {
+        match (self.bm25_rank, self.vector_rank) {
+            (Some(_), Some(_)) => Some("both".to_owned()),
+            (Some(_), None) => Some("keyword".to_owned()),
+            (None, Some(_)) => Some("semantic".to_owned()),
+            (None, None) => None,
+        }
+    }
+}
 
 /// Fuses rankings into one: one entry per document, best first, with its best rank in
 /// the BM25 lists and in the vector lists, scored by `fusion`.
@@ -217,132 +189,6 @@ fn min_rank(a: Option<usize>, b: Option<usize>) -> Option<usize> {
         (Some(a), Some(b)) => Some(a.min(b)),
         (a, b) => a.or(b),
     }
-}
-
-/// The semantic tier alone: when BM25 cannot answer. Time hints in the question are
-/// not applied (only the request's `from`/`to`): without BM25 there is no cheap way to
-/// tell whether a hint covers data, and a wrong filter would hide everything.
-pub(crate) fn semantic_tier(
-    service: &QueryService,
-    project_id: &str,
-    request: &SearchRequest,
-    plan: &SearchPlan,
-    fallback_reason: Option<String>,
-) -> Result<SearchResponse, String> {
-    let started = Instant::now();
-    let vector = service.vector().ok_or_else(|| {
-        "vector tier disabled by configuration ([teleport.vector] enabled = false)".to_owned()
-    })?;
-    if let Some(error) = vector.error() {
-        return Err(format!("the vector tier is unhealthy: {error}"));
-    }
-    let span = info_span!("teleport_search", project_id, tier = "vector");
-    let _entered = span.enter();
-    let phrases = search_phrases(
-        &request.query,
-        request.phrases.as_deref(),
-        service.hybrid().expand_query,
-    );
-    let filter = plan.vector_filter(project_id, request.session_id.as_deref(), plan.range);
-    let lists = vector_lists(
-        vector,
-        &phrases,
-        &filter,
-        plan.limit.max(MIN_RETRIEVED_HITS),
-    )?;
-    let ranked = {
-        let _fusion = info_span!("fusion", lists = lists.len()).entered();
-        fuse_lists(lists, service.hybrid().fusion)
-    };
-    let mut terms: Vec<String> = Vec::new();
-    for phrase in &phrases {
-        for term in query_terms(&phrase.text) {
-            if !terms.contains(&term) {
-                terms.push(term);
-            }
-        }
-    }
-    let results = fuse(
-        service,
-        project_id,
-        &ranked,
-        (&terms, crate::bm25_search::Prefetched::new()),
-        plan.range,
-        plan.recency,
-        (plan.budget, plan.limit),
-    )
-    .map_err(|err: ServiceError| err.to_string())?;
-    let (results, token_estimate) = pack_and_limit(results, plan.budget, plan.limit);
-    Ok(SearchResponse {
-        id: request.id.clone(),
-        tier: "vector".to_owned(),
-        fallback_reason,
-        results,
-        token_estimate,
-        took_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
-        time_range: range_info(plan.range.0, plan.range.1),
-    })
-}
-
-/// `vector.search`: the nearest documents with their similarity.
-pub(crate) fn vector_search(
-    service: &QueryService,
-    project_id: &str,
-    request: &TeleportSearchRequest,
-) -> Result<VectorSearchResponse, ServiceError> {
-    let vector = service.vector().ok_or_else(|| {
-        ServiceError::unavailable(
-            "vector search is disabled ([teleport.vector] enabled = false); use \
-             teleport.search or search",
-        )
-    })?;
-    if request.query.trim().is_empty() {
-        return Err(ServiceError::invalid_argument("query must not be empty"));
-    }
-    let limit = request
-        .limit
-        .unwrap_or(crate::DEFAULT_TELEPORT_LIMIT)
-        .clamp(1, MAX_PAGE);
-    let from_ms = request.from.as_ref().map(|t| t.to_ms("from")).transpose()?;
-    let to_ms = request.to.as_ref().map(|t| t.to_ms("to")).transpose()?;
-    let mut filter = filter(project_id, request.session_id.as_deref(), (from_ms, to_ms));
-    if let Some(doc_type) = &request.doc_type {
-        let doc_type: memory_vector::DocType = doc_type
-            .parse()
-            .map_err(|err| ServiceError::invalid_argument(format!("doc_type: {err}")))?;
-        filter = filter.doc_type(doc_type);
-    }
-    if let Some(level) = request.level {
-        filter = filter
-            .doc_type(memory_vector::DocType::TocNode)
-            .level(level.as_str());
-    }
-    let started = Instant::now();
-    let embedding = vector
-        .embed_query(&request.query)
-        .map_err(ServiceError::unavailable)?;
-    let embed_time_ms = started.elapsed().as_secs_f64() * 1_000.0;
-    let started = Instant::now();
-    let hits = vector
-        .search(&embedding, &filter, limit)
-        .map_err(ServiceError::unavailable)?;
-    Ok(VectorSearchResponse {
-        results: hits
-            .into_iter()
-            .enumerate()
-            .map(|(index, hit)| VectorHitInfo {
-                rank: index + 1,
-                doc_id: hit.doc_id,
-                doc_type: hit.doc_type.as_str().to_owned(),
-                level: hit.level,
-                score: hit.score,
-                session_id: hit.session_id,
-                timestamp_ms: hit.timestamp_ms,
-            })
-            .collect(),
-        embed_time_ms,
-        search_time_ms: started.elapsed().as_secs_f64() * 1_000.0,
-    })
 }
 
 #[cfg(test)]
