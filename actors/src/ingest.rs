@@ -29,6 +29,7 @@ use crate::metrics::ACTOR_METRICS;
 
 /// Why an append was not done.
 #[derive(Clone, Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum IngestError {
     /// Too many events are waiting for a commit.
     #[error(

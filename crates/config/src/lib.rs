@@ -15,11 +15,24 @@
 #![forbid(unsafe_code)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used))]
 
+mod consumers;
 mod error;
+mod ingest;
+mod llm;
 mod model;
+mod nats;
+mod store;
+mod telemetry;
+mod teleport;
+mod toc;
 
+pub use consumers::ConsumerConfig;
 pub use error::{ConfigError, Result};
-pub use model::{
-    Config, ConsumerConfig, DurabilityConfig, FusionMethod, IngestConfig, JetStreamConfig,
-    LlmConfig, LogFormatConfig, NatsConfig, StoreConfig, TelemetryConfig, TocConfig,
-};
+pub use ingest::IngestConfig;
+pub use llm::LlmConfig;
+pub use model::Config;
+pub use nats::{JetStreamConfig, NatsConfig};
+pub use store::{DurabilityConfig, StoreConfig};
+pub use telemetry::{LogFormatConfig, TelemetryConfig};
+pub use teleport::FusionMethod;
+pub use toc::TocConfig;

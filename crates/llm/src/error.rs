@@ -9,6 +9,7 @@ use memory_summarize::SummarizeError;
 
 /// A chat request or summary that did not produce a usable answer.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum LlmError {
     /// `llm.base_url` is not an `http://` or `https://` URL that can take a path.
     #[error("invalid llm base url {base_url:?}: {reason}")]

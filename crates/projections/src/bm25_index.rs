@@ -277,11 +277,7 @@ impl Bm25Handle {
                 message: "the index is not open".to_owned(),
             })?;
         let started = Instant::now();
-        let result = (|| {
-            // A search that fails as a broken index would (the `failpoints` feature).
-            fail::fail_point!("bm25_search", |_| Err(self.injected_failure()));
-            index.search(query, limit)
-        })();
+        let result = self.search_index(&index, query, limit);
         BM25_METRICS
             .search_latency
             .observe(started.elapsed().as_secs_f64());
@@ -292,6 +288,25 @@ impl Bm25Handle {
             self.write_state().error = Some(format!("search failed: {err}"));
         }
         result
+    }
+
+    /// One tantivy search; the `bm25_search` failpoint makes it fail as a broken index
+    /// would (the `failpoints` feature).
+    fn search_index(
+        &self,
+        index: &Bm25Index,
+        query: &Bm25Query,
+        limit: usize,
+    ) -> Result<SearchResults, SearchError> {
+        fail::fail_point!("bm25_search", |_| Err(self.injected_failure()));
+        index.search(query, limit)
+    }
+
+    /// One tantivy commit with `payload`; the `bm25_commit` failpoint makes it fail as a
+    /// full disk would.
+    fn commit_writer(&self, writer: &mut Bm25Writer, payload: &str) -> Result<u64, SearchError> {
+        fail::fail_point!("bm25_commit", |_| Err(self.injected_failure()));
+        writer.commit_with_payload(payload)
     }
 
     /// What an injected failure looks like: the index's directory cannot be read.
@@ -417,11 +432,7 @@ impl Bm25Handle {
             .map_err(|err| ConsumerError::Internal(format!("commit payload: {err}")))?;
         let started = Instant::now();
         let head_before = store.head();
-        let committed = (|| {
-            // A commit that fails as a full disk would (the `failpoints` feature).
-            fail::fail_point!("bm25_commit", |_| Err(self.injected_failure()));
-            state.writer.commit_with_payload(&text)
-        })();
+        let committed = self.commit_writer(&mut state.writer, &text);
         match committed {
             Ok(_) => {
                 BM25_METRICS.commit_total.inc();

@@ -73,5 +73,7 @@ pub use segmenter::{
     Segmenter, SegmenterConfig,
 };
 pub use session_catalog::{RejectEvent, SESSION_CATALOG, SessionCatalog, SessionSummary};
-pub use vector_index::{VECTOR_INDEXER, VectorHandle, VectorSettings, VectorTierStatus};
+pub use vector_index::{
+    VECTOR_INDEXER, VectorHandle, VectorSettings, VectorTierError, VectorTierStatus,
+};
 pub use vector_indexer::VectorIndexer;

@@ -37,6 +37,39 @@ use crate::metrics::VECTOR_METRICS;
 /// The indexer's name: cursor key (mirror), metrics label, dead-letter source.
 pub const VECTOR_INDEXER: &str = "vector_indexer";
 
+/// Why the vector tier could not embed a question or search (the messages are the
+/// `fallback_reason`s and errors clients see).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum VectorTierError {
+    /// The tier is unhealthy (no model, no runtime, an index that did not open).
+    #[error("{0}")]
+    Unhealthy(String),
+    /// The query embedder did not load.
+    #[error("the query embedder is not loaded")]
+    EmbedderNotLoaded,
+    /// The model failed.
+    #[error("{0}")]
+    Embed(#[from] EmbedError),
+    /// The model answered with another number of vectors than texts.
+    #[error("the model returned {returned} vectors for {asked} phrases")]
+    VectorCount {
+        /// Vectors returned.
+        returned: usize,
+        /// Texts asked for.
+        asked: usize,
+    },
+    /// The model returned no vector for the question.
+    #[error("no vector for the query")]
+    NoVector,
+    /// The index is not open.
+    #[error("the vector index is not open")]
+    NotOpen,
+    /// The index failed to search.
+    #[error("{0}")]
+    Index(#[from] memory_vector::VectorError),
+}
+
 /// How the vector index is kept: from `[teleport.vector]`.
 #[derive(Clone, Debug)]
 pub struct VectorSettings {
@@ -336,10 +369,10 @@ impl VectorHandle {
     ///
     /// # Errors
     /// When the tier is unhealthy or the model fails.
-    pub fn embed_query(&self, text: &str) -> Result<Vec<f32>, String> {
+    pub fn embed_query(&self, text: &str) -> Result<Vec<f32>, VectorTierError> {
         self.embed_queries(&[text])?
             .pop()
-            .ok_or_else(|| "no vector for the query".to_owned())
+            .ok_or(VectorTierError::NoVector)
     }
 
     /// Embeds several search phrases in one batch (one model run: a search's phrases
@@ -347,15 +380,15 @@ impl VectorHandle {
     ///
     /// # Errors
     /// When the tier is unhealthy or the model fails.
-    pub fn embed_queries(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, String> {
+    pub fn embed_queries(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, VectorTierError> {
         if let Some(error) = self.error() {
-            return Err(error);
+            return Err(VectorTierError::Unhealthy(error));
         }
         // Timed from the lock: the histogram is the model's time, not the queue's.
         let mut guard = lock(&self.shared.query_embedder);
         let started = Instant::now();
-        let embedder = guard.as_mut().ok_or("the query embedder is not loaded")?;
-        let vectors = embedder.embed(texts).map_err(|err| err.to_string())?;
+        let embedder = guard.as_mut().ok_or(VectorTierError::EmbedderNotLoaded)?;
+        let vectors = embedder.embed(texts)?;
         VECTOR_METRICS
             .embedding_latency
             .with_label_values(&["query"])
@@ -367,11 +400,10 @@ impl VectorHandle {
         if vectors.len() == texts.len() {
             Ok(vectors)
         } else {
-            Err(format!(
-                "the model returned {} vectors for {} phrases",
-                vectors.len(),
-                texts.len()
-            ))
+            Err(VectorTierError::VectorCount {
+                returned: vectors.len(),
+                asked: texts.len(),
+            })
         }
     }
 
@@ -384,16 +416,16 @@ impl VectorHandle {
         vector: &[f32],
         filter: &DocSelector,
         limit: usize,
-    ) -> Result<Vec<VectorHit>, String> {
+    ) -> Result<Vec<VectorHit>, VectorTierError> {
         if let Some(error) = self.error() {
-            return Err(error);
+            return Err(VectorTierError::Unhealthy(error));
         }
         let started = Instant::now();
         let guard = self.index_ref();
-        let index = guard.as_ref().ok_or("the vector index is not open")?;
+        let index = guard.as_ref().ok_or(VectorTierError::NotOpen)?;
         let hits = index
             .search(vector, filter, limit)
-            .map_err(|err| err.to_string());
+            .map_err(VectorTierError::from);
         VECTOR_METRICS
             .search_latency
             .observe(started.elapsed().as_secs_f64());

@@ -247,12 +247,12 @@ pub(crate) fn vector_search(
     let started = Instant::now();
     let embedding = vector
         .embed_query(&request.query)
-        .map_err(QueryError::unavailable)?;
+        .map_err(|err| QueryError::unavailable(err.to_string()))?;
     let embed_time_ms = started.elapsed().as_secs_f64() * 1_000.0;
     let started = Instant::now();
     let hits = vector
         .search(&embedding, &filter, limit)
-        .map_err(QueryError::unavailable)?;
+        .map_err(|err| QueryError::unavailable(err.to_string()))?;
     Ok(VectorSearchResponse {
         results: hits
             .into_iter()

@@ -1,9 +1,12 @@
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 
-use memory_types::{Event, EventKind, OutboxSeq, Role};
+use memory_types::{AppendOutcome, Event, EventKind, OutboxSeq, Role};
 use proptest::prelude::*;
 
 use super::*;
+use crate::error::{Result, StoreError};
+use crate::records::{DeadLetter, DerivedEntry, FeedItem};
 
 fn event(project: &str, id: &str, session: &str, ts: u64) -> Event {
     Event {

@@ -9,6 +9,7 @@ use memory_text::truncate_chars;
 
 /// Why a level, an id or a calendar period was rejected.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum TocError {
     /// A string that is not one of `year`, `month`, `week`, `day`, `segment`.
     #[error("unknown toc level `{input}` (expected year, month, week, day or segment)")]

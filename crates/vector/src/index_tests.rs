@@ -3,9 +3,17 @@
 //! walk, and the v1 format fixture.
 
 use std::collections::BTreeMap;
+use std::fs;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use super::*;
+use crate::distance::{dot, normalize};
+use crate::doc::{DocKey, DocType, VectorDoc, VectorHit};
+use crate::filter::DocSelector;
+use crate::format::{self, MANIFEST_FILE, MANIFEST_TMP_FILE};
+use crate::jobs::{BuiltSegment, MergeJob, SealJob};
+use crate::{Result, VectorError};
 
 /// SplitMix64: a deterministic generator for test data.
 struct Rng(u64);

@@ -65,9 +65,7 @@ pub(crate) fn answer(
                 &mut prefetched,
             );
         }
-        let vector_lists = vector_job
-            .join()
-            .unwrap_or_else(|_| Err(Skip::VectorFailed("the vector search panicked".to_owned())));
+        let vector_lists = vector_job.join().unwrap_or(Err(Skip::VectorPanicked));
         (bm25_lists, vector_lists, prefetched)
     });
     let mut lists: Vec<RankedList> = bm25_lists?;

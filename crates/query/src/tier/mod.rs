@@ -17,7 +17,7 @@ pub(crate) mod vector;
 
 use std::time::Instant;
 
-use memory_projections::Unavailable;
+use memory_projections::{Unavailable, VectorTierError};
 use memory_search::SearchError;
 use tracing::info_span;
 
@@ -65,7 +65,10 @@ pub(crate) enum Skip {
     VectorUnhealthy(String),
     /// Embedding the query or searching the vectors failed.
     #[error("{0}")]
-    VectorFailed(String),
+    VectorFailed(#[source] VectorTierError),
+    /// The thread running the vector side of a hybrid search panicked.
+    #[error("the vector search panicked")]
+    VectorPanicked,
     /// Answering failed (reading the evidence, or the request's `now`): said as the
     /// service edge would say it.
     #[error("{}: {error}", error.code().as_str())]
@@ -88,9 +91,10 @@ impl Skip {
             Skip::Bm25Disabled | Skip::Bm25Unavailable(_) | Skip::Bm25Failed(_) => {
                 Some(Index::Bm25)
             }
-            Skip::VectorDisabled | Skip::VectorUnhealthy(_) | Skip::VectorFailed(_) => {
-                Some(Index::Vector)
-            }
+            Skip::VectorDisabled
+            | Skip::VectorUnhealthy(_)
+            | Skip::VectorFailed(_)
+            | Skip::VectorPanicked => Some(Index::Vector),
             Skip::Failed { index, .. } => Some(*index),
             Skip::NoTerms => None,
         }

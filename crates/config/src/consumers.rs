@@ -1,0 +1,41 @@
+//! `[consumers]`: how outbox consumers read, retry, park entries and restart.
+
+use serde::{Deserialize, Serialize};
+
+/// `[consumers]`: how every outbox consumer reads, retries and parks entries.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ConsumerConfig {
+    /// Entries read per step. Default 256.
+    pub batch_size: usize,
+    /// Attempts at one entry before it is parked in the dead-letter partition. Default 5.
+    pub max_attempts: u32,
+    /// First retry delay, milliseconds; doubles per attempt. Default 100.
+    pub retry_base_ms: u64,
+    /// Longest retry delay, milliseconds. Default 30000.
+    pub retry_max_ms: u64,
+    /// Safety-net poll when no append notification arrives, milliseconds. Default 1000.
+    pub poll_interval_ms: u64,
+    /// After catching up, wait this long before applying more, so a trickle of appends
+    /// is applied in batches, milliseconds. Default 20.
+    pub linger_ms: u64,
+    /// First restart delay of a crashed actor, milliseconds; doubles per crash. Default 100.
+    pub restart_base_ms: u64,
+    /// Longest restart delay, milliseconds. Default 30000.
+    pub restart_max_ms: u64,
+}
+
+impl Default for ConsumerConfig {
+    fn default() -> Self {
+        ConsumerConfig {
+            batch_size: 256,
+            max_attempts: 5,
+            retry_base_ms: 100,
+            retry_max_ms: 30_000,
+            poll_interval_ms: 1_000,
+            linger_ms: 20,
+            restart_base_ms: 100,
+            restart_max_ms: 30_000,
+        }
+    }
+}

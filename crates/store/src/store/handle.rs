@@ -1,0 +1,249 @@
+//! [`Store`]: the shared database handle — opening and recovering it, the single writer's lock, the durable head, and status.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use fjall::{Database, Keyspace, KeyspaceCreateOptions, PersistMode};
+use memory_types::OutboxSeq;
+use serde::{Deserialize, Serialize};
+use tokio::sync::watch;
+use tracing::{info, instrument};
+
+use super::options::{Durability, StoreOptions};
+use crate::error::{Result, StoreError};
+use crate::metrics::STORE_METRICS;
+use crate::records::{decode_u64, encode_u64};
+
+/// A snapshot of the store for `status`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoreStatus {
+    /// Stored events per project.
+    pub events_by_project: BTreeMap<String, u64>,
+    /// Highest durable outbox position.
+    pub outbox_head: u64,
+    /// Lowest position still in the outbox (older ones were truncated; consumers that
+    /// need them replay from the log). `outbox_head + 1` when the outbox is empty.
+    pub outbox_low: u64,
+    /// Each consumer's cursor.
+    pub cursors: BTreeMap<String, u64>,
+    /// Parked entries.
+    pub dead_letters: u64,
+    /// Bytes on disk.
+    pub disk_bytes: u64,
+}
+
+/// State only the single writer touches; the mutex is what makes sequence numbers
+/// follow commit order.
+pub(super) struct WriterState {
+    pub(super) last_seq: OutboxSeq,
+    pub(super) last_dead_letter_id: u64,
+    pub(super) events_by_project: HashMap<String, u64>,
+}
+
+pub(super) struct Inner {
+    path: PathBuf,
+    pub(super) durability: Durability,
+    pub(super) db: Database,
+    pub(super) events: Keyspace,
+    pub(super) event_ids: Keyspace,
+    pub(super) events_by_time: Keyspace,
+    pub(super) events_by_session: Keyspace,
+    pub(super) outbox: Keyspace,
+    pub(super) cursors: Keyspace,
+    pub(super) dead_letters: Keyspace,
+    pub(super) meta: Keyspace,
+    writer: Mutex<WriterState>,
+    head: watch::Sender<OutboxSeq>,
+}
+
+/// The event log and its change feed. Cheap to clone; all clones share one database.
+#[derive(Clone)]
+pub struct Store {
+    pub(super) inner: Arc<Inner>,
+}
+
+pub(super) const META_LAST_SEQ: &[u8] = b"last_seq";
+pub(super) const META_LAST_DEAD_LETTER: &[u8] = b"last_dead_letter";
+const META_FORMAT: &[u8] = b"format_version";
+pub(super) const META_PROJECT_COUNT_PREFIX: &[u8] = b"events:";
+pub(super) const META_DEAD_LETTER_KEY_PREFIX: &[u8] = b"dead_letter_key:";
+const STORE_FORMAT_VERSION: u64 = 1;
+pub(super) const PROJECTION_PREFIX: &str = "proj_";
+
+impl Store {
+    /// Opens or creates the store at `path`, recovering to the last durable batch.
+    ///
+    /// # Errors
+    /// [`StoreError::Locked`] when another process has it open; storage errors otherwise.
+    #[instrument(skip(options), fields(path = %path.as_ref().display()))]
+    pub fn open(path: impl AsRef<Path>, options: &StoreOptions) -> Result<Store> {
+        let path = path.as_ref().to_path_buf();
+        std::fs::create_dir_all(&path).map_err(|err| StoreError::Storage(Arc::new(err.into())))?;
+        let db = Database::builder(&path)
+            .cache_size(options.cache_size_mb.saturating_mul(1 << 20))
+            .open()
+            .map_err(|err| match err {
+                fjall::Error::Locked => StoreError::Locked { path: path.clone() },
+                other => StoreError::from(other),
+            })?;
+        let open = |name: &str| db.keyspace(name, KeyspaceCreateOptions::default);
+        let events = open("events")?;
+        let event_ids = open("event_ids")?;
+        let events_by_time = open("events_by_time")?;
+        let events_by_session = open("events_by_session")?;
+        let outbox = open("outbox")?;
+        let cursors = open("cursors")?;
+        let dead_letters = open("dead_letters")?;
+        let meta = open("meta")?;
+
+        match meta.get(META_FORMAT)? {
+            Some(bytes) => {
+                let found = decode_u64(&bytes)?;
+                if found > STORE_FORMAT_VERSION {
+                    return Err(StoreError::UnknownVersion {
+                        what: "store",
+                        found: u8::try_from(found).unwrap_or(u8::MAX),
+                        supported: 1,
+                    });
+                }
+            }
+            None => meta.insert(META_FORMAT, encode_u64(STORE_FORMAT_VERSION)?)?,
+        }
+
+        let last_seq = OutboxSeq(match meta.get(META_LAST_SEQ)? {
+            Some(bytes) => decode_u64(&bytes)?,
+            None => 0,
+        });
+        let last_dead_letter_id = match meta.get(META_LAST_DEAD_LETTER)? {
+            Some(bytes) => decode_u64(&bytes)?,
+            None => 0,
+        };
+        let mut events_by_project = HashMap::new();
+        for guard in meta.prefix(META_PROJECT_COUNT_PREFIX) {
+            let (key, value) = guard.into_inner()?;
+            let project =
+                String::from_utf8_lossy(&key[META_PROJECT_COUNT_PREFIX.len()..]).into_owned();
+            events_by_project.insert(project, decode_u64(&value)?);
+        }
+        info!(
+            last_seq = last_seq.0,
+            projects = events_by_project.len(),
+            "store opened"
+        );
+        STORE_METRICS
+            .outbox_head
+            .set(i64::try_from(last_seq.0).unwrap_or(i64::MAX));
+        let (head, _) = watch::channel(last_seq);
+        Ok(Store {
+            inner: Arc::new(Inner {
+                path,
+                durability: options.durability,
+                db,
+                events,
+                event_ids,
+                events_by_time,
+                events_by_session,
+                outbox,
+                cursors,
+                dead_letters,
+                meta,
+                writer: Mutex::new(WriterState {
+                    last_seq,
+                    last_dead_letter_id,
+                    events_by_project,
+                }),
+                head,
+            }),
+        })
+    }
+
+    /// The data directory.
+    #[must_use]
+    pub fn path(&self) -> &Path {
+        &self.inner.path
+    }
+
+    /// The configured durability.
+    #[must_use]
+    pub fn durability(&self) -> Durability {
+        self.inner.durability
+    }
+
+    pub(super) fn writer(&self) -> MutexGuard<'_, WriterState> {
+        // A panic while holding the lock cannot leave the database half-written (the
+        // batch is atomic), so a poisoned mutex is safe to reuse.
+        self.inner
+            .writer
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    pub(super) fn publish_head(&self, seq: OutboxSeq) {
+        STORE_METRICS
+            .outbox_head
+            .set(i64::try_from(seq.0).unwrap_or(i64::MAX));
+        self.inner.head.send_if_modified(|head| {
+            if seq > *head {
+                *head = seq;
+                true
+            } else {
+                false
+            }
+        });
+    }
+
+    /// The highest durable outbox position.
+    #[must_use]
+    pub fn head(&self) -> OutboxSeq {
+        *self.inner.head.borrow()
+    }
+
+    /// A receiver that changes whenever the head moves: consumers sleep on it.
+    #[must_use]
+    pub fn subscribe_head(&self) -> watch::Receiver<OutboxSeq> {
+        self.inner.head.subscribe()
+    }
+
+    /// A snapshot for `status`.
+    ///
+    /// # Errors
+    /// Storage failures.
+    pub fn status(&self) -> Result<StoreStatus> {
+        let (events_by_project, dead_letters) = {
+            let writer = self.writer();
+            let counts = writer
+                .events_by_project
+                .iter()
+                .map(|(k, v)| (k.clone(), *v))
+                .collect();
+            (counts, writer.last_dead_letter_id)
+        };
+        Ok(StoreStatus {
+            events_by_project,
+            outbox_head: self.head().0,
+            outbox_low: self.outbox_low()?.0,
+            cursors: self.cursors()?,
+            dead_letters,
+            disk_bytes: self.inner.db.disk_space()?,
+        })
+    }
+
+    /// Number of stored events of one project.
+    #[must_use]
+    pub fn event_count(&self, project_id: &str) -> u64 {
+        self.writer()
+            .events_by_project
+            .get(project_id)
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// Forces the journal to disk (used at shutdown).
+    ///
+    /// # Errors
+    /// Storage failures.
+    pub fn sync(&self) -> Result<()> {
+        Ok(self.inner.db.persist(PersistMode::SyncAll)?)
+    }
+}
