@@ -4,21 +4,13 @@
 
 use std::time::Duration;
 
-use memory_projections::testsuite::{event, sample_events};
-use memory_projections::{Bm25Handle, Bm25Settings};
-use memory_search::{Bm25Query, DocType};
+use memory_projections::Bm25Settings;
+use memory_projections::testsuite::{bm25_hit_ids, event, sample_events};
+use memory_search::DocType;
 use memory_store::{Store, StoreOptions};
 use memory_types::EventKind;
 
 use super::*;
-
-fn hit_ids(handle: &Bm25Handle, text: &str, project: &str, doc_type: DocType) -> Vec<String> {
-    let query = Bm25Query::new(text, project)
-        .expect("terms")
-        .doc_type(doc_type);
-    let results = handle.search(&query, 10).expect("search");
-    results.hits.into_iter().map(|hit| hit.doc_id).collect()
-}
 
 /// A live pipeline: an appended event becomes searchable without anyone waiting on a
 /// commit interval (the indexer commits when it catches up), and a rebuild through the
@@ -50,23 +42,23 @@ async fn live_events_become_searchable_and_rebuild_keeps_answers() {
     );
     pipeline.ingest.append(vec![fresh]).await.expect("append");
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    while hit_ids(&handle, "flux capacitor", "p", DocType::Event).is_empty() {
+    while bm25_hit_ids(&handle, "flux capacitor", "p", DocType::Event).is_empty() {
         assert!(std::time::Instant::now() < deadline, "never searchable");
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     assert!(pipeline.wait_caught_up(Duration::from_secs(30)).await);
-    let before = hit_ids(&handle, "refresh token rotation", "webapp", DocType::Grip);
+    let before = bm25_hit_ids(&handle, "refresh token rotation", "webapp", DocType::Grip);
     let report = pipeline.rebuild_bm25().await.expect("rebuild");
     assert!(report.num_docs > 100, "{report:?}");
     // BM25 statistics count deleted documents until segments merge, so the rebuilt
     // index (no deletes) may swap near-ties: the best hits and nearly all of the list
     // stay.
-    let after = hit_ids(&handle, "refresh token rotation", "webapp", DocType::Grip);
+    let after = bm25_hit_ids(&handle, "refresh token rotation", "webapp", DocType::Grip);
     assert_eq!(after[..3], before[..3], "{after:?} vs {before:?}");
     let shared = after.iter().filter(|id| before.contains(id)).count();
     assert!(shared + 2 >= before.len(), "{after:?} vs {before:?}");
     assert_eq!(
-        hit_ids(&handle, "flux capacitor", "p", DocType::Event),
+        bm25_hit_ids(&handle, "flux capacitor", "p", DocType::Event),
         ["live-1"]
     );
     pipeline.shutdown().await;

@@ -6,10 +6,10 @@
 
 use std::sync::{Mutex, MutexGuard};
 
-use memory_projections::testsuite::{TocProjections, event, sample_store_with_bm25};
+use memory_projections::testsuite::{TocProjections, bm25_hit_ids, event, sample_store_with_bm25};
 use memory_projections::{Bm25Handle, Bm25Indexer, Bm25Settings, OutboxConsumer};
 use memory_query::QueryService;
-use memory_search::{Bm25Query, DocType};
+use memory_search::DocType;
 use memory_store::FeedItem;
 use memory_store::{Store, StoreOptions};
 use memory_toc::Tz;
@@ -116,16 +116,7 @@ fn a_failed_bm25_commit_is_replayed_and_nothing_is_lost() {
     assert_eq!(handle.committed_cursor(), store.head());
     assert!(handle.error().is_none(), "{:?}", handle.error());
     for (text, id) in [("flux capacitor", "a"), ("warp coil", "b")] {
-        let query = Bm25Query::new(text, "p")
-            .expect("terms")
-            .doc_type(DocType::Event);
-        let hits = handle.search(&query, 5).expect("search").hits;
-        assert_eq!(
-            hits.iter()
-                .map(|hit| hit.doc_id.as_str())
-                .collect::<Vec<_>>(),
-            [id]
-        );
+        assert_eq!(bm25_hit_ids(&handle, text, "p", DocType::Event), [id]);
     }
     scenario.teardown();
 }

@@ -67,9 +67,7 @@ pub const SIZE_BUCKETS: &[f64] = &[
 /// If `name`, `help` or `labels` are not valid Prometheus identifiers/text, a programming
 /// error that the first test touching the metric reveals.
 pub fn counter_vec(name: &str, help: &str, labels: &[&str]) -> IntCounterVec {
-    let counter_vec = IntCounterVec::new(Opts::new(name, help), labels)
-        .unwrap_or_else(|error| invalid_metric(name, &error));
-    register_or_warn(name, counter_vec)
+    register(name, IntCounterVec::new(Opts::new(name, help), labels))
 }
 
 /// Creates and registers an integer gauge. Call from a `LazyLock` static only.
@@ -77,9 +75,7 @@ pub fn counter_vec(name: &str, help: &str, labels: &[&str]) -> IntCounterVec {
 /// # Panics
 /// If `name` or `help` are invalid (see [`counter_vec`]).
 pub fn int_gauge(name: &str, help: &str) -> IntGauge {
-    let gauge = IntGauge::with_opts(Opts::new(name, help))
-        .unwrap_or_else(|error| invalid_metric(name, &error));
-    register_or_warn(name, gauge)
+    register(name, IntGauge::with_opts(Opts::new(name, help)))
 }
 
 /// Creates and registers an integer gauge family. Call from a `LazyLock` static only.
@@ -87,9 +83,7 @@ pub fn int_gauge(name: &str, help: &str) -> IntGauge {
 /// # Panics
 /// If `name`, `help` or `labels` are invalid (see [`counter_vec`]).
 pub fn int_gauge_vec(name: &str, help: &str, labels: &[&str]) -> IntGaugeVec {
-    let gauge_vec = IntGaugeVec::new(Opts::new(name, help), labels)
-        .unwrap_or_else(|error| invalid_metric(name, &error));
-    register_or_warn(name, gauge_vec)
+    register(name, IntGaugeVec::new(Opts::new(name, help), labels))
 }
 
 /// Creates and registers a histogram family with the given upper bounds (use
@@ -99,9 +93,7 @@ pub fn int_gauge_vec(name: &str, help: &str, labels: &[&str]) -> IntGaugeVec {
 /// If `name`, `help`, `labels` or `buckets` (must be strictly increasing) are invalid.
 pub fn histogram_vec(name: &str, help: &str, labels: &[&str], buckets: &[f64]) -> HistogramVec {
     let opts = HistogramOpts::new(name, help).buckets(buckets.to_vec());
-    let histogram_vec =
-        HistogramVec::new(opts, labels).unwrap_or_else(|error| invalid_metric(name, &error));
-    register_or_warn(name, histogram_vec)
+    register(name, HistogramVec::new(opts, labels))
 }
 
 /// Creates and registers a histogram with the given upper bounds. Call from a `LazyLock`
@@ -111,8 +103,7 @@ pub fn histogram_vec(name: &str, help: &str, labels: &[&str], buckets: &[f64]) -
 /// If `name`, `help` or `buckets` (must be strictly increasing) are invalid.
 pub fn histogram(name: &str, help: &str, buckets: &[f64]) -> Histogram {
     let opts = HistogramOpts::new(name, help).buckets(buckets.to_vec());
-    let histogram = Histogram::with_opts(opts).unwrap_or_else(|error| invalid_metric(name, &error));
-    register_or_warn(name, histogram)
+    register(name, Histogram::with_opts(opts))
 }
 
 /// Creates and registers an integer counter. Call from a `LazyLock` static only.
@@ -120,9 +111,7 @@ pub fn histogram(name: &str, help: &str, buckets: &[f64]) -> Histogram {
 /// # Panics
 /// If `name` or `help` are invalid (see [`counter_vec`]).
 pub fn int_counter(name: &str, help: &str) -> IntCounter {
-    let counter = IntCounter::with_opts(Opts::new(name, help))
-        .unwrap_or_else(|error| invalid_metric(name, &error));
-    register_or_warn(name, counter)
+    register(name, IntCounter::with_opts(Opts::new(name, help)))
 }
 
 /// Creates and registers a floating-point gauge. Call from a `LazyLock` static only.
@@ -130,15 +119,16 @@ pub fn int_counter(name: &str, help: &str) -> IntCounter {
 /// # Panics
 /// If `name` or `help` are invalid (see [`counter_vec`]).
 pub fn gauge(name: &str, help: &str) -> Gauge {
-    let gauge = Gauge::with_opts(Opts::new(name, help))
-        .unwrap_or_else(|error| invalid_metric(name, &error));
-    register_or_warn(name, gauge)
+    register(name, Gauge::with_opts(Opts::new(name, help)))
 }
 
-fn register_or_warn<C>(name: &str, collector: C) -> C
+/// Registers what `built` holds in the default registry and returns it; an invalid
+/// definition (`built` is an error) is a programming error and panics.
+fn register<C>(name: &str, built: prometheus::Result<C>) -> C
 where
     C: Collector + Clone + 'static,
 {
+    let collector = built.unwrap_or_else(|error| invalid_metric(name, &error));
     match prometheus::default_registry().register(Box::new(collector.clone())) {
         Ok(()) => {}
         Err(prometheus::Error::AlreadyReg) => {

@@ -1,7 +1,7 @@
 //! Tests of the BM25 handle and indexer against a real store, real projections and real
 //! tantivy indexes on disk.
 
-use memory_search::{Bm25Query, DocType};
+use memory_search::DocType;
 use memory_store::{Store, StoreOptions};
 use memory_types::EventKind;
 
@@ -9,20 +9,7 @@ use super::*;
 use crate::Bm25Indexer;
 use crate::consumer::OutboxConsumer;
 use crate::lifecycle::{DAY_MS, Retention};
-use crate::testsuite::{event, sample_events, sample_store_with_bm25};
-
-fn hit_ids(handle: &Bm25Handle, text: &str, project: &str, doc_type: DocType) -> Vec<String> {
-    let query = Bm25Query::new(text, project)
-        .expect("terms")
-        .doc_type(doc_type);
-    handle
-        .search(&query, 10)
-        .expect("search")
-        .hits
-        .into_iter()
-        .map(|hit| hit.doc_id)
-        .collect()
-}
+use crate::testsuite::{bm25_hit_ids, event, sample_events, sample_store_with_bm25};
 
 #[test]
 fn the_pipeline_indexes_events_nodes_and_grips_and_a_restart_keeps_them() {
@@ -46,13 +33,13 @@ fn the_pipeline_indexes_events_nodes_and_grips_and_a_restart_keeps_them() {
     assert!(status.index_size_bytes > 0);
     assert!(status.last_commit_ms.is_some());
 
-    let events = hit_ids(&handle, "refresh token TTL", "webapp", DocType::Event);
+    let events = bm25_hit_ids(&handle, "refresh token TTL", "webapp", DocType::Event);
     assert!(
         events.iter().any(|id| id == "webapp-s01-0012"),
         "{events:?}"
     );
-    assert!(!hit_ids(&handle, "JWT expiry", "webapp", DocType::Grip).is_empty());
-    let nodes = hit_ids(&handle, "JWT", "webapp", DocType::TocNode);
+    assert!(!bm25_hit_ids(&handle, "JWT expiry", "webapp", DocType::Grip).is_empty());
+    let nodes = bm25_hit_ids(&handle, "JWT", "webapp", DocType::TocNode);
     assert!(
         nodes.iter().any(|id| id.starts_with("toc:segment:")),
         "{nodes:?}"
@@ -62,7 +49,7 @@ fn the_pipeline_indexes_events_nodes_and_grips_and_a_restart_keeps_them() {
         "{nodes:?}"
     );
     // Tenants stay apart.
-    assert!(hit_ids(&handle, "refresh token TTL", "nobody", DocType::Event).is_empty());
+    assert!(bm25_hit_ids(&handle, "refresh token TTL", "nobody", DocType::Event).is_empty());
     // The cursor is mirrored for outbox truncation.
     assert_eq!(store.cursor(BM25_INDEXER).expect("cursor"), store.head());
 }
@@ -95,7 +82,7 @@ fn uncommitted_changes_are_not_durable_and_the_payload_cursor_says_so() {
         let mut indexer = Bm25Indexer::new(handle.clone());
         // A new index has no payload: it is populated from the store up to the head.
         assert_eq!(indexer.load_cursor(&store).expect("cursor"), store.head());
-        assert_eq!(hit_ids(&handle, "redis", "p", DocType::Event), ["e2"]);
+        assert_eq!(bm25_hit_ids(&handle, "redis", "p", DocType::Event), ["e2"]);
         let third = event(
             "e3",
             "s",
@@ -111,21 +98,21 @@ fn uncommitted_changes_are_not_durable_and_the_payload_cursor_says_so() {
             .apply(&store, &new_items, store.head())
             .expect("apply");
         // Not committed: not searchable, and not durable.
-        assert!(hit_ids(&handle, "kafka", "p", DocType::Event).is_empty());
+        assert!(bm25_hit_ids(&handle, "kafka", "p", DocType::Event).is_empty());
     }
     let handle = Bm25Handle::open(settings);
     assert_eq!(
         handle.committed_cursor(),
         items.last().map(FeedItem::seq).expect("items")
     );
-    assert!(hit_ids(&handle, "kafka", "p", DocType::Event).is_empty());
+    assert!(bm25_hit_ids(&handle, "kafka", "p", DocType::Event).is_empty());
     // The indexer resumes at the payload's cursor and the replay makes it searchable.
     let mut indexer = Bm25Indexer::new(handle.clone());
     let cursor = indexer.load_cursor(&store).expect("cursor");
     let rest = store.read_feed(cursor, 10).expect("feed");
     indexer.apply(&store, &rest, store.head()).expect("apply");
     indexer.on_idle(&store).expect("idle commit");
-    assert_eq!(hit_ids(&handle, "kafka", "p", DocType::Event), ["e3"]);
+    assert_eq!(bm25_hit_ids(&handle, "kafka", "p", DocType::Event), ["e3"]);
     // Replaying what is already indexed leaves one copy.
     indexer
         .apply(&store, &rest, store.head())
@@ -156,7 +143,7 @@ fn a_corrupt_index_is_unhealthy_until_a_rebuild_replaces_it() {
     indexer.reset(&store, store.head()).expect("rebuild");
     assert!(handle.error().is_none());
     handle.availability(store.head()).expect("healthy again");
-    assert!(!hit_ids(&handle, "refresh token TTL", "webapp", DocType::Event).is_empty());
+    assert!(!bm25_hit_ids(&handle, "refresh token TTL", "webapp", DocType::Event).is_empty());
 }
 
 #[test]
@@ -212,7 +199,7 @@ fn prune_removes_old_fine_grained_documents_and_remembers_the_report() {
     assert_eq!(after.doc_counts["grip"], 0);
     assert!(after.doc_counts["toc_node"] > 0);
     // Weeks and months still answer.
-    let nodes = hit_ids(&handle, "JWT", "webapp", DocType::TocNode);
+    let nodes = bm25_hit_ids(&handle, "JWT", "webapp", DocType::TocNode);
     assert!(
         nodes.iter().all(|id| id.starts_with("toc:week:")
             || id.starts_with("toc:month:")

@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use memory_search::{Bm25Query, DocType};
 use memory_store::{FeedItem, OutboxSeq, Store, StoreOptions};
 use memory_summarize::grips::GripConfig;
 use memory_toc::Tz;
@@ -82,6 +83,25 @@ pub fn catch_up(
             return Ok(());
         }
     }
+}
+
+/// The ids of the (at most ten) best BM25 hits of `text` among `project`'s documents of
+/// `doc_type`, best first.
+///
+/// # Panics
+/// When `text` has no searchable term or the search fails.
+#[must_use]
+pub fn bm25_hit_ids(
+    handle: &Bm25Handle,
+    text: &str,
+    project: &str,
+    doc_type: DocType,
+) -> Vec<String> {
+    let query = Bm25Query::new(text, project)
+        .expect("terms")
+        .doc_type(doc_type);
+    let results = handle.search(&query, 10).expect("search");
+    results.hits.into_iter().map(|hit| hit.doc_id).collect()
 }
 
 /// The TOC projections as the pipeline configures them by default: session catalog,

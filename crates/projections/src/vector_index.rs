@@ -389,14 +389,7 @@ impl VectorHandle {
         let started = Instant::now();
         let embedder = guard.as_mut().ok_or(VectorTierError::EmbedderNotLoaded)?;
         let vectors = embedder.embed(texts)?;
-        VECTOR_METRICS
-            .embedding_latency
-            .with_label_values(&["query"])
-            .observe(started.elapsed().as_secs_f64());
-        VECTOR_METRICS
-            .embeddings
-            .with_label_values(&["query"])
-            .inc_by(vectors.len() as u64);
+        record_embedding("query", started, vectors.len());
         if vectors.len() == texts.len() {
             Ok(vectors)
         } else {
@@ -527,14 +520,7 @@ impl VectorHandle {
                 texts.len()
             )));
         }
-        VECTOR_METRICS
-            .embedding_latency
-            .with_label_values(&["index"])
-            .observe(started.elapsed().as_secs_f64());
-        VECTOR_METRICS
-            .embeddings
-            .with_label_values(&["index"])
-            .inc_by(vectors.len() as u64);
+        record_embedding("index", started, vectors.len());
         Ok(vectors)
     }
 
@@ -820,6 +806,19 @@ fn collect(
         });
     }
     Ok(())
+}
+
+/// One embedding call in the metrics: its model time and the texts it embedded, by use
+/// (`index` batch or `query`).
+fn record_embedding(use_label: &str, started: Instant, num_texts: usize) {
+    VECTOR_METRICS
+        .embedding_latency
+        .with_label_values(&[use_label])
+        .observe(started.elapsed().as_secs_f64());
+    VECTOR_METRICS
+        .embeddings
+        .with_label_values(&[use_label])
+        .inc_by(num_texts as u64);
 }
 
 #[cfg(test)]
