@@ -1,0 +1,370 @@
+//! [`MemoryGraph`]: the graph in memory — the top layer of an [`crate::Overlay`] while an
+//! engine works through a batch, and the reference a test compares the stored graph with.
+//! Its list reads order and filter exactly as the stored projection does (shared
+//! helpers in this file), so the two can stand in for each other.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use memory_text::{TermIndex, query_terms, term_overlap_score};
+
+use crate::entities::canonical_key;
+use crate::extractor::{GraphError, GraphStore, GraphView};
+use crate::model::{Entity, Idea, Intent, Relation, SkippedEvent, TopicSpan};
+
+/// The graph in memory.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct MemoryGraph {
+    ideas: BTreeMap<(String, String), Idea>,
+    entities: BTreeMap<(String, String), Entity>,
+    keys: BTreeMap<(String, String), String>,
+    relations: BTreeMap<(String, String), Vec<Relation>>,
+    spans: BTreeMap<(String, String), Vec<TopicSpan>>,
+    skipped: Vec<(String, SkippedEvent)>,
+}
+
+/// Sorts ideas most recent first (source time, then id for a stable order).
+pub fn sort_recent_first(ideas: &mut [Idea]) {
+    ideas.sort_by(|a, b| {
+        b.valid_from_ms
+            .cmp(&a.valid_from_ms)
+            .then_with(|| b.idea_id.cmp(&a.idea_id))
+    });
+}
+
+/// Whether `idea` passes the optional session and intent filters.
+#[must_use]
+pub fn matches_filters(idea: &Idea, session_id: Option<&str>, intent: Option<Intent>) -> bool {
+    session_id.is_none_or(|session| idea.source.session_id == session)
+        && intent.is_none_or(|intent| idea.intent == intent)
+}
+
+/// Whether `idea` is a question or problem still open.
+#[must_use]
+pub fn is_open_question(idea: &Idea) -> bool {
+    matches!(idea.intent, Intent::Question | Intent::Problem) && idea.resolution.is_none()
+}
+
+/// Whether `idea` is a todo still open.
+#[must_use]
+pub fn is_open_todo(idea: &Idea) -> bool {
+    idea.intent == Intent::Todo && idea.resolution.is_none()
+}
+
+/// Whether `idea` is a decision or preference in force.
+#[must_use]
+pub fn is_current_decision(idea: &Idea) -> bool {
+    matches!(idea.intent, Intent::Decision | Intent::Preference) && !idea.is_superseded()
+}
+
+/// Ranks `ideas` by term overlap with `query` (ties: most recent first) and keeps the
+/// `limit` best that share at least one term.
+#[must_use]
+pub fn rank_by_terms(ideas: Vec<Idea>, query: &str, limit: usize) -> Vec<Idea> {
+    let terms = query_terms(query);
+    if terms.is_empty() {
+        return Vec::new();
+    }
+    let mut scored: Vec<(f32, Idea)> = ideas
+        .into_iter()
+        .filter_map(|idea| {
+            let index = TermIndex::new(&idea.content);
+            term_overlap_score(&index, &terms).map(|score| (score, idea))
+        })
+        .collect();
+    scored.sort_by(|(a_score, a), (b_score, b)| {
+        b_score
+            .total_cmp(a_score)
+            .then_with(|| b.valid_from_ms.cmp(&a.valid_from_ms))
+            .then_with(|| b.idea_id.cmp(&a.idea_id))
+    });
+    scored
+        .into_iter()
+        .take(limit)
+        .map(|(_, idea)| idea)
+        .collect()
+}
+
+/// Whether an entity's name or an alias contains `needle` (lowercase), or `needle` is
+/// empty.
+#[must_use]
+pub fn entity_matches(entity: &Entity, needle: &str) -> bool {
+    needle.is_empty()
+        || entity.name.to_lowercase().contains(needle)
+        || entity.key.contains(needle)
+        || entity
+            .aliases
+            .iter()
+            .any(|alias| alias.to_lowercase().contains(needle))
+}
+
+impl MemoryGraph {
+    /// Every idea, by (project, id).
+    pub fn ideas(&self) -> impl Iterator<Item = &Idea> {
+        self.ideas.values()
+    }
+
+    /// Every entity.
+    pub fn entities(&self) -> impl Iterator<Item = &Entity> {
+        self.entities.values()
+    }
+
+    /// Every relation, each once (from its source idea's list).
+    pub fn all_relations(&self) -> impl Iterator<Item = (&str, &Relation)> {
+        self.relations
+            .iter()
+            .flat_map(|((project, idea_id), relations)| {
+                relations
+                    .iter()
+                    .filter(move |relation| relation.from_idea_id == *idea_id)
+                    .map(move |relation| (project.as_str(), relation))
+            })
+    }
+
+    /// Every span.
+    pub fn spans(&self) -> impl Iterator<Item = &TopicSpan> {
+        self.spans.values().flatten()
+    }
+
+    /// Every skipped event.
+    #[must_use]
+    pub fn skipped(&self) -> &[(String, SkippedEvent)] {
+        &self.skipped
+    }
+
+    /// Whether nothing is stored.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.ideas.is_empty()
+            && self.entities.is_empty()
+            && self.spans.is_empty()
+            && self.skipped.is_empty()
+    }
+
+    fn project_ideas<'a>(&'a self, project_id: &'a str) -> impl Iterator<Item = &'a Idea> + 'a {
+        self.ideas
+            .range((project_id.to_owned(), String::new())..)
+            .take_while(move |((project, _), _)| project == project_id)
+            .map(|(_, idea)| idea)
+    }
+
+    fn list(&self, project_id: &str, limit: usize, keep: impl Fn(&Idea) -> bool) -> Vec<Idea> {
+        let mut ideas: Vec<Idea> = self
+            .project_ideas(project_id)
+            .filter(|idea| keep(idea))
+            .cloned()
+            .collect();
+        sort_recent_first(&mut ideas);
+        ideas.truncate(limit);
+        ideas
+    }
+
+    /// Stores an entity (infallible form of [`GraphStore::put_entity`]).
+    pub fn put_entity(&mut self, entity: Entity) {
+        let project = entity.project_id.clone();
+        for key in std::iter::once(entity.key.clone())
+            .chain(entity.aliases.iter().map(|alias| canonical_key(alias)))
+        {
+            self.keys
+                .entry((project.clone(), key))
+                .or_insert_with(|| entity.entity_id.clone());
+        }
+        self.entities
+            .insert((project, entity.entity_id.clone()), entity);
+    }
+}
+
+impl GraphView for MemoryGraph {
+    fn idea(&self, project_id: &str, idea_id: &str) -> Result<Option<Idea>, GraphError> {
+        Ok(self
+            .ideas
+            .get(&(project_id.to_owned(), idea_id.to_owned()))
+            .cloned())
+    }
+
+    fn recent_ideas(
+        &self,
+        project_id: &str,
+        session_id: Option<&str>,
+        intent: Option<Intent>,
+        limit: usize,
+    ) -> Result<Vec<Idea>, GraphError> {
+        Ok(self.list(project_id, limit, |idea| {
+            matches_filters(idea, session_id, intent)
+        }))
+    }
+
+    fn open_questions(
+        &self,
+        project_id: &str,
+        session_id: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<Idea>, GraphError> {
+        Ok(self.list(project_id, limit, |idea| {
+            is_open_question(idea) && matches_filters(idea, session_id, None)
+        }))
+    }
+
+    fn open_todos(
+        &self,
+        project_id: &str,
+        session_id: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<Idea>, GraphError> {
+        Ok(self.list(project_id, limit, |idea| {
+            is_open_todo(idea) && matches_filters(idea, session_id, None)
+        }))
+    }
+
+    fn current_decisions(&self, project_id: &str, limit: usize) -> Result<Vec<Idea>, GraphError> {
+        Ok(self.list(project_id, limit, is_current_decision))
+    }
+
+    fn search_ideas(
+        &self,
+        project_id: &str,
+        query: &str,
+        session_id: Option<&str>,
+        intent: Option<Intent>,
+        limit: usize,
+    ) -> Result<Vec<Idea>, GraphError> {
+        let candidates = self.list(project_id, usize::MAX, |idea| {
+            matches_filters(idea, session_id, intent)
+        });
+        Ok(rank_by_terms(candidates, query, limit))
+    }
+
+    fn entity(&self, project_id: &str, entity_id: &str) -> Result<Option<Entity>, GraphError> {
+        Ok(self
+            .entities
+            .get(&(project_id.to_owned(), entity_id.to_owned()))
+            .cloned())
+    }
+
+    fn entity_by_key(&self, project_id: &str, key: &str) -> Result<Option<Entity>, GraphError> {
+        Ok(self
+            .keys
+            .get(&(project_id.to_owned(), key.to_owned()))
+            .and_then(|id| self.entities.get(&(project_id.to_owned(), id.clone())))
+            .cloned())
+    }
+
+    fn search_entities(
+        &self,
+        project_id: &str,
+        name: &str,
+        limit: usize,
+    ) -> Result<Vec<Entity>, GraphError> {
+        let needle = name.trim().to_lowercase();
+        Ok(self
+            .entities
+            .range((project_id.to_owned(), String::new())..)
+            .take_while(|((project, _), _)| project == project_id)
+            .map(|(_, entity)| entity)
+            .filter(|entity| entity_matches(entity, &needle))
+            .take(limit)
+            .cloned()
+            .collect())
+    }
+
+    fn entity_ideas(
+        &self,
+        project_id: &str,
+        entity_id: &str,
+        limit: usize,
+    ) -> Result<Vec<Idea>, GraphError> {
+        Ok(self.list(project_id, limit, |idea| {
+            idea.entity_ids.iter().any(|id| id == entity_id)
+        }))
+    }
+
+    fn session_spans(
+        &self,
+        project_id: &str,
+        session_id: &str,
+    ) -> Result<Vec<TopicSpan>, GraphError> {
+        Ok(self
+            .spans
+            .get(&(project_id.to_owned(), session_id.to_owned()))
+            .cloned()
+            .unwrap_or_default())
+    }
+
+    fn relations(&self, project_id: &str, idea_id: &str) -> Result<Vec<Relation>, GraphError> {
+        Ok(self
+            .relations
+            .get(&(project_id.to_owned(), idea_id.to_owned()))
+            .cloned()
+            .unwrap_or_default())
+    }
+}
+
+/// Orders a session's spans: by first event time, then id.
+pub fn sort_spans(spans: &mut [TopicSpan]) {
+    spans.sort_by(|a, b| {
+        a.first_ms
+            .cmp(&b.first_ms)
+            .then_with(|| a.span_id.cmp(&b.span_id))
+    });
+}
+
+impl GraphStore for MemoryGraph {
+    fn put_idea(&mut self, idea: Idea) -> Result<(), GraphError> {
+        self.ideas
+            .insert((idea.project_id.clone(), idea.idea_id.clone()), idea);
+        Ok(())
+    }
+
+    fn put_entity(&mut self, entity: Entity) -> Result<(), GraphError> {
+        MemoryGraph::put_entity(self, entity);
+        Ok(())
+    }
+
+    fn put_relation(&mut self, project_id: &str, relation: Relation) -> Result<(), GraphError> {
+        let mut ends = BTreeSet::new();
+        ends.insert(relation.from_idea_id.clone());
+        ends.insert(relation.to_idea_id.clone());
+        for end in ends {
+            let list = self
+                .relations
+                .entry((project_id.to_owned(), end))
+                .or_default();
+            if !list.contains(&relation) {
+                list.push(relation.clone());
+                list.sort_by(|a, b| {
+                    (
+                        a.timestamp_ms,
+                        &a.from_idea_id,
+                        &a.to_idea_id,
+                        a.relation_type,
+                    )
+                        .cmp(&(
+                            b.timestamp_ms,
+                            &b.from_idea_id,
+                            &b.to_idea_id,
+                            b.relation_type,
+                        ))
+                });
+            }
+        }
+        Ok(())
+    }
+
+    fn put_span(&mut self, span: TopicSpan) -> Result<(), GraphError> {
+        let spans = self
+            .spans
+            .entry((span.project_id.clone(), span.session_id.clone()))
+            .or_default();
+        spans.retain(|existing| existing.span_id != span.span_id);
+        spans.push(span);
+        sort_spans(spans);
+        Ok(())
+    }
+
+    fn put_skipped(&mut self, project_id: &str, skipped: SkippedEvent) -> Result<(), GraphError> {
+        let entry = (project_id.to_owned(), skipped);
+        if !self.skipped.contains(&entry) {
+            self.skipped.push(entry);
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,312 @@
+//! [`Overlay`]: the stored graph with an engine's own changes of the current batch on
+//! top. An engine applies each event's changes here as it goes (with the same
+//! [`crate::apply_changes`] the projection uses), so an answer three events after its
+//! question finds the question open, and the result is the same whether the two events
+//! came in one batch or in two.
+//!
+//! Base list reads are cached for the batch (the base does not change while the engine
+//! runs), which keeps an engine that asks for open questions at every event fast.
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::extractor::{GraphError, GraphStore, GraphView};
+use crate::memory_graph::{
+    MemoryGraph, is_current_decision, is_open_question, is_open_todo, matches_filters,
+    rank_by_terms, sort_recent_first, sort_spans,
+};
+use crate::model::{Entity, Idea, Intent, Relation, SkippedEvent, TopicSpan};
+
+/// The stored graph (`base`) with in-memory changes on top.
+pub struct Overlay<'a> {
+    base: &'a dyn GraphView,
+    top: MemoryGraph,
+    /// Ideas of the base that the top holds a newer version of.
+    overridden: BTreeSet<(String, String)>,
+    cache: RefCell<BTreeMap<String, (usize, Vec<Idea>)>>,
+}
+
+impl<'a> Overlay<'a> {
+    /// An overlay with nothing on top yet.
+    #[must_use]
+    pub fn new(base: &'a dyn GraphView) -> Self {
+        Overlay {
+            base,
+            top: MemoryGraph::default(),
+            overridden: BTreeSet::new(),
+            cache: RefCell::new(BTreeMap::new()),
+        }
+    }
+
+    /// What was written on top.
+    #[must_use]
+    pub fn top(&self) -> &MemoryGraph {
+        &self.top
+    }
+
+    /// A base list read, cached: `fetch(limit)` is called again only when a larger
+    /// limit is asked of a list that was full.
+    fn base_list(
+        &self,
+        key: String,
+        limit: usize,
+        fetch: impl Fn(usize) -> Result<Vec<Idea>, GraphError>,
+    ) -> Result<Vec<Idea>, GraphError> {
+        if let Some((fetched, ideas)) = self.cache.borrow().get(&key)
+            && (*fetched >= limit || ideas.len() < *fetched)
+        {
+            return Ok(ideas.iter().take(limit).cloned().collect());
+        }
+        let ideas = fetch(limit)?;
+        self.cache.borrow_mut().insert(key, (limit, ideas.clone()));
+        Ok(ideas)
+    }
+
+    /// Base ideas (newer top versions in their place) and top ideas that pass `keep`,
+    /// most recent first, at most `limit`.
+    fn merged(
+        &self,
+        key: String,
+        limit: usize,
+        fetch: impl Fn(usize) -> Result<Vec<Idea>, GraphError>,
+        top: Vec<Idea>,
+        keep: impl Fn(&Idea) -> bool,
+    ) -> Result<Vec<Idea>, GraphError> {
+        let wanted = limit.saturating_add(self.overridden.len());
+        let mut by_id: BTreeMap<String, Idea> = BTreeMap::new();
+        for idea in self.base_list(key, wanted, fetch)? {
+            let id = (idea.project_id.clone(), idea.idea_id.clone());
+            if !self.overridden.contains(&id) {
+                by_id.insert(idea.idea_id.clone(), idea);
+            }
+        }
+        for idea in top {
+            if keep(&idea) {
+                by_id.insert(idea.idea_id.clone(), idea);
+            }
+        }
+        let mut ideas: Vec<Idea> = by_id.into_values().collect();
+        sort_recent_first(&mut ideas);
+        ideas.truncate(limit);
+        Ok(ideas)
+    }
+
+    fn top_ideas(&self, project_id: &str) -> Vec<Idea> {
+        self.top
+            .ideas()
+            .filter(|idea| idea.project_id == project_id)
+            .cloned()
+            .collect()
+    }
+
+    /// The freshest version of an entity found in the base.
+    fn fresher(&self, entity: Entity) -> Entity {
+        self.top
+            .entity(&entity.project_id, &entity.entity_id)
+            .ok()
+            .flatten()
+            .unwrap_or(entity)
+    }
+}
+
+impl GraphView for Overlay<'_> {
+    fn idea(&self, project_id: &str, idea_id: &str) -> Result<Option<Idea>, GraphError> {
+        match self.top.idea(project_id, idea_id)? {
+            Some(idea) => Ok(Some(idea)),
+            None => self.base.idea(project_id, idea_id),
+        }
+    }
+
+    fn recent_ideas(
+        &self,
+        project_id: &str,
+        session_id: Option<&str>,
+        intent: Option<Intent>,
+        limit: usize,
+    ) -> Result<Vec<Idea>, GraphError> {
+        self.merged(
+            format!("recent\0{project_id}\0{session_id:?}\0{intent:?}"),
+            limit,
+            |wanted| {
+                self.base
+                    .recent_ideas(project_id, session_id, intent, wanted)
+            },
+            self.top_ideas(project_id),
+            |idea| matches_filters(idea, session_id, intent),
+        )
+    }
+
+    fn open_questions(
+        &self,
+        project_id: &str,
+        session_id: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<Idea>, GraphError> {
+        self.merged(
+            format!("questions\0{project_id}\0{session_id:?}"),
+            limit,
+            |wanted| self.base.open_questions(project_id, session_id, wanted),
+            self.top_ideas(project_id),
+            |idea| is_open_question(idea) && matches_filters(idea, session_id, None),
+        )
+    }
+
+    fn open_todos(
+        &self,
+        project_id: &str,
+        session_id: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<Idea>, GraphError> {
+        self.merged(
+            format!("todos\0{project_id}\0{session_id:?}"),
+            limit,
+            |wanted| self.base.open_todos(project_id, session_id, wanted),
+            self.top_ideas(project_id),
+            |idea| is_open_todo(idea) && matches_filters(idea, session_id, None),
+        )
+    }
+
+    fn current_decisions(&self, project_id: &str, limit: usize) -> Result<Vec<Idea>, GraphError> {
+        self.merged(
+            format!("decisions\0{project_id}"),
+            limit,
+            |wanted| self.base.current_decisions(project_id, wanted),
+            self.top_ideas(project_id),
+            is_current_decision,
+        )
+    }
+
+    fn search_ideas(
+        &self,
+        project_id: &str,
+        query: &str,
+        session_id: Option<&str>,
+        intent: Option<Intent>,
+        limit: usize,
+    ) -> Result<Vec<Idea>, GraphError> {
+        let wanted = limit.saturating_add(self.overridden.len());
+        let mut by_id: BTreeMap<String, Idea> = BTreeMap::new();
+        for idea in self
+            .base
+            .search_ideas(project_id, query, session_id, intent, wanted)?
+        {
+            if !self
+                .overridden
+                .contains(&(idea.project_id.clone(), idea.idea_id.clone()))
+            {
+                by_id.insert(idea.idea_id.clone(), idea);
+            }
+        }
+        for idea in self.top_ideas(project_id) {
+            if matches_filters(&idea, session_id, intent) {
+                by_id.insert(idea.idea_id.clone(), idea);
+            }
+        }
+        Ok(rank_by_terms(by_id.into_values().collect(), query, limit))
+    }
+
+    fn entity(&self, project_id: &str, entity_id: &str) -> Result<Option<Entity>, GraphError> {
+        match self.top.entity(project_id, entity_id)? {
+            Some(entity) => Ok(Some(entity)),
+            None => self.base.entity(project_id, entity_id),
+        }
+    }
+
+    fn entity_by_key(&self, project_id: &str, key: &str) -> Result<Option<Entity>, GraphError> {
+        match self.top.entity_by_key(project_id, key)? {
+            Some(entity) => Ok(Some(entity)),
+            None => Ok(self
+                .base
+                .entity_by_key(project_id, key)?
+                .map(|entity| self.fresher(entity))),
+        }
+    }
+
+    fn search_entities(
+        &self,
+        project_id: &str,
+        name: &str,
+        limit: usize,
+    ) -> Result<Vec<Entity>, GraphError> {
+        let mut by_id: BTreeMap<String, Entity> = BTreeMap::new();
+        for entity in self.base.search_entities(project_id, name, limit)? {
+            let entity = self.fresher(entity);
+            by_id.insert(entity.entity_id.clone(), entity);
+        }
+        for entity in self.top.search_entities(project_id, name, limit)? {
+            by_id.insert(entity.entity_id.clone(), entity);
+        }
+        Ok(by_id.into_values().take(limit).collect())
+    }
+
+    fn entity_ideas(
+        &self,
+        project_id: &str,
+        entity_id: &str,
+        limit: usize,
+    ) -> Result<Vec<Idea>, GraphError> {
+        self.merged(
+            format!("entity\0{project_id}\0{entity_id}"),
+            limit,
+            |wanted| self.base.entity_ideas(project_id, entity_id, wanted),
+            self.top_ideas(project_id),
+            |idea| idea.entity_ids.iter().any(|id| id == entity_id),
+        )
+    }
+
+    fn session_spans(
+        &self,
+        project_id: &str,
+        session_id: &str,
+    ) -> Result<Vec<TopicSpan>, GraphError> {
+        let mut by_id: BTreeMap<String, TopicSpan> = BTreeMap::new();
+        for span in self.base.session_spans(project_id, session_id)? {
+            by_id.insert(span.span_id.clone(), span);
+        }
+        for span in self.top.session_spans(project_id, session_id)? {
+            by_id.insert(span.span_id.clone(), span);
+        }
+        let mut spans: Vec<TopicSpan> = by_id.into_values().collect();
+        sort_spans(&mut spans);
+        Ok(spans)
+    }
+
+    fn relations(&self, project_id: &str, idea_id: &str) -> Result<Vec<Relation>, GraphError> {
+        let mut relations = self.base.relations(project_id, idea_id)?;
+        for relation in self.top.relations(project_id, idea_id)? {
+            if !relations.contains(&relation) {
+                relations.push(relation);
+            }
+        }
+        Ok(relations)
+    }
+}
+
+impl GraphStore for Overlay<'_> {
+    fn put_idea(&mut self, idea: Idea) -> Result<(), GraphError> {
+        if self.top.idea(&idea.project_id, &idea.idea_id)?.is_none()
+            && self.base.idea(&idea.project_id, &idea.idea_id)?.is_some()
+        {
+            self.overridden
+                .insert((idea.project_id.clone(), idea.idea_id.clone()));
+        }
+        self.top.put_idea(idea)
+    }
+
+    fn put_entity(&mut self, entity: Entity) -> Result<(), GraphError> {
+        self.top.put_entity(entity);
+        Ok(())
+    }
+
+    fn put_relation(&mut self, project_id: &str, relation: Relation) -> Result<(), GraphError> {
+        self.top.put_relation(project_id, relation)
+    }
+
+    fn put_span(&mut self, span: TopicSpan) -> Result<(), GraphError> {
+        self.top.put_span(span)
+    }
+
+    fn put_skipped(&mut self, project_id: &str, skipped: SkippedEvent) -> Result<(), GraphError> {
+        self.top.put_skipped(project_id, skipped)
+    }
+}
