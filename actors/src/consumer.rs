@@ -164,7 +164,16 @@ pub enum ConsumerMsg<C> {
     Reset(OutboxSeq, RpcReplyPort<Result<(), ConsumerError>>),
     /// Answers with the counters.
     Observe(RpcReplyPort<ConsumerCounters>),
+    /// Runs a job with the consumer to itself (between steps, on the blocking pool): a
+    /// long operation of one projection, such as the ideas backfill. The job reports
+    /// its own result (it owns the reply channel).
+    Exclusive(ExclusiveJob<C>),
+    /// An exclusive job finished; the consumer comes back (`None`: the job panicked).
+    JobDone(Option<C>),
 }
+
+/// A job run with exclusive access to a consumer; see [`ConsumerMsg::Exclusive`].
+pub type ExclusiveJob<C> = Box<dyn FnOnce(&mut C, &Store) + Send>;
 
 struct Retry {
     seq: OutboxSeq,
@@ -192,6 +201,8 @@ pub struct ConsumerState<C> {
     linger_scheduled: bool,
     wake_pending: bool,
     pending_reset: Vec<RpcReplyPort<Result<(), ConsumerError>>>,
+    /// Exclusive jobs waiting for the running step to finish.
+    pending_jobs: Vec<ExclusiveJob<C>>,
     /// Where the pending reset restarts from.
     reset_start: OutboxSeq,
     notifier: Option<JoinHandle<()>>,
@@ -251,6 +262,7 @@ impl<C: OutboxConsumer> Actor for ConsumerActor<C> {
             linger_scheduled: false,
             wake_pending: false,
             pending_reset: Vec::new(),
+            pending_jobs: Vec::new(),
             reset_start: OutboxSeq::ZERO,
             notifier: Some(notifier),
             poller: Some(poller),
@@ -328,6 +340,11 @@ impl<C: OutboxConsumer> Actor for ConsumerActor<C> {
                     do_reset(state).await;
                     state.wake_pending = true;
                 }
+                if !state.pending_jobs.is_empty() {
+                    let job = state.pending_jobs.remove(0);
+                    start_job(&myself, state, job);
+                    return Ok(());
+                }
                 if progressed || std::mem::take(&mut state.wake_pending) {
                     start_step(&myself, state);
                 }
@@ -337,6 +354,43 @@ impl<C: OutboxConsumer> Actor for ConsumerActor<C> {
                 state.pending_reset.push(reply);
                 if state.consumer.is_some() {
                     do_reset(state).await;
+                    start_step(&myself, state);
+                }
+            }
+            ConsumerMsg::Exclusive(job) => {
+                if state.consumer.is_some() {
+                    start_job(&myself, state, job);
+                } else {
+                    state.pending_jobs.push(job);
+                }
+            }
+            ConsumerMsg::JobDone(consumer) => {
+                state.consumer = match consumer {
+                    Some(consumer) => Some(consumer),
+                    None => {
+                        state.counters.num_panics += 1;
+                        let store = state.store.clone();
+                        let factory = state.factory.clone();
+                        Some(tokio::task::spawn_blocking(move || factory(&store)).await??)
+                    }
+                };
+                // The job may have moved the durable cursor (it owns the projection).
+                let store = state.store.clone();
+                if let Some(mut consumer) = state.consumer.take() {
+                    let (consumer, cursor) = tokio::task::spawn_blocking(move || {
+                        let cursor = consumer.load_cursor(&store);
+                        (consumer, cursor)
+                    })
+                    .await?;
+                    state.consumer = Some(consumer);
+                    if let Ok(cursor) = cursor {
+                        state.cursor = cursor;
+                    }
+                }
+                if !state.pending_jobs.is_empty() {
+                    let job = state.pending_jobs.remove(0);
+                    start_job(&myself, state, job);
+                } else {
                     start_step(&myself, state);
                 }
             }
@@ -396,6 +450,31 @@ async fn do_reset<C: OutboxConsumer>(state: &mut ConsumerState<C>) {
     for reply in state.pending_reset.drain(..) {
         let _ = reply.send(result.clone().map(|_| ()));
     }
+}
+
+/// Runs an exclusive job on the blocking pool with the consumer taken out of the state,
+/// so no step starts meanwhile; the consumer comes back with [`ConsumerMsg::JobDone`].
+fn start_job<C: OutboxConsumer>(
+    myself: &ActorRef<ConsumerMsg<C>>,
+    state: &mut ConsumerState<C>,
+    job: ExclusiveJob<C>,
+) {
+    let Some(mut consumer) = state.consumer.take() else {
+        state.pending_jobs.insert(0, job);
+        return;
+    };
+    let store = state.store.clone();
+    let myself = myself.clone();
+    tokio::spawn(async move {
+        let joined = tokio::task::spawn_blocking(move || {
+            job(&mut consumer, &store);
+            consumer
+        })
+        .await;
+        if myself.cast(ConsumerMsg::JobDone(joined.ok())).is_err() {
+            debug!("consumer stopped during an exclusive job");
+        }
+    });
 }
 
 /// Starts a step on the blocking pool unless one is running or a retry is waiting.
@@ -688,6 +767,25 @@ impl<C: OutboxConsumer> ConsumerHandle<C> {
         )
         .await?
         .map_err(ActorError::from)
+    }
+
+    /// Runs `job` with the consumer to itself (between steps) and returns its result.
+    ///
+    /// # Errors
+    /// When the actor is not running or the job panicked.
+    pub async fn exclusive<R: Send + 'static>(
+        &self,
+        job: impl FnOnce(&mut C, &Store) -> R + Send + 'static,
+    ) -> Result<R, ActorError> {
+        let (sender, receiver) = tokio::sync::oneshot::channel();
+        self.actor()?
+            .cast(ConsumerMsg::Exclusive(Box::new(move |consumer, store| {
+                let _ = sender.send(job(consumer, store));
+            })))
+            .map_err(|err| ActorError::NotRunning(format!("consumer {}: {err}", self.name)))?;
+        receiver.await.map_err(|_| {
+            ActorError::NotRunning(format!("consumer {}: the job panicked", self.name))
+        })
     }
 
     /// Waits until the consumer's cursor reaches `seq` or `timeout` passes; true when reached.

@@ -10,8 +10,9 @@ use ractor::{Actor, ActorRef, SpawnErr};
 use tracing::info;
 
 use memory_projections::{
-    BM25_INDEXER, Bm25Handle, Bm25Indexer, Bm25Settings, ConsumerFactory, GRIP_EXTRACTOR,
-    GripExtractor, IndexPruneReport, OutboxConsumer, PruneKind, ROLLUP_BUILDER, RebuildReport,
+    BM25_INDEXER, BackfillProgress, Bm25Handle, Bm25Indexer, Bm25Settings, ConsumerError,
+    ConsumerFactory, GRIP_EXTRACTOR, GripExtractor, INDEXING_AGENT, IndexPruneReport,
+    IndexingAgent, IndexingSettings, OutboxConsumer, PruneKind, ROLLUP_BUILDER, RebuildReport,
     Retention, RollupBuilder, RollupConfig, SEGMENTER, SESSION_CATALOG, Segmenter, SegmenterConfig,
     SessionCatalog, VECTOR_INDEXER, VectorHandle, VectorIndexer, VectorSettings, prune_indexes,
 };
@@ -51,6 +52,13 @@ pub struct PipelineConfig {
     pub bm25_prune_schedule: Option<croner::Cron>,
     /// The vector index, `None` when disabled.
     pub vector: Option<VectorSettings>,
+    /// The indexing agent (ideas graph), `None` when disabled.
+    pub indexing: Option<IndexingSettings>,
+    /// The agent's continuous-mode batch window: after catching up it waits this long,
+    /// so one batch holds the turns of several sessions (the design's 2–3 s).
+    pub indexing_window: Duration,
+    /// Most events per continuous batch.
+    pub indexing_batch_events: usize,
 }
 
 impl Default for PipelineConfig {
@@ -67,6 +75,9 @@ impl Default for PipelineConfig {
             bm25: None,
             bm25_prune_schedule: None,
             vector: None,
+            indexing: None,
+            indexing_window: Duration::from_millis(2_000),
+            indexing_batch_events: 1_024,
         }
     }
 }
@@ -92,6 +103,8 @@ pub struct Pipeline {
     pub vector: Option<VectorHandle>,
     /// Keeps the vector index up to date, when enabled.
     pub vector_indexer: Option<ConsumerHandle<VectorIndexer>>,
+    /// Keeps the ideas graph, when enabled.
+    pub indexing_agent: Option<ConsumerHandle<IndexingAgent>>,
     store: Store,
 }
 
@@ -147,6 +160,17 @@ impl Pipeline {
             None => None,
         };
         let mut index_specs = Vec::new();
+        if let Some(settings) = config.indexing.clone() {
+            let factory: ConsumerFactory<IndexingAgent> =
+                Arc::new(move |store: &Store| IndexingAgent::open(store, settings.clone()));
+            let runner = RunnerConfig {
+                batch_size: config.indexing_batch_events.max(1),
+                linger: config.indexing_window,
+                ..config.runner.clone()
+            };
+            // Before the indexes: they index the ideas it announces.
+            index_specs.push(consumer_spec(INDEXING_AGENT, &store, factory, &runner));
+        }
         if let Some(handle) = &vector {
             let indexer_handle = handle.clone();
             let factory: ConsumerFactory<VectorIndexer> =
@@ -231,6 +255,10 @@ impl Pipeline {
                 .as_ref()
                 .map(|_| ConsumerHandle::new(Supervisor::child_name(&prefix, VECTOR_INDEXER))),
             vector,
+            indexing_agent: config
+                .indexing
+                .as_ref()
+                .map(|_| ConsumerHandle::new(Supervisor::child_name(&prefix, INDEXING_AGENT))),
             store,
         })
     }
@@ -248,7 +276,44 @@ impl Pipeline {
         if let Some(indexer) = &self.vector_indexer {
             counters.extend(indexer.counters().await);
         }
+        if let Some(agent) = &self.indexing_agent {
+            counters.extend(agent.counters().await);
+        }
         counters
+    }
+
+    /// Deletes the ideas graph (and the indexes' idea documents) and extracts it again
+    /// from the whole log in log order: `admin rebuild --projection ideas`.
+    ///
+    /// # Errors
+    /// When the agent is disabled or the reset fails.
+    pub async fn rebuild_ideas(&self) -> Result<(), ActorError> {
+        let Some(agent) = &self.indexing_agent else {
+            return Err(ActorError::Disabled("ideas"));
+        };
+        agent.reset().await
+    }
+
+    /// Re-extracts the ideas of `project_id` (all projects when `None`) session by
+    /// session, oldest first (the design's backfill mode); `progress` hears after each
+    /// session. Continuous indexing waits meanwhile.
+    ///
+    /// # Errors
+    /// When the agent is disabled or not running, or the backfill failed.
+    pub async fn backfill_ideas(
+        &self,
+        project_id: Option<String>,
+        mut progress: impl FnMut(&BackfillProgress) + Send + 'static,
+    ) -> Result<BackfillProgress, ActorError> {
+        let Some(agent) = &self.indexing_agent else {
+            return Err(ActorError::Disabled("ideas"));
+        };
+        let result: Result<BackfillProgress, ConsumerError> = agent
+            .exclusive(move |agent: &mut IndexingAgent, store: &Store| {
+                agent.backfill(store, project_id.as_deref(), &mut progress)
+            })
+            .await?;
+        result.map_err(ActorError::from)
     }
 
     /// Deletes the vector index and embeds the whole log again (the index is rebuilt in
@@ -331,13 +396,23 @@ impl Pipeline {
                 && self.grip_extractor.wait_for(head, remaining()).await
                 && self.rollup_builder.wait_for(head, remaining()).await
                 && self.wait_bm25_committed(head, remaining()).await
-                && self.wait_vector_committed(head, remaining()).await;
+                && self.wait_vector_committed(head, remaining()).await
+                && self.wait_agent(head, remaining()).await;
             if !caught_up {
                 return false;
             }
             if self.store.head() == head {
                 return true;
             }
+        }
+    }
+
+    /// Waits until the indexing agent has applied everything up to `seq`; true at once
+    /// when it is disabled.
+    async fn wait_agent(&self, seq: memory_store::OutboxSeq, timeout: Duration) -> bool {
+        match &self.indexing_agent {
+            Some(agent) => agent.wait_for(seq, timeout).await,
+            None => true,
         }
     }
 

@@ -607,14 +607,16 @@ async fn ingest_sample(client: &async_nats::Client) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Polls a query until `done` holds for its answer.
+/// Polls a query until `done` holds for its answer (at most three minutes: embedding
+/// the sample's events, grips, nodes and ideas takes about a minute on two idle cores,
+/// several under a parallel build).
 async fn query_until(
     client: &async_nats::Client,
     subject: &str,
     body: Value,
     done: impl Fn(&Value) -> bool,
 ) -> anyhow::Result<Value> {
-    let deadline = Instant::now() + Duration::from_secs(60);
+    let deadline = Instant::now() + Duration::from_secs(180);
     loop {
         let answer = request(client, subject, serde_json::to_vec(&body)?).await?;
         if done(&answer) {

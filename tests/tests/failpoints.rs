@@ -120,3 +120,81 @@ fn a_failed_bm25_commit_is_replayed_and_nothing_is_lost() {
     }
     scenario.teardown();
 }
+
+/// A batch the indexing agent cannot take (here: an injected failure on one event) is
+/// isolated and parked in the dead letters; the agent goes on with the events after it.
+#[test]
+fn a_poison_batch_is_parked_and_the_indexing_agent_goes_on() {
+    let _serial = serial();
+    let scenario = fail::FailScenario::setup();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    runtime.block_on(poison_batch());
+    scenario.teardown();
+}
+
+async fn poison_batch() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = Store::open(dir.path(), &StoreOptions::default()).expect("store");
+    let engine: memory_projections::EngineFactory =
+        std::sync::Arc::new(|| Box::new(memory_ideas::HeuristicEngine::new()));
+    let config = memory_actors::PipelineConfig {
+        runner: memory_actors::RunnerConfig::for_tests(),
+        indexing: Some(memory_projections::IndexingSettings::new(engine)),
+        indexing_window: std::time::Duration::from_millis(5),
+        ..memory_actors::PipelineConfig::default()
+    };
+    fail::cfg("ideas_extract", "return(POISON-MARKER)").expect("failpoint");
+    let pipeline = memory_actors::Pipeline::start(store.clone(), config)
+        .await
+        .expect("start");
+    let t0 = 1_767_600_000_000;
+    let events = vec![
+        event(
+            "p1",
+            "s",
+            t0,
+            EventKind::UserMessage,
+            "We decided to use Postgres for the ledger.",
+        ),
+        event(
+            "p2",
+            "s",
+            t0 + 1_000,
+            EventKind::UserMessage,
+            "POISON-MARKER we decided nothing",
+        ),
+        event(
+            "p3",
+            "s",
+            t0 + 2_000,
+            EventKind::UserMessage,
+            "We decided: the retry limit is 5 attempts.",
+        ),
+    ];
+    pipeline.ingest.append(events).await.expect("append");
+    assert!(
+        pipeline
+            .wait_caught_up(std::time::Duration::from_secs(60))
+            .await,
+        "the agent must get past the poison"
+    );
+    let dead = store.dead_letters(10).expect("dead letters");
+    assert_eq!(dead.len(), 1, "{dead:?}");
+    assert_eq!(dead[0].1.source, "indexing_agent", "{dead:?}");
+    let graph = memory_projections::IdeaGraph::open(&store).expect("graph");
+    let ideas = graph.all_ideas("p").expect("ideas");
+    let sources: Vec<&str> = ideas
+        .iter()
+        .map(|idea| idea.source.event_id.as_str())
+        .collect();
+    assert!(
+        sources.contains(&"p1") && sources.contains(&"p3"),
+        "{ideas:?}"
+    );
+    assert!(!sources.contains(&"p2"), "{ideas:?}");
+    pipeline.shutdown().await;
+}

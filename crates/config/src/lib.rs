@@ -17,6 +17,7 @@
 
 mod consumers;
 mod error;
+mod indexing;
 mod ingest;
 mod llm;
 mod model;
@@ -28,11 +29,12 @@ mod toc;
 
 pub use consumers::ConsumerConfig;
 pub use error::{ConfigError, Result};
+pub use indexing::{IndexingConfig, IndexingEngine};
 pub use ingest::IngestConfig;
 pub use llm::LlmConfig;
 pub use model::Config;
 pub use nats::{JetStreamConfig, NatsConfig};
 pub use store::{DurabilityConfig, StoreConfig};
 pub use telemetry::{LogFormatConfig, TelemetryConfig};
-pub use teleport::FusionMethod;
+pub use teleport::{FusionMethod, RankingConfig};
 pub use toc::TocConfig;

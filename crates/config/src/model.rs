@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::consumers::ConsumerConfig;
 use crate::error::{ConfigError, Result};
+use crate::indexing::IndexingConfig;
 use crate::ingest::IngestConfig;
 use crate::llm::LlmConfig;
 use crate::nats::NatsConfig;
@@ -38,6 +39,8 @@ pub struct Config {
     pub toc: TocConfig,
     /// The optional LLM summarizer.
     pub llm: LlmConfig,
+    /// The indexing agent (ideas graph).
+    pub indexing: IndexingConfig,
     /// The accelerator indexes (BM25 now, vectors later) behind `search`.
     pub teleport: TeleportConfig,
     /// Logs, traces and metrics.
@@ -160,6 +163,12 @@ impl Config {
                 "toc.segment_overlap_tokens",
                 "must be less than toc.segment_max_tokens",
             );
+        }
+        if self.indexing.batch_events == 0 {
+            return invalid("indexing.batch_events", "must be greater than 0");
+        }
+        if self.indexing.backfill_batch_events == 0 {
+            return invalid("indexing.backfill_batch_events", "must be greater than 0");
         }
         let llm = &self.llm;
         if !(llm.base_url.starts_with("http://") || llm.base_url.starts_with("https://")) {

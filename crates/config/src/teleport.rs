@@ -18,6 +18,8 @@ pub struct TeleportConfig {
     pub vector: VectorIndexConfig,
     /// How `search` fuses the keyword and vector lists of its phrases.
     pub fusion: FusionMethod,
+    /// The weights of `fusion = "salience"`.
+    pub ranking: RankingConfig,
     /// Whether `search` expands a query offline into key-term and entity phrases when
     /// the caller passes no `phrases`. Default false: measured, it lowered recall on the
     /// LoCoMo dev slice (docs/benchmarks.md).
@@ -31,6 +33,7 @@ impl Default for TeleportConfig {
             bm25: Bm25Config::default(),
             vector: VectorIndexConfig::default(),
             fusion: FusionMethod::default(),
+            ranking: RankingConfig::default(),
             expand_query: false,
         }
     }
@@ -45,6 +48,45 @@ pub enum FusionMethod {
     Score,
     /// Reciprocal Rank Fusion with k = 60.
     Rrf,
+    /// The hybrid search spec's ranking: semantic, keyword, salience and recency
+    /// terms weighted by `[teleport.ranking]`, times the idea's sector boost.
+    Salience,
+}
+
+/// `[teleport.ranking]`: the weights of `fusion = "salience"` (the hybrid search spec's
+/// defaults).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RankingConfig {
+    /// Weight of the cosine similarity. Default 0.4.
+    pub semantic: f32,
+    /// Weight of the BM25 score (divided by 10, capped at 1). Default 0.25.
+    pub keyword: f32,
+    /// Weight of the idea's salience. Default 0.2.
+    pub salience: f32,
+    /// Weight of recency, `exp(-recency_decay_per_day · days)`. Default 0.15.
+    pub recency: f32,
+    /// Recency decay per day. Default 0.05.
+    pub recency_decay_per_day: f32,
+    /// Boosts of the sectors reflective, semantic, procedural, emotional, episodic.
+    /// Default 1.2, 1.1, 1.0, 0.9, 0.8.
+    pub sector_boosts: [f32; 5],
+    /// Salience of evidence no idea stands for (raw turns, grips, TOC nodes). Default 0.3.
+    pub default_salience: f32,
+}
+
+impl Default for RankingConfig {
+    fn default() -> Self {
+        RankingConfig {
+            semantic: 0.4,
+            keyword: 0.25,
+            salience: 0.2,
+            recency: 0.15,
+            recency_decay_per_day: 0.05,
+            sector_boosts: [1.2, 1.1, 1.0, 0.9, 0.8],
+            default_salience: 0.3,
+        }
+    }
 }
 
 impl TeleportConfig {

@@ -1,4 +1,5 @@
-//! `admin`: rebuild the TOC (`rebuild --projection toc`), rebuild an accelerator index
+//! `admin`: rebuild the TOC or the ideas graph (`rebuild --projection toc|ideas`),
+//! backfill the ideas graph (`backfill-ideas`), rebuild an accelerator index
 //! (`rebuild-index`), prune the BM25 and vector indexes (`prune-index`). Each works on the data dir in
 //! this process (embedded mode) or asks a running daemon (`--nats-url`), which answers on
 //! `memory.admin.rebuild` and `memory.admin.prune`.
@@ -11,7 +12,7 @@ use anyhow::Context;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use memory_actors::Pipeline;
 use memory_config::Config;
-use memory_projections::{IndexPruneReport, PruneKind, RebuildReport};
+use memory_projections::{BackfillProgress, IndexPruneReport, PruneKind, RebuildReport};
 use memory_query::api::TeleportStatusResponse;
 use serde_json::{Value, json};
 
@@ -26,6 +27,12 @@ pub const ADMIN_REBUILD_SUBJECT: &str = "memory.admin.rebuild";
 /// Subject of the operators' prune call: `{}` (configured retention) or
 /// `{"age_days": N, "level": "segment|grip|event|day|week|month|year|all"}`.
 pub const ADMIN_PRUNE_SUBJECT: &str = "memory.admin.prune";
+/// Subject of the ideas backfill: `{"project_id": "P"}` or `{}` (every project); the
+/// reply is the final progress once done.
+pub const ADMIN_BACKFILL_IDEAS_SUBJECT: &str = "memory.admin.backfill_ideas";
+/// Subject of the running backfill's progress: `{}` → the progress, or `null` when no
+/// backfill ran since the daemon started.
+pub const ADMIN_BACKFILL_PROGRESS_SUBJECT: &str = "memory.admin.backfill_ideas.progress";
 /// A rebuild of a year of data takes seconds; a remote caller waits this long.
 const REBUILD_TIMEOUT: Duration = Duration::from_secs(3_600);
 
@@ -41,7 +48,12 @@ pub async fn run(
         AdminCommand::Rebuild {
             projection,
             nats_url,
-        } => rebuild_toc(config, data_dir, &projection, nats_url).await,
+        } => rebuild_projection(config, data_dir, &projection, nats_url).await,
+        AdminCommand::BackfillIdeas {
+            project,
+            nats_url,
+            json,
+        } => backfill_ideas(config, data_dir, project, nats_url, json).await,
         AdminCommand::RebuildIndex {
             index,
             nats_url,
@@ -62,17 +74,17 @@ async fn connect(config: &Config, url: String) -> anyhow::Result<async_nats::Cli
     Ok(memory_nats::connect(&nats, |_| {}).await?)
 }
 
-/// `admin rebuild --projection toc`.
-async fn rebuild_toc(
+/// `admin rebuild --projection toc|ideas`.
+async fn rebuild_projection(
     config: &Config,
     data_dir: &Path,
     projection: &str,
     nats_url: Option<String>,
 ) -> anyhow::Result<ExitCode> {
-    if projection != "toc" {
+    if projection != "toc" && projection != "ideas" {
         anyhow::bail!(
-            "unknown projection {projection:?}; projections: toc (for the bm25 index use \
-             `admin rebuild-index`)"
+            "unknown projection {projection:?}; projections: toc, ideas (for the bm25 index \
+             use `admin rebuild-index`)"
         );
     }
     if let Some(url) = nats_url {
@@ -90,6 +102,30 @@ async fn rebuild_toc(
     let started = std::time::Instant::now();
     let store = open_store(config, data_dir)?;
     let pipeline = start_pipeline(config, store.clone()).await?;
+    if projection == "ideas" {
+        let result = pipeline.rebuild_ideas().await;
+        let caught_up = pipeline.wait_caught_up(Duration::from_secs(3_600)).await;
+        pipeline.shutdown().await;
+        result.map_err(|err| anyhow::anyhow!("rebuild failed: {err}"))?;
+        let graph = memory_projections::IdeaGraph::open(&store)?;
+        let mut ideas = 0;
+        for project in store.status()?.events_by_project.keys() {
+            ideas += graph
+                .all_ideas(project)
+                .map_err(|err| anyhow::anyhow!("{err}"))?
+                .len();
+        }
+        say!(
+            "rebuilt the ideas graph from the event log: {ideas} ideas in {:.1} s{}",
+            started.elapsed().as_secs_f64(),
+            if caught_up {
+                ""
+            } else {
+                " (still catching up)"
+            }
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
     pipeline
         .rebuild_toc()
         .await
@@ -108,6 +144,81 @@ async fn rebuild_toc(
             " (still catching up)"
         }
     );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `admin backfill-ideas [--project P]`, with a progress bar on stderr.
+async fn backfill_ideas(
+    config: &Config,
+    data_dir: &Path,
+    project: Option<String>,
+    nats_url: Option<String>,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
+    let started = std::time::Instant::now();
+    let progress = progress_bar();
+    let show = |bar: &ProgressBar, state: &BackfillProgress| {
+        bar.set_message(format!(
+            "backfilling ideas: {}/{} sessions, {} events, {} ideas",
+            state.sessions_done, state.sessions_total, state.events, state.ideas
+        ));
+    };
+    let report: BackfillProgress = if let Some(url) = nats_url {
+        let client = connect(config, url).await?;
+        let poller = {
+            let (client, progress) = (client.clone(), progress.clone());
+            tokio::spawn(async move {
+                loop {
+                    tokio::time::sleep(Duration::from_millis(300)).await;
+                    if let Ok(value) = remote_call(
+                        &client,
+                        ADMIN_BACKFILL_PROGRESS_SUBJECT.to_string(),
+                        &json!({}),
+                    )
+                    .await
+                        && let Ok(state) = serde_json::from_value::<BackfillProgress>(value)
+                    {
+                        show(&progress, &state);
+                    }
+                }
+            })
+        };
+        let answer = remote_call_within(
+            &client,
+            ADMIN_BACKFILL_IDEAS_SUBJECT.to_string(),
+            &json!({"project_id": project}),
+            REBUILD_TIMEOUT,
+        )
+        .await;
+        poller.abort();
+        progress.finish_and_clear();
+        let value = answer.map_err(|err| anyhow::anyhow!("{err}"))?;
+        serde_json::from_value(value).context("unexpected backfill reply")?
+    } else {
+        let store = open_store(config, data_dir)?;
+        let pipeline = start_pipeline(config, store).await?;
+        // Let the continuous mode catch up first: the backfill redoes what it passed.
+        pipeline.wait_caught_up(Duration::from_secs(3_600)).await;
+        let bar = progress.clone();
+        let result = pipeline
+            .backfill_ideas(project, move |state| show(&bar, state))
+            .await;
+        pipeline.wait_caught_up(Duration::from_secs(3_600)).await;
+        pipeline.shutdown().await;
+        progress.finish_and_clear();
+        result.map_err(|err| anyhow::anyhow!("backfill failed: {err}"))?
+    };
+    if json {
+        print_json(&serde_json::to_value(&report)?)?;
+    } else {
+        say!(
+            "backfilled the ideas graph: {} sessions, {} events, {} ideas in {:.1} s",
+            report.sessions_done,
+            report.events,
+            report.ideas,
+            started.elapsed().as_secs_f64()
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -65,6 +65,28 @@ pub enum Command {
         #[command(subcommand)]
         command: TeleportCommand,
     },
+    /// The ideas graph: search ideas, one idea, open questions and todos, decisions.
+    Ideas {
+        /// What to show.
+        #[command(subcommand)]
+        command: crate::ideas_cli::IdeasCommand,
+    },
+    /// Entities of the ideas graph and the ideas that mention them.
+    Entities {
+        /// What to show.
+        #[command(subcommand)]
+        command: crate::ideas_cli::EntitiesCommand,
+    },
+    /// Topic spans of a session.
+    Spans {
+        /// What to show.
+        #[command(subcommand)]
+        command: crate::ideas_cli::SpansCommand,
+    },
+    /// The ideas just before and after an event, an idea or a time.
+    Timeline(crate::ideas_cli::TimelineArgs),
+    /// What one session did: its ideas, the questions and todos it opened and closed.
+    SessionContext(crate::ideas_cli::SessionContextArgs),
     /// Operator tasks.
     Admin {
         /// What to do.
@@ -216,12 +238,26 @@ pub enum GripCommand {
 pub enum AdminCommand {
     /// Delete a projection and rebuild it from the event log.
     Rebuild {
-        /// Which projection: `toc` (segments, grips and the tree).
+        /// Which projection: `toc` (segments, grips and the tree) or `ideas` (the ideas
+        /// graph, re-extracted in log order).
         #[arg(long)]
         projection: String,
         /// Ask a running daemon over NATS instead of opening the data dir.
         #[arg(long)]
         nats_url: Option<String>,
+    },
+    /// Re-extract the ideas graph one session at a time, oldest first (the indexing
+    /// agent's backfill mode), with a progress bar.
+    BackfillIdeas {
+        /// Only this project (default: every project).
+        #[arg(long)]
+        project: Option<String>,
+        /// Ask a running daemon over NATS instead of opening the data dir.
+        #[arg(long)]
+        nats_url: Option<String>,
+        /// Print the result as JSON.
+        #[arg(long)]
+        json: bool,
     },
     /// Rebuild an accelerator index from the log and the TOC into a new directory and
     /// swap it in atomically; searches use the old one meanwhile.

@@ -9,8 +9,10 @@ mod cli;
 mod demo;
 mod embedded;
 mod export;
+mod ideas_cli;
 mod ingest_file;
 mod query_cli;
+mod recall;
 mod serve;
 mod settings;
 mod status;
@@ -84,6 +86,26 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Teleport { command } => {
             teleport_cli::run(&config, &data_dir, command, cli.log_level.as_deref()).await
+        }
+        Command::Ideas { command } => {
+            let command = ideas_cli::IdeasCli::Ideas(command);
+            ideas_cli::run(&config, &data_dir, command, cli.log_level.as_deref()).await
+        }
+        Command::Entities { command } => {
+            let command = ideas_cli::IdeasCli::Entities(command);
+            ideas_cli::run(&config, &data_dir, command, cli.log_level.as_deref()).await
+        }
+        Command::Spans { command } => {
+            let command = ideas_cli::IdeasCli::Spans(command);
+            ideas_cli::run(&config, &data_dir, command, cli.log_level.as_deref()).await
+        }
+        Command::Timeline(args) => {
+            let command = ideas_cli::IdeasCli::Timeline(args);
+            ideas_cli::run(&config, &data_dir, command, cli.log_level.as_deref()).await
+        }
+        Command::SessionContext(args) => {
+            let command = ideas_cli::IdeasCli::SessionContext(args);
+            ideas_cli::run(&config, &data_dir, command, cli.log_level.as_deref()).await
         }
         Command::Admin { command } => {
             let config = settings::for_batch_job(config);

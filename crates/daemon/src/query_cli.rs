@@ -118,9 +118,24 @@ pub(crate) fn query_service(
             fusion: match config.teleport.fusion {
                 memory_config::FusionMethod::Score => memory_query::Fusion::Score,
                 memory_config::FusionMethod::Rrf => memory_query::Fusion::Rrf,
+                memory_config::FusionMethod::Salience => memory_query::Fusion::Salience,
             },
             expand_query: config.teleport.expand_query,
+            ranking: ranking_weights(&config.teleport.ranking),
         })
+}
+
+/// `[teleport.ranking]` as the query service reads it.
+fn ranking_weights(ranking: &memory_config::RankingConfig) -> memory_query::RankingWeights {
+    memory_query::RankingWeights {
+        semantic: ranking.semantic,
+        keyword: ranking.keyword,
+        salience: ranking.salience,
+        recency: ranking.recency,
+        recency_decay_per_day: ranking.recency_decay_per_day,
+        sector_boosts: ranking.sector_boosts,
+        default_salience: ranking.default_salience,
+    }
 }
 
 pub(crate) async fn remote_call(

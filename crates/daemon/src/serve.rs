@@ -120,13 +120,16 @@ pub async fn run(
             }
         })
     });
+    let (recall_sink, recall_writer) =
+        crate::recall::start(pipeline.ingest.clone(), shutdown.clone());
     let query_service = crate::query_cli::query_service(
         &config,
         store.clone(),
         config.toc.tz()?,
         pipeline.bm25.clone(),
         pipeline.vector.clone(),
-    );
+    )
+    .with_recall_sink(recall_sink);
     let queries = memory_nats::QueryServer::start(
         client.clone(),
         Arc::new(QueryAdapter(query_service)),
@@ -138,6 +141,8 @@ pub async fn run(
     let pipeline = Arc::new(pipeline);
     let admin = spawn_admin(client.clone(), store.clone(), shutdown.clone()).await?;
     let rebuild = spawn_rebuild(client.clone(), pipeline.clone(), shutdown.clone()).await?;
+    let (backfill, backfill_progress) =
+        spawn_backfill(client.clone(), pipeline.clone(), shutdown.clone()).await?;
     let prune = spawn_prune(
         client.clone(),
         pipeline.clone(),
@@ -165,6 +170,9 @@ pub async fn run(
     let _ = admin.await;
     let _ = rebuild.await;
     let _ = prune.await;
+    let _ = backfill.await;
+    let _ = recall_writer.await;
+    let _ = backfill_progress.await;
     queries.join().await;
     match Arc::try_unwrap(pipeline) {
         Ok(pipeline) => pipeline.shutdown().await,
@@ -218,6 +226,10 @@ async fn spawn_rebuild(
                         .and_then(|v| v.get(name).and_then(|p| p.as_str().map(str::to_string)))
                 };
                 let answer = match (field("projection").as_deref(), field("index_type").as_deref()) {
+                    (Some("ideas"), None) => match pipeline.rebuild_ideas().await {
+                        Ok(()) => serde_json::json!({"projection": "ideas", "status": "rebuilding"}),
+                        Err(err) => serde_json::to_value(service_error(&err)).unwrap_or_default(),
+                    },
                     (Some("toc"), None) => match pipeline.rebuild_toc().await {
                         Ok(()) => serde_json::json!({"projection": "toc", "status": "rebuilding"}),
                         Err(err) => serde_json::to_value(service_error(&err)).unwrap_or_default(),
@@ -232,7 +244,7 @@ async fn spawn_rebuild(
                     },
                     (projection, index_type) => {
                         serde_json::to_value(memory_types::ServiceError::invalid_argument(format!(
-                            "give either {{\"projection\": \"toc\"}} or {{\"index_type\": \"bm25\"}} \
+                            "give either {{\"projection\": \"toc|ideas\"}} or {{\"index_type\": \"bm25\"}} \
                              (got projection {projection:?}, index_type {index_type:?})"
                         )))
                         .unwrap_or_default()
@@ -243,6 +255,63 @@ async fn spawn_rebuild(
         },
     )
     .await
+}
+
+/// `memory.admin.backfill_ideas`: `{"project_id": "P"}` or `{}` re-extracts the ideas
+/// graph session by session; the reply is the final progress. The progress of the
+/// running backfill answers on `memory.admin.backfill_ideas.progress`.
+async fn spawn_backfill(
+    client: async_nats::Client,
+    pipeline: Arc<memory_actors::Pipeline>,
+    shutdown: CancellationToken,
+) -> anyhow::Result<(tokio::task::JoinHandle<()>, tokio::task::JoinHandle<()>)> {
+    let state: Arc<std::sync::Mutex<Option<memory_projections::BackfillProgress>>> = Arc::default();
+    let progress_state = state.clone();
+    let progress = spawn_admin_responder(
+        client.clone(),
+        crate::admin_cli::ADMIN_BACKFILL_PROGRESS_SUBJECT,
+        shutdown.clone(),
+        move |_| {
+            let state = progress_state.clone();
+            async move {
+                let current = state.lock().map(|guard| guard.clone()).unwrap_or_default();
+                serde_json::to_vec(&current).unwrap_or_default()
+            }
+        },
+    )
+    .await?;
+    let backfill = spawn_admin_responder(
+        client,
+        crate::admin_cli::ADMIN_BACKFILL_IDEAS_SUBJECT,
+        shutdown,
+        move |payload| {
+            let (pipeline, state) = (pipeline.clone(), state.clone());
+            async move {
+                let project = serde_json::from_slice::<serde_json::Value>(&payload)
+                    .ok()
+                    .and_then(|value| {
+                        value
+                            .get("project_id")
+                            .and_then(|project| project.as_str().map(str::to_owned))
+                    });
+                let sink = state.clone();
+                let result = pipeline
+                    .backfill_ideas(project, move |progress| {
+                        if let Ok(mut guard) = sink.lock() {
+                            *guard = Some(progress.clone());
+                        }
+                    })
+                    .await;
+                match result {
+                    Ok(report) => serde_json::to_vec(&report),
+                    Err(err) => serde_json::to_vec(&service_error(&err)),
+                }
+                .unwrap_or_default()
+            }
+        },
+    )
+    .await?;
+    Ok((backfill, progress))
 }
 
 /// `memory.admin.prune`: `{}` applies the configured retention to the BM25 and vector

@@ -7,9 +7,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use memory_actors::{Backoff, PipelineConfig, RunnerConfig};
-use memory_config::{Config, DurabilityConfig};
+use memory_config::{Config, DurabilityConfig, IndexingEngine};
 use memory_projections::{
-    Bm25Settings, PruneKind, Retention, RollupConfig, SegmenterConfig, SessionCatalog,
+    Bm25Settings, EngineFactory, IndexingSettings, PruneKind, Retention, RollupConfig,
+    SegmenterConfig, SessionCatalog,
 };
 use memory_store::{Durability, StoreOptions};
 use memory_summarize::grips::GripConfig;
@@ -158,9 +159,25 @@ pub fn pipeline_config(config: &Config, data_dir: &Path) -> PipelineConfig {
         },
         bm25: bm25_settings(config, data_dir),
         vector: vector_settings(config, data_dir),
+        indexing: indexing_settings(config),
+        indexing_window: Duration::from_millis(config.indexing.window_ms),
+        indexing_batch_events: config.indexing.batch_events,
         // Validated when the configuration was loaded.
         bm25_prune_schedule: config.teleport.bm25.prune_schedule.parse().ok(),
     }
+}
+
+/// The indexing agent's settings, `None` when `[indexing]` is disabled.
+pub fn indexing_settings(config: &Config) -> Option<IndexingSettings> {
+    if !config.indexing.enabled {
+        return None;
+    }
+    let engine: EngineFactory = match config.indexing.engine {
+        IndexingEngine::Heuristic => Arc::new(|| Box::new(memory_ideas::HeuristicEngine::new())),
+    };
+    let mut settings = IndexingSettings::new(engine);
+    settings.backfill_batch_events = config.indexing.backfill_batch_events;
+    Some(settings)
 }
 
 /// The configured summarizer: extractive unless `[llm]` is enabled. The LLM one falls

@@ -23,9 +23,12 @@ pub struct ApplyReport {
     pub relations_by_type: BTreeMap<RelationType, usize>,
     /// New entities.
     pub new_entities: usize,
-    /// Ideas stored or changed (new, superseded, resolved, activated, recalled), by
-    /// (project, idea id): the indexes re-read these.
+    /// Ideas stored or changed (new, superseded, resolved, activated), by (project,
+    /// idea id).
     pub touched: BTreeSet<(String, String)>,
+    /// New ideas, by (project, idea id): what the indexes must add (a changed idea's
+    /// document stays the same: validity and salience are read at query time).
+    pub new_ideas: BTreeSet<(String, String)>,
 }
 
 /// Applies `changes` to `graph`, resolving entity mentions with `lexicon`.
@@ -88,6 +91,9 @@ pub fn apply_changes(
         *report.ideas_by_intent.entry(stored.intent).or_insert(0) += 1;
         report
             .touched
+            .insert((stored.project_id.clone(), stored.idea_id.clone()));
+        report
+            .new_ideas
             .insert((stored.project_id.clone(), stored.idea_id.clone()));
         graph.put_idea(stored)?;
     }

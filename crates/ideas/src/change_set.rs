@@ -1,7 +1,7 @@
 //! [`ChangeSet`]: what an indexing engine proposes for one batch — the indexing agent
 //! design's output schema, with event ids where the design had transcript lines. It is
 //! `schemas/agent-output.v1.json` (generated from these types; a test keeps the file in
-//! step). A change set is a proposal: [`crate::validate`] checks it against the batch
+//! step). A change set is a proposal: [`crate::validate()`] checks it against the batch
 //! and the graph before anything is stored, so an engine (a model especially) cannot
 //! corrupt the projection.
 

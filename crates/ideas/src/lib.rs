@@ -3,13 +3,13 @@
 //! The indexing agent (an outbox consumer in `memory-projections`) hands a batch of
 //! events and read access to the stored graph to an engine ([`IdeaExtractor`]); the
 //! engine proposes a [`ChangeSet`] (the design's output schema,
-//! `schemas/agent-output.v1.json`); [`validate`] drops every part that names something
+//! `schemas/agent-output.v1.json`); [`validate()`] drops every part that names something
 //! that does not exist or is out of range, counting why; [`apply_changes`] stores the
 //! rest with the merge rules that make the graph independent of batching. The same
 //! apply step runs on the in-memory [`Overlay`] an engine works on within a batch, so
 //! what an engine saw and what was stored never disagree.
 //!
-//! The heuristic engine (`heuristic`) is offline and deterministic: cue phrases
+//! The heuristic engine ([`HeuristicEngine`]) is offline and deterministic: cue phrases
 //! for intents, the shipped lexicon and code-shaped names for entities, term overlap for
 //! answers, changed values for supersession.
 
@@ -17,6 +17,7 @@ pub mod apply;
 pub mod change_set;
 pub mod entities;
 pub mod extractor;
+pub mod heuristic;
 pub mod memory_graph;
 pub mod model;
 pub mod overlay;
@@ -32,6 +33,7 @@ pub use extractor::{
     BatchMode, ExtractBatch, ExtractError, GraphError, GraphStore, GraphView, IdeaExtractor,
     SessionEvents,
 };
+pub use heuristic::HeuristicEngine;
 pub use memory_graph::MemoryGraph;
 pub use model::{
     Entity, EntityType, Idea, IdeaSource, Intent, MIN_CONFIDENCE, RECALL_SALIENCE_STEP, Relation,

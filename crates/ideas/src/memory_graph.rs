@@ -22,12 +22,13 @@ pub struct MemoryGraph {
     skipped: Vec<(String, SkippedEvent)>,
 }
 
-/// Sorts ideas most recent first (source time, then id for a stable order).
+/// Sorts ideas most recent first (source time, then id ascending for a stable order:
+/// the stored projection's index order).
 pub fn sort_recent_first(ideas: &mut [Idea]) {
     ideas.sort_by(|a, b| {
         b.valid_from_ms
             .cmp(&a.valid_from_ms)
-            .then_with(|| b.idea_id.cmp(&a.idea_id))
+            .then_with(|| a.idea_id.cmp(&b.idea_id))
     });
 }
 
@@ -75,7 +76,7 @@ pub fn rank_by_terms(ideas: Vec<Idea>, query: &str, limit: usize) -> Vec<Idea> {
         b_score
             .total_cmp(a_score)
             .then_with(|| b.valid_from_ms.cmp(&a.valid_from_ms))
-            .then_with(|| b.idea_id.cmp(&a.idea_id))
+            .then_with(|| a.idea_id.cmp(&b.idea_id))
     });
     scored
         .into_iter()

@@ -36,7 +36,7 @@ use crate::bm25_records::{
 };
 use crate::consumer::ConsumerError;
 use crate::grip_extractor::GripExtractor;
-use crate::index_docs::{DocChange, doc_changes, grip_doc, toc_node_doc};
+use crate::index_docs::{DocChange, all_idea_docs, doc_changes, grip_doc, toc_node_doc};
 use crate::lifecycle::{PruneKind, PruneReport};
 use crate::metrics::BM25_METRICS;
 use crate::rollup_builder::RollupBuilder;
@@ -647,6 +647,10 @@ impl Bm25Handle {
         for grip in GripExtractor::all_grips(store) {
             add(&mut writer, &grip_doc(&grip?))?;
         }
+        self.set_phase("ideas");
+        for doc in all_idea_docs(store)? {
+            add(&mut writer, &doc)?;
+        }
         self.set_phase("committing");
         let payload = CommitPayload {
             format: PAYLOAD_FORMAT,
@@ -758,12 +762,20 @@ fn apply_item(
                 writer.upsert(&doc).map_err(to_transient)?;
                 BM25_METRICS.operations.with_label_values(&["add"]).inc();
             }
-            DocChange::DeleteNode {
+            DocChange::Delete {
                 project_id,
-                node_id,
+                doc_type,
+                doc_id,
             } => {
-                writer.delete(&project_id, DocType::TocNode, &node_id);
+                writer.delete(&project_id, doc_type, &doc_id);
                 BM25_METRICS.operations.with_label_values(&["delete"]).inc();
+            }
+            DocChange::DeleteMatching(selector) => {
+                let deleted = writer.delete_matching(&selector).map_err(to_transient)?;
+                BM25_METRICS
+                    .operations
+                    .with_label_values(&["delete"])
+                    .inc_by(deleted);
             }
         }
     }

@@ -1,14 +1,18 @@
 //! What a feed item means to an accelerator index (BM25 and vectors alike): raw events
 //! as themselves, `toc_node_written` as the node now stored (or its removal when it is
-//! gone), `grips_extracted` as the segment's grips. One place, so both indexes hold the
+//! gone), `grips_extracted` as the segment's grips, `idea_written` as the idea now
+//! stored (or its removal), `ideas_cleared` as the removal of a project's ideas. One place, so both indexes hold the
 //! same documents: events built by `memory_search::documents`, nodes and grips here.
 
+use memory_ideas::{GraphView, Idea};
 use memory_search::{DocType, SearchDoc, event_doc};
 use memory_store::{FeedItem, Store};
 use memory_toc::{Grip, TocNode};
+use memory_types::DocSelector;
 
 use crate::consumer::ConsumerError;
 use crate::grip_extractor::{GRIPS_EXTRACTED, GripExtractor};
+use crate::ideas::{IDEA_WRITTEN, IDEAS_CLEARED, IdeaGraph};
 use crate::rollup_builder::{RollupBuilder, TOC_NODE_WRITTEN};
 
 /// A TOC node: title, summary, bullets and keywords as text (the PRD indexes title,
@@ -43,17 +47,63 @@ pub(crate) fn grip_doc(grip: &Grip) -> SearchDoc {
     }
 }
 
+/// An idea: its content, with its entities' names as keywords (so a search for
+/// "Postgres" finds an idea that said "pg"); time is the source event's.
+#[must_use]
+pub(crate) fn idea_doc(idea: &Idea, entity_names: Vec<String>) -> SearchDoc {
+    SearchDoc {
+        doc_type: DocType::Idea,
+        doc_id: idea.idea_id.clone(),
+        project_id: idea.project_id.clone(),
+        session_id: Some(idea.source.session_id.clone()),
+        level: None,
+        text: idea.content.clone(),
+        keywords: entity_names,
+        timestamp_ms: idea.valid_from_ms,
+    }
+}
+
+/// Every idea of the graph as an index document (index rebuilds).
+///
+/// # Errors
+/// Store or decoding failures.
+pub(crate) fn all_idea_docs(store: &Store) -> Result<Vec<SearchDoc>, ConsumerError> {
+    let graph = IdeaGraph::open(store)?;
+    let read = |err: memory_ideas::GraphError| ConsumerError::Internal(err.to_string());
+    let mut docs = Vec::new();
+    for idea in graph.every_idea().map_err(read)? {
+        docs.push(idea_doc_with_names(&graph, &idea)?);
+    }
+    Ok(docs)
+}
+
+/// An idea's document with its entities' names.
+fn idea_doc_with_names(graph: &IdeaGraph, idea: &Idea) -> Result<SearchDoc, ConsumerError> {
+    let read = |err: memory_ideas::GraphError| ConsumerError::Internal(err.to_string());
+    let mut names = Vec::new();
+    for entity_id in &idea.entity_ids {
+        if let Some(entity) = graph.entity(&idea.project_id, entity_id).map_err(read)? {
+            names.push(entity.name);
+        }
+    }
+    Ok(idea_doc(idea, names))
+}
+
 /// One change an item asks of an index.
 pub(crate) enum DocChange {
     /// Write (or replace) this document.
     Upsert(SearchDoc),
-    /// A TOC node that no longer exists: remove it.
-    DeleteNode {
+    /// A record that no longer exists (a TOC node, an idea): remove its document.
+    Delete {
         /// Its project.
         project_id: String,
+        /// Its kind.
+        doc_type: DocType,
         /// Its id.
-        node_id: String,
+        doc_id: String,
     },
+    /// Remove every document the selector selects (a project's ideas after a reset).
+    DeleteMatching(DocSelector),
 }
 
 /// The changes `item` asks for, in order.
@@ -77,9 +127,10 @@ pub(crate) fn doc_changes(
             vec![
                 match RollupBuilder::node(store, &entry.project_id, &node_id)? {
                     Some(node) => DocChange::Upsert(toc_node_doc(&node)),
-                    None => DocChange::DeleteNode {
+                    None => DocChange::Delete {
                         project_id: entry.project_id.clone(),
-                        node_id: entry.key.clone(),
+                        doc_type: DocType::TocNode,
+                        doc_id: entry.key.clone(),
                     },
                 },
             ]
@@ -89,6 +140,28 @@ pub(crate) fn doc_changes(
                 .iter()
                 .map(|grip| DocChange::Upsert(grip_doc(grip)))
                 .collect()
+        }
+        FeedItem::Derived { entry, .. } if entry.kind == IDEA_WRITTEN => {
+            let graph = IdeaGraph::open(store)?;
+            let read = |err: memory_ideas::GraphError| ConsumerError::Internal(err.to_string());
+            vec![
+                match graph.idea(&entry.project_id, &entry.key).map_err(read)? {
+                    Some(idea) => DocChange::Upsert(idea_doc_with_names(&graph, &idea)?),
+                    None => DocChange::Delete {
+                        project_id: entry.project_id.clone(),
+                        doc_type: DocType::Idea,
+                        doc_id: entry.key.clone(),
+                    },
+                },
+            ]
+        }
+        FeedItem::Derived { entry, .. } if entry.kind == IDEAS_CLEARED => {
+            let selector = if entry.key.is_empty() {
+                DocSelector::new(DocType::Idea)
+            } else {
+                DocSelector::new(DocType::Idea).project_id(entry.key.clone())
+            };
+            vec![DocChange::DeleteMatching(selector)]
         }
         FeedItem::Event { .. } | FeedItem::Derived { .. } | FeedItem::Truncated { .. } => {
             Vec::new()

@@ -3,6 +3,8 @@
 //! - [`SessionCatalog`]: per session, first/last time and event count;
 //! - [`Segmenter`], [`GripExtractor`], [`RollupBuilder`]: the time table of contents
 //!   (segments, grips, year → month → week → day → segment nodes);
+//! - [`IndexingAgent`] and [`IdeaGraph`]: the ideas graph (ideas, entities, relations,
+//!   topic spans) kept by an engine of `memory-ideas`;
 //! - [`Bm25Handle`] / [`Bm25Indexer`] and [`VectorHandle`] / [`VectorIndexer`]: the BM25
 //!   and vector indexes, fed the same documents (`index_docs`), pruned with the same
 //!   cutoffs ([`prune_indexes`], [`Retention`]).
@@ -40,6 +42,7 @@ mod bm25_indexer;
 mod bm25_records;
 mod consumer;
 mod grip_extractor;
+mod ideas;
 mod index_docs;
 mod keys;
 mod lifecycle;
@@ -62,6 +65,10 @@ pub use bm25_records::{
 };
 pub use consumer::{ConsumerError, ConsumerFactory, OutboxConsumer};
 pub use grip_extractor::{GRIP_EXTRACTOR, GRIPS_EXTRACTED, GripExtractor};
+pub use ideas::{
+    BackfillProgress, EngineFactory, GraphTxn, IDEA_WRITTEN, IDEAS, IDEAS_CLEARED, IDEAS_METRICS,
+    INDEXING_AGENT, IdeaGraph, IdeasMetrics, IndexingAgent, IndexingSettings, RECALL_SESSION,
+};
 pub use lifecycle::{PruneKind, PruneReport, Retention};
 pub use metrics::{BM25_METRICS, Bm25Metrics, VECTOR_METRICS, VectorMetrics};
 pub use prune::{IndexPruneReport, prune_indexes};

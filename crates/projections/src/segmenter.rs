@@ -432,7 +432,9 @@ impl OutboxConsumer for Segmenter {
         let mut batch = store.projection_batch();
         let mut touched: BTreeMap<Vec<u8>, Option<OpenSegment>> = BTreeMap::new();
         for item in items {
-            if let FeedItem::Event { seq, event } = item {
+            if let FeedItem::Event { seq, event } = item
+                && event.kind.is_conversation()
+            {
                 self.apply_event(&mut batch, &mut touched, *seq, event, now_ms)?;
             }
         }

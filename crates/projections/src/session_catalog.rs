@@ -81,6 +81,24 @@ impl SessionCatalog {
         Ok(out)
     }
 
+    /// One session, `None` when the catalog has not seen it.
+    ///
+    /// # Errors
+    /// Store or decoding failures.
+    pub fn session(
+        store: &Store,
+        project_id: &str,
+        session_id: &str,
+    ) -> Result<Option<SessionSummary>, ConsumerError> {
+        let keyspace = store.projection_keyspace(SESSION_CATALOG)?;
+        Ok(codec::get_record(
+            &keyspace,
+            project_scoped_key(project_id, session_id),
+            "session summary",
+            RECORD_VERSION,
+        )?)
+    }
+
     fn load(
         &self,
         project_id: &str,
@@ -111,6 +129,9 @@ impl OutboxConsumer for SessionCatalog {
             let FeedItem::Event { seq, event } = item else {
                 continue;
             };
+            if !event.kind.is_conversation() {
+                continue;
+            }
             if let Some(err) = self.reject.as_ref().and_then(|reject| reject(event)) {
                 return Err(err);
             }

@@ -23,9 +23,7 @@ use std::time::{Duration, Instant};
 use memory_embed::{EmbedError, Embedder, EmbedderConfig};
 use memory_store::{FeedItem, OutboxSeq, Store};
 use memory_types::now_ms;
-use memory_vector::{
-    DocKey, DocSelector, DocType, VectorConfig, VectorDoc, VectorHit, VectorIndex,
-};
+use memory_vector::{DocKey, DocSelector, VectorConfig, VectorDoc, VectorHit, VectorIndex};
 use serde::{Deserialize, Serialize};
 use tracing::{info, warn};
 
@@ -489,6 +487,9 @@ impl VectorHandle {
                     VectorChange::Delete(key) => {
                         index.delete(&key);
                     }
+                    VectorChange::DeleteMatching(selector) => {
+                        index.delete_matching(&selector);
+                    }
                 }
             }
         }
@@ -762,15 +763,17 @@ enum VectorChange {
         /// What to embed.
         text: String,
     },
-    /// Remove a document: a TOC node that no longer exists.
+    /// Remove a document: a TOC node or an idea that no longer exists.
     Delete(DocKey),
+    /// Remove every document the selector selects (a project's ideas after a reset).
+    DeleteMatching(DocSelector),
 }
 
 impl VectorChange {
     fn text(&self) -> Option<&str> {
         match self {
             VectorChange::Upsert { text, .. } => Some(text),
-            VectorChange::Delete(_) => None,
+            VectorChange::Delete(_) | VectorChange::DeleteMatching(_) => None,
         }
     }
 }
@@ -799,10 +802,12 @@ fn collect(
                 },
                 text: doc.text,
             },
-            DocChange::DeleteNode {
+            DocChange::Delete {
                 project_id,
-                node_id,
-            } => VectorChange::Delete(DocKey::new(project_id, DocType::TocNode, node_id)),
+                doc_type,
+                doc_id,
+            } => VectorChange::Delete(DocKey::new(project_id, doc_type, doc_id)),
+            DocChange::DeleteMatching(selector) => VectorChange::DeleteMatching(selector),
         });
     }
     Ok(())

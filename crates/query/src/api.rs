@@ -434,10 +434,47 @@ pub struct SearchRequest {
     /// quarters, twice as old five eighths, and so on down to half. Default: none.
     #[serde(default)]
     pub recency_half_life_days: Option<f64>,
+    /// Also return ideas a later idea superseded (hidden by default; evidence whose
+    /// ideas were all superseded is ranked half either way).
+    #[serde(default)]
+    pub include_superseded: Option<bool>,
+    /// Answer with what was true at this time: ideas valid then
+    /// (`valid_from ≤ as_of < valid_until`) and events up to it.
+    #[serde(default)]
+    pub as_of: Option<TimeArg>,
+    /// Only results backed by an idea of at least this salience (0..1).
+    #[serde(default)]
+    pub min_salience: Option<f32>,
+    /// Only results backed by an idea of this memory sector: `reflective`,
+    /// `semantic`, `procedural`, `emotional` or `episodic`.
+    #[serde(default)]
+    pub sector: Option<String>,
+}
+
+/// The session a result comes from.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SourceSession {
+    /// The session id.
+    pub id: String,
+    /// Its first event's time (RFC 3339).
+    pub started_at: String,
+    /// What it was about (from the TOC), when known.
+    pub summary: Option<String>,
+}
+
+/// The idea that replaced a superseded one.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SupersededBy {
+    /// The newer idea.
+    pub idea_id: String,
+    /// Its content.
+    pub content: String,
+    /// When it became true (RFC 3339).
+    pub valid_from: String,
 }
 
 /// One hit with the events behind it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct SearchResult {
     /// `toc:segment:…`, `grip:…` or an event id.
     pub doc_id: String,
@@ -458,6 +495,20 @@ pub struct SearchResult {
     pub match_type: Option<String>,
     /// The events behind the hit, most relevant first.
     pub evidence: Vec<Event>,
+    /// The idea behind the result: the hit itself when it is an idea, else an idea
+    /// taken from its first event, when the ideas graph has one.
+    pub idea_id: Option<String>,
+    /// The session of the result's first event.
+    pub source_session: Option<SourceSession>,
+    /// Whether the idea behind the result was superseded (at `as_of`, when given): the
+    /// result was ranked half.
+    pub is_superseded: bool,
+    /// The idea that superseded it.
+    pub superseded_by: Option<SupersededBy>,
+    /// Relations of the idea behind the result.
+    pub related_count: usize,
+    /// Salience of the idea behind the result (0..1).
+    pub salience: Option<f32>,
 }
 
 /// The `search` reply (ARCHITECTURE §3): which tier answered, and the hits with the

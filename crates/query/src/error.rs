@@ -27,6 +27,9 @@ pub enum QueryError {
     /// A projection (a TOC node, grip or segment) could not be read.
     #[error(transparent)]
     Projection(#[from] ConsumerError),
+    /// The ideas graph could not be read.
+    #[error(transparent)]
+    Graph(#[from] memory_ideas::GraphError),
     /// A reply could not be encoded as JSON.
     #[error(transparent)]
     Encode(serde_json::Error),
@@ -59,9 +62,10 @@ impl QueryError {
             QueryError::InvalidArgument(_) => ErrorCode::InvalidArgument,
             QueryError::NotFound(_) => ErrorCode::NotFound,
             QueryError::Unavailable(_) => ErrorCode::Unavailable,
-            QueryError::Store(_) | QueryError::Projection(_) | QueryError::Encode(_) => {
-                ErrorCode::Internal
-            }
+            QueryError::Store(_)
+            | QueryError::Projection(_)
+            | QueryError::Graph(_)
+            | QueryError::Encode(_) => ErrorCode::Internal,
         }
     }
 }

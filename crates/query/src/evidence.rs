@@ -22,19 +22,24 @@ use memory_search::DocType;
 use memory_store::Store;
 use memory_text::estimate_tokens;
 use memory_toc::{GripId, TocLevel, TocNode, TocNodeId};
-use memory_types::{Event, OutboxSeq};
+use memory_types::{Event, OutboxSeq, format_timestamp_ms};
 use tracing::info_span;
 
-use crate::api::SearchResult;
+use crate::api::{SearchResult, SupersededBy};
 use crate::fusion::{RankedDoc, RankedList};
+use crate::idea_lens::IdeaLens;
 use crate::plan::{Recency, SearchPlan, TimeRange};
 use crate::project::ProjectView;
+use crate::ranking::{RankingWeights, rerank};
 use crate::segments::{matching_grips, segment_evidence};
 
 /// Weight of the events a grip hit quotes, relative to an event hit of the same BM25
 /// score: a grip repeats part of a turn, so the turn's own hit is the stronger signal,
 /// and the grip matters most once the turn itself was pruned from the index.
 const GRIP_WEIGHT: f32 = 0.3;
+/// Weight of the source event of an idea hit, relative to an event hit of the same
+/// score: the idea restates (part of) that turn, so its match is the turn's match.
+const IDEA_WEIGHT: f32 = 1.0;
 /// Weight of a segment hit's best event (the others by their relative score): a summary
 /// matching is weaker evidence than the turn matching.
 const SEGMENT_WEIGHT: f32 = 0.3;
@@ -53,20 +58,64 @@ const MIN_RELATIVE_SCORE: f32 = 0.05;
 /// ([`fuse`]), packed into the plan's budget and limit; with the tokens kept.
 pub(crate) fn results(
     view: ProjectView<'_>,
-    ranked: &[RankedDoc],
+    ranked: Vec<RankedDoc>,
+    ranking: Option<&RankingWeights>,
     (terms, prefetched): (&[String], Prefetched),
     range: TimeRange,
     plan: &SearchPlan,
 ) -> crate::Result<(Vec<SearchResult>, usize)> {
+    let lens = IdeaLens::new(view.store, view.project_id, plan.ideas);
+    let ranked = match ranking {
+        Some(weights) => rerank(ranked, &lens, weights, plan.now_ms),
+        None => ranked,
+    };
     let results = fuse(
         view,
-        ranked,
+        &ranked,
         (terms, prefetched),
         range,
-        plan.recency,
+        (plan.recency, &lens),
         (plan.budget, plan.limit),
     )?;
-    Ok(pack_and_limit(results, plan.budget, plan.limit))
+    let (mut results, tokens) = pack_and_limit(results, plan.budget, plan.limit);
+    for result in &mut results {
+        describe(view, &lens, result);
+    }
+    Ok((results, tokens))
+}
+
+/// Fills what the ideas graph and the catalog say about a result: the idea behind it
+/// (is it superseded, by what, how related, how salient) and its session.
+pub(crate) fn describe(view: ProjectView<'_>, lens: &IdeaLens<'_>, result: &mut SearchResult) {
+    let idea = if result.doc_type == DocType::Idea.as_str() {
+        lens.idea(&result.doc_id)
+    } else {
+        result
+            .evidence
+            .first()
+            .and_then(|event| lens.idea_of_event(&event.event_id))
+    };
+    if let Some(idea) = idea {
+        result.is_superseded = lens.is_stale(&idea);
+        result.superseded_by = if result.is_superseded {
+            idea.superseded_by
+                .as_deref()
+                .and_then(|id| lens.idea(id))
+                .map(|newer| SupersededBy {
+                    idea_id: newer.idea_id,
+                    content: newer.content,
+                    valid_from: format_timestamp_ms(newer.valid_from_ms),
+                })
+        } else {
+            None
+        };
+        result.related_count = lens.related_count(&idea);
+        result.salience = Some(idea.salience());
+        result.idea_id = Some(idea.idea_id);
+    }
+    if let Some(event) = result.evidence.first() {
+        result.source_session = lens.source_session(view, &event.session_id);
+    }
 }
 
 /// How often (in hits) [`fuse`] checks whether it can stop early: a check sorts the
@@ -191,12 +240,13 @@ fn fuse(
     hits: &[RankedDoc],
     (terms, mut prefetched): (&[String], Prefetched),
     range: TimeRange,
-    recency: Option<Recency>,
+    (recency, lens): (Option<Recency>, &IdeaLens<'_>),
     (budget, limit): (usize, usize),
 ) -> crate::Result<Vec<SearchResult>> {
     let store = view.store;
     let mut candidates: HashMap<String, Candidate> = HashMap::new();
     let weigh = |event: &Event, score: f32| {
+        let score = score * lens.event_factor(&event.event_id);
         recency.map_or(score, |recency| score * recency.factor(event.timestamp_ms))
     };
     let collect = info_span!(
@@ -214,8 +264,14 @@ fn fuse(
         let (weight, direct) = match hit.doc_type {
             DocType::Event => (1.0, true),
             DocType::Grip => (GRIP_WEIGHT, true),
+            DocType::Idea => {
+                if !lens.idea(&hit.doc_id).is_some_and(|idea| lens.shows(&idea)) {
+                    continue;
+                }
+                (IDEA_WEIGHT, true)
+            }
             DocType::TocNode if hit.level.as_deref() == Some("segment") => (SEGMENT_WEIGHT, false),
-            DocType::TocNode | DocType::Idea => (NODE_WEIGHT, false),
+            DocType::TocNode => (NODE_WEIGHT, false),
         };
         let evidence = match prefetched.remove(&(hit.doc_type, hit.doc_id.clone())) {
             Some(evidence) => evidence,
@@ -229,12 +285,15 @@ fn fuse(
                     for neighbor in before
                         .into_iter()
                         .chain(after)
-                        .filter(|e| in_range(e, range))
+                        .filter(|e| in_range(e, range) && lens.admits_event(&e.event_id))
                     {
                         let score = weigh(&neighbor, hit.score * weight * NEIGHBOR_WEIGHT);
                         note(&mut candidates, neighbor, score, index);
                     }
                 }
+            }
+            if !lens.admits_event(&event.event_id) {
+                continue;
             }
             let score = weigh(&event, hit.score * weight * relative);
             note(&mut candidates, event, score, index);
@@ -258,6 +317,7 @@ fn fuse(
                 vector_rank: hit.vector_rank,
                 match_type: hit.match_type(),
                 evidence,
+                ..SearchResult::default()
             }
         })
         .collect())
@@ -363,7 +423,23 @@ fn evidence_of(
                 Ok(full(bullet_evidence(view, &node, terms)?))
             }
         }
-        DocType::Idea => Ok(Vec::new()),
+        DocType::Idea => {
+            let graph = memory_projections::IdeaGraph::open(store)?;
+            let idea = memory_ideas::GraphView::idea(&graph, project_id, &hit.doc_id)?;
+            let Some(idea) = idea else {
+                return Ok(Vec::new());
+            };
+            let Some(seq) = store.seq_of_event_id(project_id, &idea.source.event_id)? else {
+                return Ok(Vec::new());
+            };
+            Ok(full(
+                store
+                    .event(seq)?
+                    .into_iter()
+                    .filter(|event| in_range(event, range))
+                    .collect(),
+            ))
+        }
     }
 }
 
@@ -535,6 +611,7 @@ mod tests {
                 vector_rank: None,
                 match_type: None,
                 evidence,
+                ..SearchResult::default()
             })
             .collect();
         pack_and_limit(results, budget, limit)

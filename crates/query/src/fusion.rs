@@ -10,6 +10,8 @@ use memory_search::{DocType, Hit};
 use memory_vector::VectorHit;
 use serde::{Deserialize, Serialize};
 
+use crate::ranking::RankingWeights;
+
 /// Which list a ranking is: it decides the ranking's share in score fusion and which
 /// rank (`bm25_rank`, `vector_rank`) its documents carry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,6 +38,9 @@ pub enum Fusion {
     Score,
     /// Reciprocal Rank Fusion, `Σ weight / (RRF_K + rank)`: the seeds' choice.
     Rrf,
+    /// The hybrid search spec's weighted terms with salience, recency and sector boosts
+    /// ([`crate::ranking`]).
+    Salience,
 }
 
 /// How `search` combines its phrases and tiers (`[teleport]` `fusion` and
@@ -49,6 +54,8 @@ pub struct HybridSettings {
     /// phrases (`crate::phrases`). Off by default: on the LoCoMo dev slice it lowered
     /// hybrid recall (docs/benchmarks.md).
     pub expand_query: bool,
+    /// The weights of [`Fusion::Salience`].
+    pub ranking: RankingWeights,
 }
 
 impl Default for HybridSettings {
@@ -56,6 +63,7 @@ impl Default for HybridSettings {
         HybridSettings {
             fusion: Fusion::Score,
             expand_query: false,
+            ranking: RankingWeights::default(),
         }
     }
 }
@@ -153,6 +161,12 @@ pub(crate) fn fuse_lists(lists: Vec<RankedList>, fusion: Fusion) -> Vec<RankedDo
                 Fusion::Score => 0.0,
                 #[allow(clippy::cast_precision_loss)]
                 Fusion::Rrf => list.weight / (RRF_K + (position + 1) as f32),
+                // `crate::ranking::fuse_terms` fuses for the spec's ranking; here it
+                // falls back to score fusion's relative scores.
+                Fusion::Salience if best > floor => {
+                    list.weight * share * (doc.score.max(0.0) - floor) / (best - floor)
+                }
+                Fusion::Salience => 0.0,
             };
             match fused.entry((doc.doc_type, doc.doc_id.clone())) {
                 Entry::Occupied(mut entry) => {

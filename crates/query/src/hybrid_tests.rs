@@ -319,6 +319,7 @@ fn rrf_and_offline_expansion_are_configurable() {
     let rrf = healthy().with_hybrid(crate::HybridSettings {
         fusion: crate::Fusion::Rrf,
         expand_query: true,
+        ..crate::HybridSettings::default()
     });
     let response = call(
         &rrf,

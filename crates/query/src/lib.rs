@@ -10,7 +10,10 @@
 //!   (BM25 and vectors fused) when both indexes are enabled, healthy and current, else
 //!   BM25 or vectors alone, else the TOC tier, which needs no index; `fallback_reason`
 //!   says why a better tier did not answer;
-//! - the BM25 PRD's `teleport.search` and `teleport.status`.
+//! - the BM25 PRD's `teleport.search` and `teleport.status`;
+//! - the ideas graph's calls ([`ideas_api`]): `ideas.search`, `ideas.get`,
+//!   `ideas.open_questions`, `ideas.open_todos`, `ideas.decisions`, `entities.search`,
+//!   `entities.ideas`, `spans.list`, `timeline` and `session_context`.
 //!
 //! [`QueryService::call`] takes a method name and a JSON body and returns JSON or a
 //! [`memory_types::ServiceError`] (`invalid_argument`, `not_found`, `unavailable`,
@@ -30,15 +33,20 @@ pub mod api;
 mod error;
 mod evidence;
 mod fusion;
+mod idea_lens;
+pub mod ideas_api;
+mod ideas_calls;
 mod metrics;
 mod navigator;
 mod phrases;
 mod plan;
 mod project;
+mod ranking;
 mod router;
 pub mod schema;
 mod segments;
 mod service;
+mod sessions;
 mod teleport;
 mod tier;
 
@@ -46,13 +54,16 @@ pub use error::{QueryError, Result};
 pub use fusion::{Fusion, HybridSettings, RRF_K, VECTOR_SHARE};
 pub use navigator::STRONG_MATCH;
 pub use phrases::{MAX_PHRASE_CHARS, MAX_PHRASES};
+pub use ranking::RankingWeights;
 pub use schema::{query_schema, query_schema_json};
-pub use service::{DEFAULT_SCAN_BUDGET_EVENTS, METHODS, QueryService};
+pub use service::{DEFAULT_SCAN_BUDGET_EVENTS, METHODS, QueryService, RecallSink};
 pub use teleport::{DEFAULT_TELEPORT_LIMIT, DISABLED_MESSAGE};
 
 #[cfg(test)]
 mod bm25_tests;
 #[cfg(test)]
 mod hybrid_tests;
+#[cfg(test)]
+mod ideas_tests;
 #[cfg(test)]
 mod tests;

@@ -3,6 +3,7 @@
 //! tier would have answered.
 
 use crate::error::QueryError;
+use memory_ideas::Sector;
 use memory_search::DocType;
 use memory_toc::TocLevel;
 use memory_vector::DocSelector;
@@ -51,6 +52,27 @@ pub(crate) struct SearchPlan {
     pub(crate) doc_type: Option<DocType>,
     pub(crate) level: Option<TocLevel>,
     pub(crate) recency: Option<Recency>,
+    /// What the ideas graph lets through.
+    pub(crate) ideas: IdeaFilter,
+    /// "Now" of the search (the request's `now`, else the clock), epoch ms.
+    pub(crate) now_ms: u64,
+}
+
+/// The request's conditions on ideas (`include_superseded`, `as_of`, `min_salience`,
+/// `sector`).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(crate) struct IdeaFilter {
+    pub(crate) include_superseded: bool,
+    pub(crate) as_of_ms: Option<u64>,
+    pub(crate) min_salience: Option<f32>,
+    pub(crate) sector: Option<Sector>,
+}
+
+impl IdeaFilter {
+    /// Whether only results backed by a matching idea may be returned.
+    pub(crate) fn requires_idea(&self) -> bool {
+        self.min_salience.is_some() || self.sector.is_some()
+    }
 }
 
 impl SearchPlan {
@@ -77,7 +99,7 @@ impl SearchPlan {
             .map(|text| {
                 text.parse::<DocType>().map_err(|_| {
                     QueryError::invalid_argument(format!(
-                        "doc_type {text:?} is not one of toc_node, grip, event"
+                        "doc_type {text:?} is not one of toc_node, grip, event, idea"
                     ))
                 })
             })
@@ -103,7 +125,50 @@ impl SearchPlan {
                 )));
             }
         };
+        let as_of_ms = request
+            .as_of
+            .as_ref()
+            .map(|t| t.to_ms("as_of"))
+            .transpose()?;
+        let min_salience = match request.min_salience {
+            Some(value) if !(value.is_finite() && (0.0..=1.0).contains(&value)) => {
+                return Err(QueryError::invalid_argument(format!(
+                    "min_salience must be a number from 0 to 1, got {value}"
+                )));
+            }
+            other => other,
+        };
+        let sector = request
+            .sector
+            .as_deref()
+            .map(|text| {
+                text.parse::<Sector>()
+                    .map_err(|err| QueryError::invalid_argument(err.to_string()))
+            })
+            .transpose()?;
+        // `as_of` answers from the events up to it.
+        let to_ms = match (to_ms, as_of_ms) {
+            (Some(to), Some(as_of)) => Some(to.min(as_of.saturating_add(1))),
+            (None, Some(as_of)) => Some(as_of.saturating_add(1)),
+            (to, None) => to,
+        };
+        if let (Some(from), Some(to)) = (from_ms, to_ms)
+            && from >= to
+        {
+            return Err(QueryError::invalid_argument(format!(
+                "as_of ({} ms) is before from ({from} ms)",
+                to - 1
+            )));
+        }
+        let now_ms = u64::try_from(now_or(request.now.as_ref())?.timestamp_millis()).unwrap_or(0);
         Ok(SearchPlan {
+            now_ms,
+            ideas: IdeaFilter {
+                include_superseded: request.include_superseded.unwrap_or(false),
+                as_of_ms,
+                min_salience,
+                sector,
+            },
             limit: request
                 .limit
                 .unwrap_or(DEFAULT_SEARCH_RESULTS)

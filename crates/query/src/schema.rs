@@ -2,8 +2,8 @@
 //!
 //! One document whose `$defs` hold the request and the response of every method on
 //! `memory.query.<project>.<method>`, and the error body any of them may answer instead.
-//! It is generated from the Rust types of [`crate::api`], and a test fails when the
-//! committed file differs (`UPDATE_SCHEMAS=1 cargo test -p memory-query` rewrites it).
+//! It is generated from the Rust types of [`crate::api`] and [`crate::ideas_api`], and a
+//! test fails when the committed file differs (`UPDATE_SCHEMAS=1 cargo test -p memory-query` rewrites it).
 //!
 //! Requests are described as the service reads them (fields with a default may be left
 //! out, unknown fields are rejected), responses and errors as it writes them (every
@@ -20,6 +20,12 @@ use crate::api::{
     TeleportSearchResponse, TeleportStatusRequest, TeleportStatusResponse, TocBrowseRequest,
     TocBrowseResponse, TocNodeRequest, TocNodeResponse, TocRootRequest, TocRootResponse,
     VectorSearchResponse,
+};
+use crate::ideas_api::{
+    DecisionsRequest, EntitiesSearchRequest, EntitiesSearchResponse, EntityIdeasRequest,
+    IdeaGetRequest, IdeaGetResponse, IdeaListResponse, IdeasSearchRequest, IdeasSearchResponse,
+    OpenItemsRequest, SessionContextRequest, SessionContextResponse, SpansListRequest,
+    SpansListResponse, TimelineRequest, TimelineResponse,
 };
 
 /// The NATS subject of a query call; `<method>` is one of [`crate::METHODS`].
@@ -55,6 +61,28 @@ pub const METHOD_SCHEMAS: &[(&str, &str, &str)] = &[
         "vector.search",
         "TeleportSearchRequest",
         "VectorSearchResponse",
+    ),
+    ("ideas.search", "IdeasSearchRequest", "IdeasSearchResponse"),
+    ("ideas.get", "IdeaGetRequest", "IdeaGetResponse"),
+    (
+        "ideas.open_questions",
+        "OpenItemsRequest",
+        "IdeaListResponse",
+    ),
+    ("ideas.open_todos", "OpenItemsRequest", "IdeaListResponse"),
+    ("ideas.decisions", "DecisionsRequest", "IdeaListResponse"),
+    (
+        "entities.search",
+        "EntitiesSearchRequest",
+        "EntitiesSearchResponse",
+    ),
+    ("entities.ideas", "EntityIdeasRequest", "IdeaListResponse"),
+    ("spans.list", "SpansListRequest", "SpansListResponse"),
+    ("timeline", "TimelineRequest", "TimelineResponse"),
+    (
+        "session_context",
+        "SessionContextRequest",
+        "SessionContextResponse",
     ),
 ];
 
@@ -92,6 +120,16 @@ fn definitions() -> (Map<String, Value>, Map<String, Value>) {
         define::<TeleportSearchRequest>(&mut requests),
         define::<TeleportStatusRequest>(&mut requests),
         define::<TeleportSearchRequest>(&mut requests),
+        define::<IdeasSearchRequest>(&mut requests),
+        define::<IdeaGetRequest>(&mut requests),
+        define::<OpenItemsRequest>(&mut requests),
+        define::<OpenItemsRequest>(&mut requests),
+        define::<DecisionsRequest>(&mut requests),
+        define::<EntitiesSearchRequest>(&mut requests),
+        define::<EntityIdeasRequest>(&mut requests),
+        define::<SpansListRequest>(&mut requests),
+        define::<TimelineRequest>(&mut requests),
+        define::<SessionContextRequest>(&mut requests),
     ];
     let mut responses = SchemaSettings::draft2020_12()
         .for_serialize()
@@ -109,6 +147,16 @@ fn definitions() -> (Map<String, Value>, Map<String, Value>) {
         define::<TeleportSearchResponse>(&mut responses),
         define::<TeleportStatusResponse>(&mut responses),
         define::<VectorSearchResponse>(&mut responses),
+        define::<IdeasSearchResponse>(&mut responses),
+        define::<IdeaGetResponse>(&mut responses),
+        define::<IdeaListResponse>(&mut responses),
+        define::<IdeaListResponse>(&mut responses),
+        define::<IdeaListResponse>(&mut responses),
+        define::<EntitiesSearchResponse>(&mut responses),
+        define::<IdeaListResponse>(&mut responses),
+        define::<SpansListResponse>(&mut responses),
+        define::<TimelineResponse>(&mut responses),
+        define::<SessionContextResponse>(&mut responses),
     ];
     let error_name = define::<memory_types::ServiceError>(&mut responses);
     debug_assert_eq!(error_name, ERROR_SCHEMA);

@@ -344,6 +344,10 @@ fn hand_built_requests_and_responses_fit_the_schema() {
         doc_type: Some("event".to_string()),
         level: None,
         recency_half_life_days: Some(30.0),
+        include_superseded: Some(true),
+        as_of: Some(TimeArg::Text("2026-01-20".to_string())),
+        min_salience: Some(0.5),
+        sector: Some("reflective".to_string()),
     };
     assert_fits(&schema, "SearchRequest", &search_request);
     assert_fits(
@@ -373,6 +377,20 @@ fn hand_built_requests_and_responses_fit_the_schema() {
             vector_rank: None,
             match_type: None,
             evidence: vec![sample_event()],
+            idea_id: Some("idea-0123456789abcdef".to_string()),
+            source_session: Some(crate::api::SourceSession {
+                id: "s1".to_string(),
+                started_at: "2026-01-05T09:14:06.000Z".to_string(),
+                summary: Some("JWT access tokens".to_string()),
+            }),
+            is_superseded: true,
+            superseded_by: Some(crate::api::SupersededBy {
+                idea_id: "idea-fedcba9876543210".to_string(),
+                content: "refresh_token_ttl becomes 30 days".to_string(),
+                valid_from: "2026-02-12T15:31:35.000Z".to_string(),
+            }),
+            related_count: 2,
+            salience: Some(1.0),
         }],
         token_estimate: 10,
         took_ms: 3,
@@ -576,4 +594,85 @@ fn every_method_s_real_request_and_reply_fit_the_schema() {
         )
         .expect_err("no such day");
     assert_fits(&schema, ERROR_SCHEMA, &failure);
+}
+
+#[test]
+fn every_ideas_method_s_real_request_and_reply_fit_the_schema() {
+    let schema = query_schema();
+    let fixture = crate::ideas_tests::Fixture::full(false);
+    let mut methods_called: Vec<&str> = Vec::new();
+    let mut call = |method: &'static str, body: Value| -> Value {
+        let (_, request, response) = METHOD_SCHEMAS
+            .iter()
+            .find(|(name, ..)| *name == method)
+            .expect("a method");
+        let errors = errors_for(&schema, request, &body);
+        assert!(errors.is_empty(), "{method} request {body}: {errors:#?}");
+        let reply = fixture
+            .try_call("p", method, body.clone())
+            .unwrap_or_else(|err| panic!("{method} {body}: {err}"));
+        let errors = errors_for(&schema, response, &reply);
+        assert!(errors.is_empty(), "{method} reply {reply}: {errors:#?}");
+        methods_called.push(method);
+        reply
+    };
+    let found = call(
+        "ideas.search",
+        json!({"query": "ledger", "include_superseded": true, "as_of": "2026-03-05",
+               "intent": "decision", "sector": "reflective", "session_id": null,
+               "min_salience": 0.5, "limit": 5, "token_budget": 500}),
+    );
+    let superseded = found["results"]
+        .as_array()
+        .and_then(|results| results.iter().find(|r| r["is_superseded"] == true))
+        .expect("a superseded decision");
+    let idea_id = superseded["idea_id"].clone();
+    assert!(superseded["superseded_by"].is_object());
+    call("ideas.get", json!({"idea_id": idea_id}));
+    call(
+        "ideas.open_questions",
+        json!({"session_id": "s1", "since": 0, "limit": 5}),
+    );
+    call("ideas.open_todos", json!({}));
+    call(
+        "ideas.decisions",
+        json!({"entity": "pg", "include_superseded": true, "as_of": TS_MS * 2}),
+    );
+    let entities = call(
+        "entities.search",
+        json!({"query": "postgres", "type": "technology"}),
+    );
+    let entity_id = entities["results"][0]["entity_id"].clone();
+    call(
+        "entities.ideas",
+        json!({"entity_id": entity_id, "limit": 3}),
+    );
+    call("spans.list", json!({"session_id": "s1"}));
+    for anchor in [
+        json!({"event_id": "b1"}),
+        json!({"idea_id": idea_id}),
+        json!({"timestamp": "2026-03-03T00:00:00Z"}),
+    ] {
+        call(
+            "timeline",
+            json!({"anchor": anchor, "before": 2, "after": 2}),
+        );
+    }
+    let context = call("session_context", json!({"session_id": "s2"}));
+    assert!(
+        !context["questions_closed"]
+            .as_array()
+            .is_some_and(Vec::is_empty)
+    );
+    methods_called.dedup();
+    let ideas_methods: Vec<&str> = crate::METHODS
+        .iter()
+        .copied()
+        .skip_while(|method| *method != "ideas.search")
+        .collect();
+    assert_eq!(methods_called, ideas_methods);
+    // The anchor is exactly one of three shapes.
+    let request = json!({"anchor": {"event_id": "b1", "idea_id": "x"}});
+    assert!(!errors_for(&schema, "TimelineRequest", &request).is_empty());
+    assert!(!errors_for(&schema, "IdeasSearchRequest", &json!({"intent": "choice"})).is_empty());
 }

@@ -323,6 +323,7 @@ pub(crate) fn build_results(
                 vector_rank: None,
                 match_type: None,
                 evidence: events.into_iter().map(|scored| scored.event).collect(),
+                ..SearchResult::default()
             },
         ));
     }

@@ -1,5 +1,6 @@
 //! [`QueryService`]: every query call over one store, the same for NATS and the CLI.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use memory_projections::{Bm25Handle, GripExtractor, VectorHandle};
@@ -24,7 +25,7 @@ use crate::fusion::HybridSettings;
 use crate::metrics::QUERY_METRICS;
 use crate::project::ProjectView;
 use crate::router::Router;
-use crate::{navigator, teleport};
+use crate::{ideas_calls, navigator, teleport};
 
 /// Every method a client can call, as it appears in subjects
 /// (`memory.query.<project>.<method>`).
@@ -41,6 +42,16 @@ pub const METHODS: &[&str] = &[
     "teleport.search",
     "teleport.status",
     "vector.search",
+    "ideas.search",
+    "ideas.get",
+    "ideas.open_questions",
+    "ideas.open_todos",
+    "ideas.decisions",
+    "entities.search",
+    "entities.ideas",
+    "spans.list",
+    "timeline",
+    "session_context",
 ];
 
 /// Answers query calls from the projections in one store.
@@ -52,6 +63,15 @@ pub struct QueryService {
     bm25: Option<Bm25Handle>,
     vector: Option<VectorHandle>,
     hybrid: HybridSettings,
+    recall: Option<Arc<dyn RecallSink>>,
+}
+
+/// Where `search` reports the ideas it returned, so the projection can reinforce them
+/// (a `memory_recalled` event in the log). Called on the search's thread: an
+/// implementation must only hand the ids over (a bounded channel), never wait.
+pub trait RecallSink: Send + Sync {
+    /// `search` of `project_id` for `query` returned `idea_ids`.
+    fn recalled(&self, project_id: &str, query: &str, idea_ids: Vec<String>);
 }
 
 /// Events the index-free search reads per query at most, by default: every turn of a
@@ -71,7 +91,15 @@ impl QueryService {
             bm25: None,
             vector: None,
             hybrid: HybridSettings::default(),
+            recall: None,
         }
+    }
+
+    /// Reports the ideas each search returns to `sink` (reinforcement).
+    #[must_use]
+    pub fn with_recall_sink(mut self, sink: Arc<dyn RecallSink>) -> Self {
+        self.recall = Some(sink);
+        self
     }
 
     /// Fuses the accelerator tiers' lists and expands queries as `hybrid` says.
@@ -195,6 +223,18 @@ impl QueryService {
             "teleport.status" => {
                 let _: TeleportStatusRequest = parse_request(method, payload)?;
                 to_json(self.teleport_status()?)
+            }
+            "ideas.search"
+            | "ideas.get"
+            | "ideas.open_questions"
+            | "ideas.open_todos"
+            | "ideas.decisions"
+            | "entities.search"
+            | "entities.ideas"
+            | "spans.list"
+            | "timeline"
+            | "session_context" => {
+                ideas_calls::dispatch(&self.store, self.bm25.as_ref(), project_id, method, payload)
             }
             other => Err(QueryError::invalid_argument(format!(
                 "unknown method {other:?}; methods are {}",
@@ -441,6 +481,21 @@ impl QueryService {
             scan_budget_events: self.scan_budget_events,
         };
         let response = router.search(request)?;
+        if let Some(sink) = &self.recall {
+            let mut recalled: Vec<String> = Vec::new();
+            for id in response
+                .results
+                .iter()
+                .filter_map(|result| result.idea_id.as_ref())
+            {
+                if !recalled.contains(id) {
+                    recalled.push(id.clone());
+                }
+            }
+            if !recalled.is_empty() {
+                sink.recalled(project_id, &request.query, recalled);
+            }
+        }
         let metrics = &*QUERY_METRICS;
         let fallback = if response.fallback_reason.is_some() {
             "yes"

@@ -12,6 +12,7 @@ use crate::schema::{DocType, SearchDoc};
 #[must_use]
 pub fn event_doc(event: &Event) -> Option<SearchDoc> {
     if event.text.trim().is_empty()
+        || !event.kind.is_conversation()
         || matches!(event.kind, EventKind::SessionStart | EventKind::SessionEnd)
     {
         return None;

@@ -25,11 +25,16 @@ pub enum EventKind {
     SessionEnd,
     /// A free-form note attached to the session.
     Note,
+    /// The daemon's own record that a search returned some ideas (metadata `idea_ids`,
+    /// comma-separated; text: the query). The ideas projection raises their salience
+    /// from it, so reinforcement is a function of the log and survives a rebuild. Not a
+    /// turn of the conversation: the TOC, the catalog and the indexes ignore it.
+    MemoryRecalled,
 }
 
 impl EventKind {
     /// Every kind, in wire order.
-    pub const ALL: [EventKind; 7] = [
+    pub const ALL: [EventKind; 8] = [
         EventKind::UserMessage,
         EventKind::AssistantMessage,
         EventKind::ToolCall,
@@ -37,6 +42,7 @@ impl EventKind {
         EventKind::SessionStart,
         EventKind::SessionEnd,
         EventKind::Note,
+        EventKind::MemoryRecalled,
     ];
 
     /// The wire name (`user_message`, …).
@@ -50,6 +56,7 @@ impl EventKind {
             EventKind::SessionStart => "session_start",
             EventKind::SessionEnd => "session_end",
             EventKind::Note => "note",
+            EventKind::MemoryRecalled => "memory_recalled",
         }
     }
 
@@ -70,8 +77,18 @@ impl EventKind {
             EventKind::UserMessage => Role::User,
             EventKind::AssistantMessage | EventKind::ToolCall => Role::Assistant,
             EventKind::ToolResult => Role::Tool,
-            EventKind::SessionStart | EventKind::SessionEnd | EventKind::Note => Role::System,
+            EventKind::SessionStart
+            | EventKind::SessionEnd
+            | EventKind::Note
+            | EventKind::MemoryRecalled => Role::System,
         }
+    }
+
+    /// Whether the kind is a turn of the conversation (everything but the daemon's
+    /// `memory_recalled` bookkeeping): what the TOC, the catalog and the indexes read.
+    #[must_use]
+    pub fn is_conversation(self) -> bool {
+        self != EventKind::MemoryRecalled
     }
 
     /// Whether the kind carries content, so that `text` must be present.

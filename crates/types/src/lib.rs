@@ -39,8 +39,9 @@ pub use event::{Event, EventKind, EventV1, Role, TimestampV1, format_timestamp_m
 pub use ids::{OutboxSeq, is_valid_project_id};
 pub use ingest::{AppendOutcome, EventSink, IngestReply, RejectedEvent, split_parsed};
 pub use validate::{
-    EventError, EventErrorCode, PayloadError, ProjectScope, ValidationLimits, now_ms, parse_event,
-    parse_event_scoped, parse_payload, parse_single, reject_duplicates_in_batch,
+    EventError, EventErrorCode, PayloadError, ProjectScope, RECALLED_IDEA_IDS, ValidationLimits,
+    now_ms, parse_event, parse_event_scoped, parse_payload, parse_single, recalled_idea_ids,
+    reject_duplicates_in_batch,
 };
 
 /// The project an event belongs to when the producer names none.

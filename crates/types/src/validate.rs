@@ -481,6 +481,11 @@ pub fn parse_event_scoped(
     };
 
     let metadata = parse_metadata(object.get("metadata"))?;
+    if kind == EventKind::MemoryRecalled {
+        recalled_idea_ids(&metadata).map_err(|message| {
+            EventError::new(EventErrorCode::InvalidValue, "metadata.idea_ids", message)
+        })?;
+    }
 
     Ok(Event {
         event_id,
@@ -493,6 +498,44 @@ pub fn parse_event_scoped(
         text,
         metadata,
     })
+}
+
+/// The metadata key of a `memory_recalled` event that lists the recalled ideas.
+pub const RECALLED_IDEA_IDS: &str = "idea_ids";
+
+/// The idea ids of a `memory_recalled` event's metadata: comma-separated `idea-<16 hex>`,
+/// at least one, at most 100.
+///
+/// # Errors
+/// What is wrong with the list.
+pub fn recalled_idea_ids(metadata: &BTreeMap<String, String>) -> Result<Vec<String>, String> {
+    let Some(list) = metadata.get(RECALLED_IDEA_IDS) else {
+        return Err(
+            "a memory_recalled event needs metadata.idea_ids (comma-separated idea ids)".to_owned(),
+        );
+    };
+    let ids: Vec<String> = list
+        .split(',')
+        .map(str::trim)
+        .filter(|id| !id.is_empty())
+        .map(str::to_owned)
+        .collect();
+    if ids.is_empty() || ids.len() > 100 {
+        return Err(format!(
+            "metadata.idea_ids must list 1 to 100 idea ids, got {}",
+            ids.len()
+        ));
+    }
+    if let Some(bad) = ids.iter().find(|id| {
+        !(id.len() == 21
+            && id.starts_with("idea-")
+            && id[5..].bytes().all(|byte| byte.is_ascii_hexdigit()))
+    }) {
+        return Err(format!(
+            "metadata.idea_ids: {bad:?} is not an idea id (idea- and 16 hex digits)"
+        ));
+    }
+    Ok(ids)
 }
 
 fn json_type(value: &Value) -> &'static str {

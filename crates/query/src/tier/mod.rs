@@ -24,10 +24,11 @@ use tracing::info_span;
 use crate::api::{SearchRequest, SearchResponse, SearchResult, Tier, range_info};
 use crate::error::QueryError;
 use crate::evidence::{self, Prefetched};
-use crate::fusion::{HybridSettings, RankedList, fuse_lists};
+use crate::fusion::{Fusion, HybridSettings, RankedList, fuse_lists};
 use crate::phrases::{Phrase, search_phrases};
 use crate::plan::{SearchPlan, TimeRange};
 use crate::project::ProjectView;
+use crate::ranking::fuse_terms;
 use crate::teleport::DISABLED_MESSAGE;
 
 /// Hits read per search, at least: enough evidence for the largest budgets whatever
@@ -139,11 +140,23 @@ impl Search<'_> {
         (terms, prefetched): (&[String], Prefetched),
         range: TimeRange,
     ) -> crate::Result<(Vec<SearchResult>, usize)> {
-        let ranked = {
-            let _fusion = info_span!("fusion", lists = lists.len()).entered();
-            fuse_lists(lists, self.settings.fusion)
+        let _fusion = info_span!("fusion", lists = lists.len()).entered();
+        let (ranked, ranking) = match self.settings.fusion {
+            Fusion::Salience => (
+                fuse_terms(lists, &self.settings.ranking),
+                Some(&self.settings.ranking),
+            ),
+            fusion => (fuse_lists(lists, fusion), None),
         };
-        evidence::results(self.view, &ranked, (terms, prefetched), range, self.plan)
+        drop(_fusion);
+        evidence::results(
+            self.view,
+            ranked,
+            ranking,
+            (terms, prefetched),
+            range,
+            self.plan,
+        )
     }
 
     /// A tier's answer: `fallback_reason` is left to the router.

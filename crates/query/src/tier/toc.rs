@@ -27,7 +27,8 @@ use memory_toc::{TocLevel, TocNode, parse_time_hint};
 use super::Search;
 use crate::api::{SearchResponse, Tier, now_or};
 use crate::error::QueryError;
-use crate::evidence::pack;
+use crate::evidence::{describe, pack};
+use crate::idea_lens::IdeaLens;
 use crate::segments::{Candidate, build_results, idf, score_events};
 
 /// The TOC tier's answer, reading at most `scan_budget_events` events.
@@ -79,12 +80,12 @@ pub(crate) fn answer(
     }
     let mut results = build_results(&opened, scored, terms.is_empty());
     results.truncate(plan.limit);
-    Ok(search.response(
-        Tier::Toc,
-        started,
-        pack(results, plan.budget),
-        (from_ms, to_ms),
-    ))
+    let (mut results, tokens) = pack(results, plan.budget);
+    let lens = IdeaLens::new(view.store, view.project_id, plan.ideas);
+    for result in &mut results {
+        describe(view, &lens, result);
+    }
+    Ok(search.response(Tier::Toc, started, (results, tokens), (from_ms, to_ms)))
 }
 
 fn overlaps(node: &TocNode, from_ms: Option<u64>, to_ms: Option<u64>) -> bool {

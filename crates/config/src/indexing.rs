@@ -1,0 +1,43 @@
+//! `[indexing]`: the indexing agent that keeps the ideas graph.
+
+use serde::{Deserialize, Serialize};
+
+/// Which engine extracts ideas.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IndexingEngine {
+    /// Offline and deterministic: cue phrases, the shipped lexicon, term overlap.
+    #[default]
+    Heuristic,
+}
+
+/// `[indexing]`: the indexing agent (ideas, entities, relations, topic spans).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct IndexingConfig {
+    /// Whether the agent runs. Default true: the heuristic engine costs a few
+    /// microseconds per event.
+    pub enabled: bool,
+    /// The engine. Default `heuristic`.
+    pub engine: IndexingEngine,
+    /// Continuous mode's batch window: after catching up, the agent waits this long so
+    /// one batch holds the turns of several sessions, milliseconds. Default 2000 (the low
+    /// end of the design's 2–3 s, so a turn is an idea within about 2 s).
+    pub window_ms: u64,
+    /// Most events per continuous batch. Default 1024.
+    pub batch_events: usize,
+    /// Events per batch of a backfill (`admin backfill-ideas`). Default 2000.
+    pub backfill_batch_events: usize,
+}
+
+impl Default for IndexingConfig {
+    fn default() -> Self {
+        IndexingConfig {
+            enabled: true,
+            engine: IndexingEngine::Heuristic,
+            window_ms: 2_000,
+            batch_events: 1_024,
+            backfill_batch_events: 2_000,
+        }
+    }
+}

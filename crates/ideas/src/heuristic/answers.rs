@@ -1,0 +1,238 @@
+//! Answer detection: a statement answers an open question when it holds enough of the
+//! question's salient terms (two or more, and half of them), or when it is the reply —
+//! nothing was said in the session since the question (no idea after it), within
+//! [`ADJACENT_MS`], and it shares a term with it (or the question is too vague to share
+//! any: "What are the tradeoffs?"). A problem is answered only by a solution or
+//! conclusion of the event sharing two of its terms and half of its first six (three
+//! from another session). With an embedding model ([`EmbedFn`]), a statement sharing a
+//! term whose cosine with the question reaches 0.7 answers it too. Best first, at most
+//! three per event.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use memory_types::Event;
+
+use crate::change_set::AnsweredQuestion;
+use crate::heuristic::facts::{FactsCache, IdeaFacts, salient_terms};
+use crate::heuristic::text::{MAX_IDEA_CHARS, truncate_at_word};
+use crate::model::{Idea, Intent};
+
+/// A statement this soon after the session's latest open question may answer it with
+/// little overlap.
+pub(crate) const ADJACENT_MS: u64 = 15 * 60 * 1_000;
+
+/// Most questions one event answers.
+const MAX_ANSWERED_PER_EVENT: usize = 3;
+
+/// Cosine above which an embedding model's judgement counts as an answer (with at least
+/// one shared term).
+const SIMILARITY_ACCEPT: f32 = 0.7;
+
+/// Embeds texts: one vector per text, in order.
+pub type EmbedFn = Arc<dyn Fn(&[&str]) -> Vec<Vec<f32>> + Send + Sync>;
+
+/// An embedding model with its vectors of stored ideas cached.
+pub(crate) struct Similarity {
+    embed: EmbedFn,
+    by_idea: std::collections::HashMap<String, Arc<Vec<f32>>>,
+}
+
+impl Similarity {
+    pub(crate) fn new(embed: EmbedFn) -> Self {
+        Similarity {
+            embed,
+            by_idea: std::collections::HashMap::new(),
+        }
+    }
+
+    /// Cosine between `text` and each idea (0 when the model answers badly).
+    fn cosines(&mut self, text: &str, ideas: &[&Idea]) -> Vec<f32> {
+        let missing: Vec<&Idea> = ideas
+            .iter()
+            .copied()
+            .filter(|idea| !self.by_idea.contains_key(&idea.idea_id))
+            .collect();
+        let mut inputs: Vec<&str> = vec![text];
+        inputs.extend(missing.iter().map(|idea| idea.content.as_str()));
+        let vectors = (self.embed)(&inputs);
+        if vectors.len() != inputs.len() {
+            return vec![0.0; ideas.len()];
+        }
+        if self.by_idea.len() > 50_000 {
+            self.by_idea.clear();
+        }
+        let mut vectors = vectors.into_iter();
+        let text_vector = vectors.next().unwrap_or_default();
+        for (idea, vector) in missing.iter().zip(vectors) {
+            self.by_idea.insert(idea.idea_id.clone(), Arc::new(vector));
+        }
+        ideas
+            .iter()
+            .map(|idea| {
+                self.by_idea
+                    .get(&idea.idea_id)
+                    .map_or(0.0, |vector| cosine(&text_vector, vector))
+            })
+            .collect()
+    }
+}
+
+fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    if a.len() != b.len() || a.is_empty() {
+        return 0.0;
+    }
+    let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+    let norm_a: f32 = a.iter().map(|x| x * x).sum::<f32>().sqrt();
+    let norm_b: f32 = b.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if norm_a == 0.0 || norm_b == 0.0 {
+        0.0
+    } else {
+        dot / (norm_a * norm_b)
+    }
+}
+
+/// A sentence of the event that is not a question.
+pub(crate) struct Statement<'a> {
+    /// Its idea-ready content.
+    pub content: &'a str,
+    /// Its salient terms.
+    pub terms: &'a [String],
+}
+
+/// What answer detection needs to know of the event.
+pub(crate) struct AnswerInput<'a> {
+    /// The event.
+    pub event: &'a Event,
+    /// Its statements.
+    pub statements: Vec<Statement<'a>>,
+    /// Whether it also asks something.
+    pub asks: bool,
+    /// Its first solution or conclusion idea, if any.
+    pub solution_opt: Option<&'a str>,
+    /// The source event of the session's latest idea before this event.
+    pub latest_idea_event_opt: Option<&'a str>,
+}
+
+/// The open questions and problems the event answers, best first.
+pub(crate) fn answers(
+    input: &AnswerInput<'_>,
+    open: &[Idea],
+    cache: &mut FactsCache,
+    similarity_opt: Option<&mut Similarity>,
+) -> Vec<AnsweredQuestion> {
+    let event = input.event;
+    if input.statements.is_empty() {
+        return Vec::new();
+    }
+    let said: HashSet<&str> = input
+        .statements
+        .iter()
+        .flat_map(|statement| statement.terms.iter().map(String::as_str))
+        .collect();
+    let num_words: usize = input
+        .statements
+        .iter()
+        .map(|statement| statement.content.split_whitespace().count())
+        .sum();
+    let candidates: Vec<&Idea> = open
+        .iter()
+        .filter(|idea| {
+            idea.source.event_id != event.event_id && idea.valid_from_ms <= event.timestamp_ms
+        })
+        .collect();
+    let solution_terms: Vec<String> = input.solution_opt.map(salient_terms).unwrap_or_default();
+    let mut accepted: Vec<(f32, &Idea)> = Vec::new();
+    let mut maybe: Vec<&Idea> = Vec::new();
+    for idea in candidates {
+        let facts = cache.get(idea);
+        let num_terms = facts.terms.len();
+        let matched = facts
+            .terms
+            .iter()
+            .filter(|term| said.contains(term.as_str()))
+            .count();
+        let same_session = idea.source.session_id == event.session_id;
+        if idea.intent == Intent::Problem {
+            let considered = num_terms.min(6);
+            let solved = facts
+                .terms
+                .iter()
+                .filter(|term| solution_terms.contains(term))
+                .count();
+            if solved >= 2 && solved * 2 >= considered && (same_session || solved >= 3) {
+                accepted.push((solved as f32 / considered as f32, idea));
+            }
+            continue;
+        }
+        let strict = (matched >= 2 && matched * 2 >= num_terms)
+            || (num_terms == 1 && matched == 1 && same_session);
+        // Nothing said in the session since the question: this is its reply.
+        let adjacent = same_session
+            && idea.intent == Intent::Question
+            && input.latest_idea_event_opt == Some(idea.source.event_id.as_str())
+            && event.timestamp_ms - idea.valid_from_ms <= ADJACENT_MS
+            && !input.asks
+            && num_words >= 6
+            && (matched >= 1 || num_terms <= 2);
+        if strict || adjacent {
+            let lexical = if num_terms == 0 {
+                0.5
+            } else {
+                matched as f32 / num_terms as f32
+            };
+            accepted.push((lexical.max(if adjacent { 0.5 } else { 0.0 }), idea));
+        } else if matched >= 1 {
+            maybe.push(idea);
+        }
+    }
+    if let Some(similarity) = similarity_opt
+        && !maybe.is_empty()
+    {
+        maybe.truncate(20);
+        let text: Vec<&str> = input.statements.iter().map(|s| s.content).collect();
+        let cosines = similarity.cosines(&text.join(" "), &maybe);
+        for (idea, cos) in maybe.into_iter().zip(cosines) {
+            if cos >= SIMILARITY_ACCEPT {
+                accepted.push((cos, idea));
+            }
+        }
+    }
+    accepted.sort_by(|(a_score, a), (b_score, b)| {
+        b_score
+            .total_cmp(a_score)
+            .then_with(|| b.valid_from_ms.cmp(&a.valid_from_ms))
+            .then_with(|| a.idea_id.cmp(&b.idea_id))
+    });
+    accepted
+        .into_iter()
+        .take(MAX_ANSWERED_PER_EVENT)
+        .map(|(_, idea)| {
+            let summary = match (idea.intent, input.solution_opt) {
+                (Intent::Problem, Some(solution)) => solution.to_owned(),
+                _ => best_statement(&input.statements, &cache.get(idea)).to_owned(),
+            };
+            AnsweredQuestion {
+                question_idea_id: idea.idea_id.clone(),
+                answered_at_event_id: event.event_id.clone(),
+                answer_summary: truncate_at_word(&summary, MAX_IDEA_CHARS),
+            }
+        })
+        .collect()
+}
+
+/// The statement holding most of the idea's terms (the first on a tie).
+fn best_statement<'a>(statements: &[Statement<'a>], facts: &IdeaFacts) -> &'a str {
+    let mut best: Option<(usize, &'a str)> = None;
+    for statement in statements {
+        let matched = facts
+            .terms
+            .iter()
+            .filter(|term| statement.terms.contains(term))
+            .count();
+        if best.is_none_or(|(top, _)| matched > top) {
+            best = Some((matched, statement.content));
+        }
+    }
+    best.map_or("", |(_, content)| content)
+}

@@ -1,0 +1,360 @@
+//! From an event's prose to idea drafts: every segment ([`segment`]) is read for cues
+//! ([`read`]); bullets take their lead-in's intent when they have no stronger cue of
+//! their own; in a note, sentences take the intent of a decision, todo or preference
+//! header; a decision list ("We decided: a, b, c") becomes one sentence per clause, so
+//! each setting can be superseded on its own (a clause's change cue is its own: "we're
+//! changing the decision: a stays, b becomes" changes b only). A cue sentence of fewer than four words
+//! ("Found the leak.") takes the next sentence with it.
+//!
+//! Context ideas are sparing: only when the event gives no other idea, at most one — a
+//! "we use X" sentence naming something, a note's first sentence naming something, or a
+//! user's sentence naming two things.
+
+use crate::heuristic::facts::salient_terms;
+use crate::heuristic::intent::{
+    Cue, Speaker, change_and_keep, cue_text, decision_list_start, is_question_shaped,
+    lead_in_intent, read,
+};
+use crate::heuristic::mentions::{Mention, mentions};
+use crate::heuristic::settings::settings;
+use crate::heuristic::text::{clean_content, segment, split_clauses, split_top_level};
+use crate::model::{Intent, MIN_CONFIDENCE, normalized_content};
+
+/// Most ideas taken from one event.
+pub const MAX_IDEAS_PER_EVENT: usize = 5;
+
+/// One sentence, bullet or clause of an event, read.
+#[derive(Clone, Debug)]
+pub(crate) struct Sentence {
+    /// As written.
+    pub raw: String,
+    /// As idea content.
+    pub content: String,
+    /// As cues are matched.
+    pub cue_text: String,
+    /// Its salient terms.
+    pub terms: Vec<String>,
+    /// Its intent, if a cue fired.
+    pub cue_opt: Option<Cue>,
+    /// It asks something.
+    pub is_question: bool,
+    /// It carries a change cue.
+    pub is_change: bool,
+    /// It carries a keep cue.
+    pub is_keep: bool,
+    /// It only introduces what follows ("Summary of today's decisions:").
+    pub is_header: bool,
+    /// It is a clause of a decision list.
+    pub is_clause: bool,
+}
+
+/// Reads the prose of one event.
+pub(crate) fn read_sentences(text: &str, speaker: Speaker) -> Vec<Sentence> {
+    let segments = segment(text);
+    let mut lead_cues: Vec<Option<Cue>> = vec![None; segments.len()];
+    let mut header_opt: Option<Cue> = None;
+    let mut sentences = Vec::with_capacity(segments.len());
+    for (index, seg) in segments.iter().enumerate() {
+        let seg_cue_text = cue_text(&seg.text);
+        let content = clean_content(&seg.text);
+        let terms = salient_terms(&content);
+        let reading = read(&seg_cue_text, &seg.text, speaker, terms.len());
+        let is_question = is_question_shaped(&seg.text)
+            || reading
+                .cue_opt
+                .is_some_and(|cue| cue.intent == Intent::Question);
+        let mut cue_opt = reading.cue_opt;
+        if seg.is_lead_in {
+            lead_cues[index] = lead_in_intent(&seg_cue_text, speaker);
+        }
+        let inherited_opt = match (seg.is_bullet, seg.lead_in) {
+            (true, Some(lead)) => lead_cues[lead].map(|cue| scale(cue, 0.9)),
+            _ if speaker == Speaker::Note
+                && index > 0
+                && content.split_whitespace().count() >= 4 =>
+            {
+                header_opt.map(|cue| scale(cue, 0.8))
+            }
+            _ => None,
+        };
+        if let Some(inherited) = inherited_opt
+            && inherited.confidence >= MIN_CONFIDENCE
+            && !is_question
+            && cue_opt.is_none_or(|own| own.confidence < inherited.confidence)
+        {
+            cue_opt = Some(inherited);
+        }
+        if speaker == Speaker::Note && index == 0 {
+            header_opt = cue_opt.filter(|cue| {
+                matches!(
+                    cue.intent,
+                    Intent::Decision | Intent::Todo | Intent::Preference
+                )
+            });
+        }
+        if let Some(cue) = cue_opt
+            && cue.intent == Intent::Decision
+            && let Some(clauses) = decision_clauses(&seg.text)
+        {
+            for clause in clauses {
+                let clause_cue_text = cue_text(&clause);
+                let (clause_change, clause_keep) = change_and_keep(&clause_cue_text);
+                let content = clean_content(&clause);
+                sentences.push(Sentence {
+                    terms: salient_terms(&content),
+                    content,
+                    cue_text: clause_cue_text,
+                    raw: clause,
+                    cue_opt: Some(cue),
+                    is_question: false,
+                    is_change: clause_change,
+                    is_keep: clause_keep,
+                    is_header: false,
+                    is_clause: true,
+                });
+            }
+            continue;
+        }
+        sentences.push(Sentence {
+            raw: seg.text.clone(),
+            content,
+            cue_text: seg_cue_text,
+            terms,
+            cue_opt,
+            is_question,
+            is_change: reading.is_change,
+            is_keep: reading.is_keep,
+            is_header: seg.is_lead_in,
+            is_clause: false,
+        });
+    }
+    sentences
+}
+
+fn scale(cue: Cue, factor: f32) -> Cue {
+    Cue {
+        intent: cue.intent,
+        confidence: cue.confidence * factor,
+    }
+}
+
+/// The clauses of "We decided: a, b, c" (two or more), else `None`.
+fn decision_clauses(raw: &str) -> Option<Vec<String>> {
+    let start = decision_list_start(raw)?;
+    let list = &raw[start..];
+    if split_top_level(list).len() < 2 {
+        return None;
+    }
+    let clauses = split_clauses(list, |clause| !settings(clause).is_empty());
+    (clauses.len() >= 2).then_some(clauses)
+}
+
+/// An idea to propose.
+#[derive(Clone, Debug)]
+pub(crate) struct Draft {
+    /// Its content.
+    pub content: String,
+    /// Its intent.
+    pub intent: Intent,
+    /// Its confidence.
+    pub confidence: f32,
+    /// The entities it names.
+    pub mentions: Vec<Mention>,
+    /// It carries a change cue.
+    pub is_change: bool,
+    /// It carries a keep cue.
+    pub is_keep: bool,
+}
+
+/// The drafts of one event's sentences, at most [`MAX_IDEAS_PER_EVENT`], in order.
+pub(crate) fn drafts(sentences: &[Sentence], speaker: Speaker) -> Vec<Draft> {
+    let mut drafts: Vec<(usize, Draft)> = Vec::new();
+    let mut index = 0;
+    while index < sentences.len() {
+        let sentence = &sentences[index];
+        index += 1;
+        let Some(cue) = sentence.cue_opt else {
+            continue;
+        };
+        if sentence.is_header || cue.intent == Intent::Context {
+            continue;
+        }
+        let mut raw = sentence.raw.clone();
+        let mut content = sentence.content.clone();
+        let mut num_terms = sentence.terms.len();
+        if matches!(cue.intent, Intent::Conclusion | Intent::Solution)
+            && content.split_whitespace().count() < 4
+            && let Some(next) = sentences.get(index)
+            && next.cue_opt.is_none()
+            && !next.is_question
+            && !next.is_header
+        {
+            raw = format!("{raw} {}", next.raw);
+            content = clean_content(&raw);
+            num_terms += next.terms.len();
+            index += 1;
+        }
+        let found = mentions(&raw);
+        let substantial = num_terms >= 2
+            || !found.is_empty()
+            || (num_terms >= 1 && (cue.intent == Intent::Question || sentence.is_clause));
+        if !substantial || content.is_empty() {
+            continue;
+        }
+        drafts.push((
+            drafts.len(),
+            Draft {
+                content,
+                intent: cue.intent,
+                confidence: cue.confidence,
+                mentions: found,
+                is_change: sentence.is_change,
+                is_keep: sentence.is_keep,
+            },
+        ));
+    }
+    if drafts.is_empty()
+        && let Some(context) = context_draft(sentences, speaker)
+    {
+        drafts.push((0, context));
+    }
+    let mut seen: Vec<String> = Vec::new();
+    drafts.retain(|(_, draft)| {
+        let normalized = normalized_content(&draft.content);
+        if seen.contains(&normalized) {
+            return false;
+        }
+        seen.push(normalized);
+        true
+    });
+    if drafts.len() > MAX_IDEAS_PER_EVENT {
+        drafts.sort_by(|(a_position, a), (b_position, b)| {
+            let a_weight = a.intent.importance() * a.confidence;
+            let b_weight = b.intent.importance() * b.confidence;
+            b_weight
+                .total_cmp(&a_weight)
+                .then_with(|| a_position.cmp(b_position))
+        });
+        drafts.truncate(MAX_IDEAS_PER_EVENT);
+        drafts.sort_by_key(|(position, _)| *position);
+    }
+    drafts.into_iter().map(|(_, draft)| draft).collect()
+}
+
+/// The one context idea of an event that gives no other.
+fn context_draft(sentences: &[Sentence], speaker: Speaker) -> Option<Draft> {
+    let statements = || {
+        sentences.iter().filter(|sentence| {
+            !sentence.is_question && !sentence.is_header && !sentence.content.is_empty()
+        })
+    };
+    let make = |sentence: &Sentence, found: Vec<Mention>, confidence: f32| Draft {
+        content: sentence.content.clone(),
+        intent: Intent::Context,
+        confidence,
+        mentions: found,
+        is_change: false,
+        is_keep: false,
+    };
+    for sentence in statements() {
+        if let Some(cue) = sentence.cue_opt
+            && cue.intent == Intent::Context
+        {
+            let found = mentions(&sentence.raw);
+            if !found.is_empty() {
+                return Some(make(sentence, found, cue.confidence));
+            }
+        }
+    }
+    let sentence = statements().next()?;
+    let num_words = sentence.content.split_whitespace().count();
+    let found = mentions(&sentence.raw);
+    match speaker {
+        Speaker::Note if !found.is_empty() && num_words >= 4 => Some(make(sentence, found, 0.4)),
+        Speaker::User if found.len() >= 2 && num_words >= 6 => Some(make(sentence, found, 0.35)),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn intents(text: &str, speaker: Speaker) -> Vec<(Intent, String)> {
+        drafts(&read_sentences(text, speaker), speaker)
+            .into_iter()
+            .map(|draft| (draft.intent, draft.content))
+            .collect()
+    }
+
+    #[test]
+    fn a_decision_list_becomes_one_idea_per_clause() {
+        let found = intents(
+            "OK. We decided: JWT access token expiry is 15 minutes, refresh_token_ttl is 14 days, \
+             rotation with reuse detection. Put the numbers in config, not hard-coded.",
+            Speaker::User,
+        );
+        assert_eq!(
+            found,
+            [
+                (
+                    Intent::Decision,
+                    "JWT access token expiry is 15 minutes".to_owned()
+                ),
+                (Intent::Decision, "refresh_token_ttl is 14 days".to_owned()),
+                (Intent::Decision, "rotation with reuse detection".to_owned()),
+            ]
+        );
+    }
+
+    #[test]
+    fn bullets_inherit_their_lead_in() {
+        let found = intents(
+            "Summary of today's decisions (branch feat/refresh-tokens):\n\
+             - Access token (JWT, RS256 via `jose`) expires after **15 minutes**.\n\
+             - `refresh_token_ttl` = **14 days**, opaque token, rotated on every use.\n",
+            Speaker::Assistant,
+        );
+        assert_eq!(found.len(), 2, "{found:?}");
+        assert!(found.iter().all(|(intent, _)| *intent == Intent::Decision));
+        assert_eq!(
+            found[1].1,
+            "refresh_token_ttl = 14 days, opaque token, rotated on every use."
+        );
+    }
+
+    #[test]
+    fn a_short_finding_takes_the_next_sentence() {
+        let found = intents(
+            "Found the leak. Entries are only removed on an explicit session_end event.",
+            Speaker::Assistant,
+        );
+        assert_eq!(
+            found,
+            [(
+                Intent::Conclusion,
+                "Found the leak. Entries are only removed on an explicit session_end event."
+                    .to_owned()
+            )]
+        );
+    }
+
+    #[test]
+    fn context_is_sparing() {
+        assert_eq!(
+            intents("We use vitest and testing-library in web/.", Speaker::User)
+                .into_iter()
+                .map(|(intent, _)| intent)
+                .collect::<Vec<_>>(),
+            [Intent::Context]
+        );
+        assert!(
+            intents(
+                "Lag is spread evenly across all 48 partitions.",
+                Speaker::Assistant
+            )
+            .is_empty()
+        );
+        assert!(intents("Let me check both.", Speaker::Assistant).is_empty());
+    }
+}

@@ -1,0 +1,568 @@
+use std::collections::BTreeMap;
+
+use memory_types::{Event, EventKind};
+
+use super::*;
+use crate::extractor::BatchMode;
+use crate::memory_graph::MemoryGraph;
+use crate::model::{EntityType, RelationType};
+
+/// 2026-01-05T00:00:00Z.
+pub(super) const BASE_MS: u64 = 1_767_571_200_000;
+
+pub(super) fn at(day: u64, minute: u64) -> u64 {
+    BASE_MS + day * 86_400_000 + minute * 60_000
+}
+
+pub(super) fn event(
+    id: &str,
+    session: &str,
+    timestamp_ms: u64,
+    kind: EventKind,
+    text: &str,
+) -> Event {
+    Event {
+        event_id: id.into(),
+        session_id: session.into(),
+        project_id: "webapp".into(),
+        agent_id: None,
+        timestamp_ms,
+        kind,
+        role: kind.default_role(),
+        text: text.into(),
+        metadata: BTreeMap::new(),
+    }
+}
+
+pub(super) fn user(id: &str, session: &str, timestamp_ms: u64, text: &str) -> Event {
+    event(id, session, timestamp_ms, EventKind::UserMessage, text)
+}
+
+pub(super) fn assistant(id: &str, session: &str, timestamp_ms: u64, text: &str) -> Event {
+    event(id, session, timestamp_ms, EventKind::AssistantMessage, text)
+}
+
+/// A batch of `(seq, event)`, grouped by session in first-seen order.
+pub(super) fn batch_of(events: &[(u64, Event)]) -> ExtractBatch {
+    let mut sessions: Vec<SessionEvents> = Vec::new();
+    for (seq, event) in events {
+        match sessions.iter_mut().find(|session| {
+            session.session_id == event.session_id && session.project_id == event.project_id
+        }) {
+            Some(session) => {
+                session.events.push(event.clone());
+                session.seqs.push(*seq);
+            }
+            None => sessions.push(SessionEvents {
+                project_id: event.project_id.clone(),
+                session_id: event.session_id.clone(),
+                events: vec![event.clone()],
+                seqs: vec![*seq],
+            }),
+        }
+    }
+    ExtractBatch {
+        mode: BatchMode::Continuous,
+        sessions,
+    }
+}
+
+/// Runs the engine over one batch and stores what it proposes.
+pub(super) fn index(
+    graph: &mut MemoryGraph,
+    engine: &mut HeuristicEngine,
+    events: &[(u64, Event)],
+) -> ChangeSet {
+    let batch = batch_of(events);
+    let changes = engine.extract(&batch, graph).expect("extract");
+    let valid = validate(&changes, &batch, graph, 7).expect("validate");
+    assert!(valid.rejected.is_empty(), "rejected: {:?}", valid.rejected);
+    apply_changes(graph, Lexicon::shipped(), &valid).expect("apply");
+    changes
+}
+
+/// Indexes each inner list as one batch, numbering events in order.
+pub(super) fn index_batches(batches: Vec<Vec<Event>>) -> (MemoryGraph, Vec<ChangeSet>) {
+    let mut graph = MemoryGraph::default();
+    let mut engine = HeuristicEngine::new();
+    let mut seq = 0;
+    let mut all = Vec::new();
+    for batch in batches {
+        let numbered: Vec<(u64, Event)> = batch
+            .into_iter()
+            .map(|event| {
+                seq += 1;
+                (seq, event)
+            })
+            .collect();
+        all.push(index(&mut graph, &mut engine, &numbered));
+    }
+    (graph, all)
+}
+
+fn idea_with<'a>(graph: &'a MemoryGraph, content: &str) -> &'a Idea {
+    graph
+        .ideas()
+        .find(|idea| idea.content.starts_with(content))
+        .unwrap_or_else(|| {
+            let all: Vec<&str> = graph.ideas().map(|idea| idea.content.as_str()).collect();
+            panic!("no idea starting {content:?} in {all:#?}")
+        })
+}
+
+#[test]
+fn the_jwt_decision_is_superseded_only_where_its_value_changed() {
+    let (graph, _) = index_batches(vec![
+        vec![
+            user(
+                "s1-1",
+                "s1",
+                at(0, 0),
+                "We need to replace the cookie session auth with JWTs.",
+            ),
+            user(
+                "s1-2",
+                "s1",
+                at(0, 5),
+                "OK. We decided: JWT access token expiry is 15 minutes, refresh_token_ttl is 14 days, \
+                 rotation with reuse detection. Put the numbers in config, not hard-coded.",
+            ),
+        ],
+        vec![user(
+            "s2-1",
+            "s2",
+            at(38, 0),
+            "So we're changing the decision: access token stays 15 minutes, refresh_token_ttl becomes \
+             30 days for mobile clients (client_type=mobile), web stays 14 days, and a 30-second reuse \
+             grace window. Write that down somewhere people will find it.",
+        )],
+    ]);
+    let fourteen = idea_with(&graph, "refresh_token_ttl is 14 days");
+    let thirty = idea_with(&graph, "refresh_token_ttl becomes 30 days");
+    let fifteen = idea_with(&graph, "JWT access token expiry is 15 minutes");
+    let stays = idea_with(&graph, "access token stays 15 minutes");
+    assert_eq!(fourteen.intent, Intent::Decision);
+    assert_eq!(fourteen.valid_until_ms, Some(at(38, 0)));
+    assert_eq!(
+        fourteen.superseded_by.as_deref(),
+        Some(thirty.idea_id.as_str())
+    );
+    assert_eq!(fifteen.valid_until_ms, None, "same value: not superseded");
+    assert!(!thirty.is_superseded() && !stays.is_superseded());
+    let relations: Vec<(&str, &str, RelationType)> = graph
+        .all_relations()
+        .map(|(_, relation)| {
+            (
+                relation.from_idea_id.as_str(),
+                relation.to_idea_id.as_str(),
+                relation.relation_type,
+            )
+        })
+        .collect();
+    assert!(relations.contains(&(&thirty.idea_id, &fourteen.idea_id, RelationType::Supersedes)));
+    assert!(relations.contains(&(&stays.idea_id, &fifteen.idea_id, RelationType::BuildsOn)));
+    assert!(
+        !relations
+            .iter()
+            .any(|(_, to, kind)| *to == fifteen.idea_id && *kind == RelationType::Supersedes),
+        "{relations:?}"
+    );
+}
+
+#[test]
+fn a_question_answered_in_a_later_session_is_no_longer_open() {
+    let (graph, _) = index_batches(vec![
+        vec![user(
+            "q-1",
+            "s1",
+            at(0, 0),
+            "Should we use Postgres or SQLite for the job queue?",
+        )],
+        vec![user(
+            "a-1",
+            "s2",
+            at(2, 0),
+            "We decided to use Postgres for the job queue, SKIP LOCKED makes it easy.",
+        )],
+    ]);
+    let question = idea_with(&graph, "Should we use Postgres");
+    assert_eq!(question.intent, Intent::Question);
+    let resolution = question.resolution.as_ref().expect("answered");
+    assert_eq!(resolution.event_id, "a-1");
+    assert!(
+        resolution.summary.contains("Postgres for the job queue"),
+        "{resolution:?}"
+    );
+    assert!(
+        graph
+            .open_questions("webapp", None, 10)
+            .expect("read")
+            .is_empty()
+    );
+}
+
+#[test]
+fn the_next_assistant_message_answers_a_vague_question() {
+    let (graph, _) = index_batches(vec![vec![
+        user("u-1", "s1", at(0, 0), "What are the tradeoffs?"),
+        assistant(
+            "a-1",
+            "s1",
+            at(0, 1),
+            "Shorter access tokens mean more refreshes per hour; longer ones widen the revocation window.",
+        ),
+        user(
+            "u-2",
+            "s1",
+            at(0, 30),
+            "Unrelated: how big is the users table?",
+        ),
+    ]]);
+    let tradeoffs = idea_with(&graph, "What are the tradeoffs?");
+    assert_eq!(
+        tradeoffs.resolution.as_ref().map(|r| r.event_id.as_str()),
+        Some("a-1")
+    );
+    let unrelated = idea_with(&graph, "Unrelated: how big");
+    assert!(unrelated.resolution.is_none());
+}
+
+#[test]
+fn todos_are_completed_by_later_statements_and_commits() {
+    let (graph, _) = index_batches(vec![
+        vec![
+            event(
+                "n-1",
+                "s1",
+                at(0, 0),
+                EventKind::Note,
+                "TODO: add a rate limit on the login endpoint.",
+            ),
+            user(
+                "u-1",
+                "s1",
+                at(0, 1),
+                "We need to move JWT signing to AWS KMS.",
+            ),
+        ],
+        vec![
+            assistant(
+                "a-1",
+                "s2",
+                at(3, 0),
+                "The login endpoint rate limit is implemented and merged; it allows 5 attempts per minute.",
+            ),
+            event(
+                "t-1",
+                "s2",
+                at(3, 5),
+                EventKind::ToolCall,
+                "bash: git add -A && git commit -m 'auth: move JWT signing to KMS'",
+            ),
+        ],
+    ]);
+    let limit = idea_with(&graph, "TODO: add a rate limit");
+    assert_eq!(limit.intent, Intent::Todo);
+    assert_eq!(
+        limit.resolution.as_ref().map(|r| r.event_id.as_str()),
+        Some("a-1")
+    );
+    let kms = idea_with(&graph, "We need to move JWT signing");
+    assert_eq!(kms.intent, Intent::Todo);
+    let done = kms.resolution.as_ref().expect("completed by the commit");
+    assert_eq!(done.event_id, "t-1");
+    assert!(done.summary.starts_with("committed: "), "{done:?}");
+    assert!(
+        graph
+            .open_todos("webapp", None, 10)
+            .expect("read")
+            .is_empty()
+    );
+}
+
+#[test]
+fn postgres_spellings_end_as_one_entity() {
+    let (graph, _) = index_batches(vec![
+        vec![user(
+            "e-1",
+            "s1",
+            at(0, 0),
+            "We decided to store refresh tokens in Postgres.",
+        )],
+        vec![user(
+            "e-2",
+            "s1",
+            at(0, 5),
+            "The PostgreSQL migration fails on the users table.",
+        )],
+        vec![user(
+            "e-3",
+            "s2",
+            at(1, 0),
+            "Should the audit log also live in postgres?",
+        )],
+    ]);
+    let postgres: Vec<_> = graph
+        .entities()
+        .filter(|entity| entity.name == "PostgreSQL")
+        .collect();
+    assert_eq!(
+        postgres.len(),
+        1,
+        "{:?}",
+        graph.entities().collect::<Vec<_>>()
+    );
+    assert_eq!(postgres[0].entity_type, EntityType::Technology);
+    let linked = graph
+        .ideas()
+        .filter(|idea| idea.entity_ids.contains(&postgres[0].entity_id))
+        .count();
+    assert_eq!(linked, 3);
+}
+
+#[test]
+fn greetings_acknowledgements_and_tool_noise_are_skipped() {
+    let mut failed = event(
+        "t-2",
+        "s1",
+        at(0, 3),
+        EventKind::ToolResult,
+        "src/auth/middleware.ts:34:27 - error TS2339: Property 'userId' does not exist on type 'JWTPayload'.",
+    );
+    failed.metadata.insert("exit_code".into(), "2".into());
+    let (graph, changes) = index_batches(vec![vec![
+        user("g-1", "s1", at(0, 0), "hi there"),
+        user("g-2", "s1", at(0, 1), "ok thanks"),
+        event(
+            "t-1",
+            "s1",
+            at(0, 2),
+            EventKind::ToolCall,
+            "bash: npx tsc --noEmit",
+        ),
+        failed,
+    ]]);
+    let reasons: Vec<(&str, &str)> = changes[0]
+        .skip_events
+        .iter()
+        .map(|skip| (skip.event_id.as_str(), skip.reason.as_str()))
+        .collect();
+    assert_eq!(
+        reasons,
+        [
+            ("g-1", "greeting"),
+            ("g-2", "acknowledgement"),
+            ("t-1", "tool_noise"),
+            ("t-2", "debug_output")
+        ]
+    );
+    assert_eq!(
+        graph.ideas().count(),
+        0,
+        "tool output with an error is not a problem idea"
+    );
+}
+
+#[test]
+fn a_passing_test_run_resolves_the_flaky_test_problem() {
+    let mut passed = event(
+        "t-1",
+        "s1",
+        at(0, 20),
+        EventKind::ToolResult,
+        "Test Suites: 61 passed, 61 total\nTests:       412 passed, 412 total",
+    );
+    passed.metadata.insert("exit_code".into(), "0".into());
+    let (graph, _) = index_batches(vec![vec![
+        user(
+            "u-1",
+            "s1",
+            at(0, 0),
+            "The refresh token spec is flaky on CI, it fails one run in eight.",
+        ),
+        passed,
+    ]]);
+    let problem = idea_with(&graph, "The refresh token spec is flaky");
+    assert_eq!(problem.intent, Intent::Problem);
+    assert_eq!(
+        problem.resolution.as_ref().map(|r| r.event_id.as_str()),
+        Some("t-1")
+    );
+}
+
+#[test]
+fn spans_open_at_session_start_and_at_explicit_transitions() {
+    let (graph, _) = index_batches(vec![
+        vec![
+            event(
+                "s-0",
+                "s1",
+                at(0, 0),
+                EventKind::SessionStart,
+                "Session started.",
+            ),
+            user(
+                "u-1",
+                "s1",
+                at(0, 1),
+                "The refresh token spec is flaky on CI.",
+            ),
+            assistant(
+                "a-1",
+                "s1",
+                at(0, 2),
+                "Found it. Every jest worker shares one database.",
+            ),
+        ],
+        vec![
+            user(
+                "u-2",
+                "s1",
+                at(0, 10),
+                "OK, let's move on to the rate limiter. What are the limits now?",
+            ),
+            event(
+                "t-1",
+                "s1",
+                at(0, 11),
+                EventKind::ToolCall,
+                "bash: grep -rn rateLimit src",
+            ),
+            event("e-1", "s1", at(0, 12), EventKind::SessionEnd, ""),
+        ],
+    ]);
+    let spans: Vec<_> = graph.spans().collect();
+    assert_eq!(spans.len(), 2, "{spans:#?}");
+    assert_eq!(spans[0].reason, "session start");
+    assert_eq!(spans[0].first_event_id, "u-1");
+    assert_eq!(spans[0].last_event_id, "a-1");
+    assert!(
+        spans[0]
+            .summary
+            .starts_with("The refresh token spec is flaky"),
+        "{}",
+        spans[0].summary
+    );
+    assert_eq!(spans[1].reason, "explicit transition: let's move on to");
+    assert_eq!(spans[1].first_event_id, "u-2");
+    assert_eq!(spans[1].last_event_id, "e-1");
+    assert!(
+        spans[1].name.to_lowercase().contains("rate"),
+        "{}",
+        spans[1].name
+    );
+}
+
+#[test]
+fn a_new_decision_against_a_technology_contradicts_or_supersedes() {
+    let (graph, _) = index_batches(vec![
+        vec![user(
+            "d-1",
+            "s1",
+            at(0, 0),
+            "We decided to use Redis for the session store.",
+        )],
+        vec![user(
+            "d-2",
+            "s2",
+            at(1, 0),
+            "We decided we don't use Redis for the session store.",
+        )],
+        vec![user(
+            "d-3",
+            "s3",
+            at(2, 0),
+            "Let's go with Memcached instead of Redis for the session store.",
+        )],
+    ]);
+    let first = idea_with(&graph, "We decided to use Redis");
+    let negated = idea_with(&graph, "We decided we don't use Redis");
+    let replaced = idea_with(&graph, "Let's go with Memcached");
+    let kinds: Vec<(String, String, RelationType)> = graph
+        .all_relations()
+        .map(|(_, r)| {
+            (
+                r.from_idea_id.clone(),
+                r.to_idea_id.clone(),
+                r.relation_type,
+            )
+        })
+        .collect();
+    assert!(
+        kinds.contains(&(
+            negated.idea_id.clone(),
+            first.idea_id.clone(),
+            RelationType::Contradicts
+        )),
+        "{kinds:?}"
+    );
+    assert!(
+        kinds.contains(&(
+            replaced.idea_id.clone(),
+            first.idea_id.clone(),
+            RelationType::Supersedes
+        )),
+        "{kinds:?}"
+    );
+    assert_eq!(
+        first.superseded_by.as_deref(),
+        Some(replaced.idea_id.as_str())
+    );
+}
+
+#[test]
+fn an_embedding_model_answers_what_overlap_misses() {
+    let events = vec![
+        vec![user(
+            "q-1",
+            "s1",
+            at(0, 0),
+            "How much traffic can a single pod take at peak?",
+        )],
+        vec![assistant(
+            "a-1",
+            "s2",
+            at(1, 0),
+            "A pod handles about 180 requests per second before latency climbs.",
+        )],
+    ];
+    let run = |engine: HeuristicEngine| {
+        let mut graph = MemoryGraph::default();
+        let mut engine = engine;
+        let mut seq = 0;
+        for batch in &events {
+            let numbered: Vec<(u64, Event)> = batch
+                .iter()
+                .cloned()
+                .map(|event| {
+                    seq += 1;
+                    (seq, event)
+                })
+                .collect();
+            index(&mut graph, &mut engine, &numbered);
+        }
+        idea_with(&graph, "How much traffic").resolution.clone()
+    };
+    assert_eq!(
+        run(HeuristicEngine::new()),
+        None,
+        "one shared term is not enough"
+    );
+    let embed: EmbedFn = std::sync::Arc::new(|texts: &[&str]| {
+        texts
+            .iter()
+            .map(|text| {
+                let about_load =
+                    text.contains("pod") && (text.contains("traffic") || text.contains("requests"));
+                vec![
+                    f32::from(u8::from(about_load)),
+                    f32::from(u8::from(about_load)),
+                    1.0,
+                ]
+            })
+            .collect()
+    });
+    let answered =
+        run(HeuristicEngine::new().with_similarity(embed)).expect("answered with the model");
+    assert_eq!(answered.event_id, "a-1");
+}

@@ -1,0 +1,488 @@
+//! [`HeuristicEngine`]: the offline, deterministic indexing engine — cue phrases for
+//! intents, the shipped lexicon and code-shaped names for entities, term overlap for
+//! answers and completed todos, changed setting values for supersession, transitions
+//! and vocabulary drift for topic spans. No model, no I/O.
+//!
+//! **Batching independence.** The engine walks a batch in log order, one event at a
+//! time. Each event's changes are computed from that event and the graph as it stands
+//! (the stored graph under an [`Overlay`] holding the batch's earlier events), then
+//! validated against a one-event batch and applied to the overlay, so the next event
+//! sees them. Nothing depends on later events or on where a batch starts or ends: one
+//! batch or the same events in several give the same graph. The returned change set is
+//! the events' change sets in order, topic updates folded into one per span.
+//!
+//! Per event it reads at most [`CANDIDATE_LIMIT`] open questions, open todos and
+//! decisions in force, each only when the event could relate to them; facts read off
+//! stored ideas (terms, settings, entities) are cached across batches.
+//!
+//! The files: `text` (sentences, bullets, clauses, cleaning), `intent` (cues), `skip`
+//! (greetings, acknowledgements, tool noise), `mentions` and `lexicon` (entities), `settings`
+//! (key = value), `facts` (what is compared), `draft` (sentences to ideas), `relations`
+//! (supersedes, contradicts, builds on, todo completion, tool signals), `answers`,
+//! `topics` (spans), `pattern` (compiled-once regular expressions).
+//!
+//! It does not propose `activated_ideas`: an activation counts once per batch, so it
+//! would make the graph depend on batching; nor `entity_links` (mentions go by name and
+//! `entities::resolve` links them).
+
+mod answers;
+mod draft;
+mod facts;
+mod intent;
+mod lexicon;
+mod mentions;
+mod pattern;
+mod relations;
+mod settings;
+mod skip;
+mod text;
+mod topics;
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use memory_types::{Event, EventKind};
+
+pub use answers::EmbedFn;
+pub use draft::MAX_IDEAS_PER_EVENT;
+
+use crate::apply::apply_changes;
+use crate::change_set::{ChangeSet, NewIdea, RelationOut, SkipEvent};
+use crate::entities::Lexicon;
+use crate::extractor::{
+    ExtractBatch, ExtractError, GraphError, GraphView, IdeaExtractor, SessionEvents,
+};
+use crate::model::{Idea, Intent, idea_id, normalized_content};
+use crate::overlay::Overlay;
+use crate::validate::validate;
+
+use answers::{AnswerInput, Similarity, Statement, answers};
+use draft::{Sentence, drafts, read_sentences};
+use facts::{FactsCache, IdeaFacts};
+use intent::Speaker;
+use relations::{
+    NewDecision, commit_evidence, commit_message, completions, decision_relations, done_evidence,
+    test_resolution, tests_passed,
+};
+use skip::SkipReason;
+use topics::{SpanChange, SpanInput};
+
+/// Most open questions, open todos and decisions in force considered per event.
+pub const CANDIDATE_LIMIT: usize = 200;
+
+/// Open questions of the session a passing test run is checked against.
+const SESSION_PROBLEM_LIMIT: usize = 50;
+
+/// The heuristic indexing engine (engine name `heuristic`).
+///
+/// ```
+/// use memory_ideas::{HeuristicEngine, IdeaExtractor};
+/// let engine = HeuristicEngine::new();
+/// assert_eq!(engine.engine(), "heuristic");
+/// ```
+pub struct HeuristicEngine {
+    facts: FactsCache,
+    similarity_opt: Option<Similarity>,
+}
+
+impl HeuristicEngine {
+    /// The engine with the shipped lexicon and term overlap only.
+    #[must_use]
+    pub fn new() -> Self {
+        HeuristicEngine {
+            facts: FactsCache::default(),
+            similarity_opt: None,
+        }
+    }
+
+    /// Adds an embedding model to answer detection: a statement that shares a term with
+    /// an open question and whose cosine with it is at least 0.7 answers it even below
+    /// the overlap threshold. The model must be deterministic for the graph to be.
+    #[must_use]
+    pub fn with_similarity(mut self, embed: EmbedFn) -> Self {
+        self.similarity_opt = Some(Similarity::new(embed));
+        self
+    }
+
+    /// The changes one event implies, given the graph before it.
+    fn event_changes(
+        &mut self,
+        event: &Event,
+        view: &dyn GraphView,
+    ) -> Result<ChangeSet, GraphError> {
+        match event.kind {
+            EventKind::UserMessage => self.prose_changes(event, Speaker::User, view),
+            EventKind::AssistantMessage => self.prose_changes(event, Speaker::Assistant, view),
+            EventKind::Note => self.prose_changes(event, Speaker::Note, view),
+            EventKind::ToolCall | EventKind::ToolResult => self.tool_changes(event, view),
+            EventKind::SessionEnd => Ok(ChangeSet {
+                topic_updates: topics::extend(event, view)?.into_iter().collect(),
+                ..ChangeSet::default()
+            }),
+            _ => Ok(ChangeSet::default()),
+        }
+    }
+
+    fn prose_changes(
+        &mut self,
+        event: &Event,
+        speaker: Speaker,
+        view: &dyn GraphView,
+    ) -> Result<ChangeSet, GraphError> {
+        let sentences = read_sentences(&event.text, speaker);
+        let skip_opt = skip::prose_skip(&event.text).or_else(|| {
+            sentences
+                .iter()
+                .all(|sentence| sentence.content.is_empty())
+                .then_some(SkipReason::DebugOutput)
+        });
+        if let Some(reason) = skip_opt {
+            return skipped(event, reason, view);
+        }
+        let project_id = &event.project_id;
+        let mut new_drafts = drafts(&sentences, speaker);
+        let statements: Vec<&Sentence> = sentences
+            .iter()
+            .filter(|sentence| {
+                !sentence.is_question && !sentence.is_header && !sentence.terms.is_empty()
+            })
+            .collect();
+        let evidence = done_evidence(statements.iter().map(|sentence| {
+            (
+                sentence.content.as_str(),
+                sentence.cue_text.as_str(),
+                sentence.terms.as_slice(),
+            )
+        }));
+        let has_intent = |intents: &[Intent]| {
+            new_drafts
+                .iter()
+                .any(|draft| intents.contains(&draft.intent))
+        };
+        let current = if has_intent(&[Intent::Decision, Intent::Preference]) {
+            not_later(view.current_decisions(project_id, CANDIDATE_LIMIT)?, event)
+        } else {
+            Vec::new()
+        };
+        let open_questions = if !statements.is_empty() || has_intent(&[Intent::Question]) {
+            not_later(
+                view.open_questions(project_id, None, CANDIDATE_LIMIT)?,
+                event,
+            )
+        } else {
+            Vec::new()
+        };
+        let open_todos = if !evidence.is_empty() || has_intent(&[Intent::Todo]) {
+            not_later(view.open_todos(project_id, None, CANDIDATE_LIMIT)?, event)
+        } else {
+            Vec::new()
+        };
+        // A restatement of an idea already there adds nothing.
+        let facts_cache = &mut self.facts;
+        new_drafts.retain(|draft| {
+            let existing: &[Idea] = match draft.intent {
+                Intent::Decision | Intent::Preference => &current,
+                Intent::Question | Intent::Problem => &open_questions,
+                Intent::Todo => &open_todos,
+                _ => &[],
+            };
+            let normalized = normalized_content(&draft.content);
+            !existing
+                .iter()
+                .any(|idea| facts_cache.get(idea).normalized == normalized)
+        });
+
+        let mut changes = ChangeSet::default();
+        for draft in &new_drafts {
+            let id = idea_id(project_id, &event.event_id, &draft.content);
+            if matches!(draft.intent, Intent::Decision | Intent::Preference) {
+                let facts = IdeaFacts::of(&draft.content);
+                let new = NewDecision {
+                    facts: &facts,
+                    is_change: draft.is_change,
+                    is_keep: draft.is_keep,
+                };
+                for (relation_type, to_idea_id) in
+                    decision_relations(&new, &current, &mut self.facts)
+                {
+                    changes.relations.push(RelationOut {
+                        from_event_id: event.event_id.clone(),
+                        from_idea_id: Some(id.clone()),
+                        to_idea_id,
+                        relation_type,
+                    });
+                }
+            }
+            changes.ideas.push(NewIdea {
+                source_event_id: event.event_id.clone(),
+                content: draft.content.clone(),
+                intent: draft.intent,
+                confidence: draft.confidence,
+                importance: None,
+                entities: draft
+                    .mentions
+                    .iter()
+                    .map(|mention| mention.to_entity_mention())
+                    .collect(),
+                related_to: Vec::new(),
+            });
+        }
+
+        // The session's latest idea tells whether this is the reply to a question; read
+        // only when a question of the session is recent enough to be replied to.
+        let may_reply = open_questions.iter().any(|idea| {
+            idea.source.session_id == event.session_id
+                && event.timestamp_ms - idea.valid_from_ms <= answers::ADJACENT_MS
+        });
+        let latest_idea_event = if statements.is_empty() || !may_reply {
+            None
+        } else {
+            view.recent_ideas(project_id, Some(&event.session_id), None, 1)?
+                .into_iter()
+                .next()
+                .map(|idea| idea.source.event_id)
+        };
+        let answer_input = AnswerInput {
+            event,
+            statements: statements
+                .iter()
+                .map(|sentence| Statement {
+                    content: &sentence.content,
+                    terms: &sentence.terms,
+                })
+                .collect(),
+            asks: sentences.iter().any(|sentence| sentence.is_question),
+            solution_opt: new_drafts
+                .iter()
+                .find(|draft| matches!(draft.intent, Intent::Solution | Intent::Conclusion))
+                .map(|draft| draft.content.as_str()),
+            latest_idea_event_opt: latest_idea_event.as_deref(),
+        };
+        changes.answered_questions = answers(
+            &answer_input,
+            &open_questions,
+            &mut self.facts,
+            self.similarity_opt.as_mut(),
+        );
+        changes.completed_todos = completions(event, &evidence, &open_todos, &mut self.facts);
+
+        let mut terms: Vec<String> = Vec::new();
+        for sentence in &sentences {
+            for term in &sentence.terms {
+                if !terms.contains(term) {
+                    terms.push(term.clone());
+                }
+            }
+        }
+        let prose = sentences
+            .iter()
+            .map(|sentence| sentence.raw.as_str())
+            .collect::<Vec<_>>()
+            .join(" ");
+        let first = sentences
+            .iter()
+            .find(|sentence| !sentence.content.is_empty());
+        let span_input = SpanInput {
+            event,
+            text: &prose,
+            is_user: speaker == Speaker::User,
+            first_cue_text: first.map_or("", |sentence| sentence.cue_text.as_str()),
+            terms: &terms,
+            ideas: &changes.ideas,
+            first_content: first.map_or("", |sentence| sentence.content.as_str()),
+        };
+        match topics::plan(&span_input, view, &mut self.facts)? {
+            Some(SpanChange::Open(change)) => changes.topic_changes.push(change),
+            Some(SpanChange::Update(update)) => changes.topic_updates.push(update),
+            None => {}
+        }
+        let gave_nothing = changes.ideas.is_empty()
+            && changes.answered_questions.is_empty()
+            && changes.completed_todos.is_empty();
+        if gave_nothing && skip::looks_like_debug_output(&event.text) {
+            changes
+                .skip_events
+                .push(skip_event(event, SkipReason::DebugOutput));
+        }
+        Ok(changes)
+    }
+
+    fn tool_changes(
+        &mut self,
+        event: &Event,
+        view: &dyn GraphView,
+    ) -> Result<ChangeSet, GraphError> {
+        let mut changes = ChangeSet::default();
+        if event.kind == EventKind::ToolCall
+            && let Some(message) = commit_message(&event.text)
+        {
+            let open = not_later(
+                view.open_todos(&event.project_id, None, CANDIDATE_LIMIT)?,
+                event,
+            );
+            changes.completed_todos =
+                completions(event, &[commit_evidence(&message)], &open, &mut self.facts);
+        }
+        if tests_passed(event) {
+            let open = view.open_questions(
+                &event.project_id,
+                Some(&event.session_id),
+                SESSION_PROBLEM_LIMIT,
+            )?;
+            changes
+                .answered_questions
+                .extend(test_resolution(event, &open, &mut self.facts));
+        }
+        if changes.completed_todos.is_empty() && changes.answered_questions.is_empty() {
+            changes
+                .skip_events
+                .push(skip_event(event, skip::tool_skip(event)));
+        }
+        changes.topic_updates.extend(topics::extend(event, view)?);
+        Ok(changes)
+    }
+}
+
+impl Default for HeuristicEngine {
+    fn default() -> Self {
+        HeuristicEngine::new()
+    }
+}
+
+impl fmt::Debug for HeuristicEngine {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter
+            .debug_struct("HeuristicEngine")
+            .field("similarity", &self.similarity_opt.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl IdeaExtractor for HeuristicEngine {
+    fn engine(&self) -> &'static str {
+        "heuristic"
+    }
+
+    fn extract(
+        &mut self,
+        batch: &ExtractBatch,
+        graph: &dyn GraphView,
+    ) -> Result<ChangeSet, ExtractError> {
+        let mut overlay = Overlay::new(graph);
+        let mut out = ChangeSet::default();
+        // Spans opened in this batch, by id: later updates fold into their opening.
+        let mut opened: BTreeMap<String, usize> = BTreeMap::new();
+        for event in batch.in_log_order() {
+            let mut changes = self.event_changes(event, &overlay)?;
+            // Skips change nothing a later event reads: they go out, not on the overlay.
+            let skips = std::mem::take(&mut changes.skip_events);
+            if !is_empty(&changes) {
+                let single = ExtractBatch {
+                    mode: batch.mode,
+                    sessions: vec![SessionEvents {
+                        project_id: event.project_id.clone(),
+                        session_id: event.session_id.clone(),
+                        events: vec![event.clone()],
+                        seqs: vec![0],
+                    }],
+                };
+                let valid = validate(&changes, &single, &overlay, 0)?;
+                debug_assert!(
+                    valid.rejected.is_empty(),
+                    "heuristic proposal rejected: {:?}",
+                    valid.rejected
+                );
+                apply_changes(&mut overlay, Lexicon::shipped(), &valid)?;
+            }
+            changes.skip_events = skips;
+            merge(&mut out, changes, event, &mut opened);
+        }
+        Ok(out)
+    }
+}
+
+/// Appends one event's changes; a topic update of a span opened in this batch folds
+/// into its opening, and a span keeps only its latest update (each update carries the
+/// whole name, summary and last event).
+fn merge(
+    out: &mut ChangeSet,
+    changes: ChangeSet,
+    event: &Event,
+    opened: &mut BTreeMap<String, usize>,
+) {
+    out.ideas.extend(changes.ideas);
+    out.relations.extend(changes.relations);
+    out.answered_questions.extend(changes.answered_questions);
+    out.completed_todos.extend(changes.completed_todos);
+    out.skip_events.extend(changes.skip_events);
+    for change in changes.topic_changes {
+        opened.insert(topics::opened_span_id(event), out.topic_changes.len());
+        out.topic_changes.push(change);
+    }
+    for update in changes.topic_updates {
+        if let Some(index) = opened.get(&update.span_id) {
+            let change = &mut out.topic_changes[*index];
+            change.new_topic_name = update.name;
+            change.summary = update.summary;
+            change.last_event_id = update.last_event_id;
+        } else if let Some(existing) = out
+            .topic_updates
+            .iter_mut()
+            .find(|existing| existing.span_id == update.span_id)
+        {
+            *existing = update;
+        } else {
+            out.topic_updates.push(update);
+        }
+    }
+}
+
+fn is_empty(changes: &ChangeSet) -> bool {
+    changes.ideas.is_empty()
+        && changes.relations.is_empty()
+        && changes.answered_questions.is_empty()
+        && changes.completed_todos.is_empty()
+        && changes.topic_changes.is_empty()
+        && changes.topic_updates.is_empty()
+        && changes.entity_links.is_empty()
+        && changes.activated_ideas.is_empty()
+}
+
+/// Ideas from no later than the event (logs are ordered by position, not always by time).
+fn not_later(ideas: Vec<Idea>, event: &Event) -> Vec<Idea> {
+    ideas
+        .into_iter()
+        .filter(|idea| idea.valid_from_ms <= event.timestamp_ms)
+        .collect()
+}
+
+fn skip_event(event: &Event, reason: SkipReason) -> SkipEvent {
+    SkipEvent {
+        event_id: event.event_id.clone(),
+        reason: reason.as_str().to_owned(),
+    }
+}
+
+fn skipped(
+    event: &Event,
+    reason: SkipReason,
+    view: &dyn GraphView,
+) -> Result<ChangeSet, GraphError> {
+    Ok(ChangeSet {
+        skip_events: vec![skip_event(event, reason)],
+        topic_updates: topics::extend(event, view)?.into_iter().collect(),
+        ..ChangeSet::default()
+    })
+}
+
+#[cfg(test)]
+#[path = "engine_tests.rs"]
+mod engine_tests;
+
+#[cfg(test)]
+#[path = "batching_tests.rs"]
+mod batching_tests;
+
+#[cfg(test)]
+#[path = "sample_tests.rs"]
+mod sample_tests;

@@ -1,0 +1,70 @@
+use super::*;
+
+fn one(text: &str) -> Setting {
+    let found = settings(text);
+    assert_eq!(found.len(), 1, "{text}: {found:?}");
+    found.into_iter().next().expect("one")
+}
+
+#[test]
+fn identifiers_and_phrases_take_normalised_values() {
+    let ttl = one("refresh_token_ttl is 14 days");
+    assert_eq!(ttl.key.ident_opt.as_deref(), Some("refreshtokenttl"));
+    assert_eq!(ttl.values, ["dur:1209600"]);
+    assert_eq!(one("`refresh_token_ttl` = **14d**").values, ttl.values);
+    assert_eq!(one("refresh_token_ttl becomes 2 weeks").values, ttl.values);
+    let access = one("JWT access token expiry is 15 minutes");
+    assert_eq!(access.key.terms, ["access", "expiry", "jwt", "token"]);
+    assert_eq!(access.values, ["dur:900"]);
+    assert!(one("access token stays 15m").agrees_with(&access));
+    assert!(one("set the refresh TTL to 30 days").conflicts_with(&ttl));
+    assert_eq!(one("ENRICH_WORKERS=4").values, ["n:4"]);
+    assert_eq!(
+        one("a 30-second reuse grace window").key.terms,
+        [stem("grace"), stem("reuse"), stem("window")]
+    );
+    assert_eq!(
+        one("per-IP limit 600/min").values,
+        one("limit of 10 per second").values
+    );
+}
+
+#[test]
+fn a_colon_list_gives_all_its_values_to_the_key() {
+    let ttl = one("refresh_token_ttl: web 14 days, mobile 30 days");
+    assert_eq!(ttl.values, ["dur:1209600", "dur:2592000"]);
+    let old = one("refresh_token_ttl becomes 30 days for mobile clients (client_type=mobile)");
+    assert!(ttl.agrees_with(&old), "{ttl:?} {old:?}");
+}
+
+#[test]
+fn quantities_are_found_with_or_without_a_key() {
+    assert_eq!(
+        quantities("cap 500k entries, evict after 30 min idle (index by last_seen)"),
+        ["dur:1800", "n:500000"]
+    );
+    assert_eq!(
+        quantities("a 30-second window, 2Gi limit"),
+        ["bytes:2147483648", "dur:30"]
+    );
+}
+
+#[test]
+fn dates_versions_and_bare_counts_are_not_settings() {
+    assert!(settings("Decision 2026-02-12 for v0.8.2 and SEC-112").is_empty());
+    assert!(settings("It failed 3 times").is_empty());
+    assert!(settings("web stays 14 days").len() == 1);
+}
+
+#[test]
+fn keys_match_by_identifier_or_contained_stems() {
+    let ttl = one("refresh_token_ttl is 14 days");
+    let camel = one("auth.refreshTokenTtl = 14d");
+    let single = one("timeout is 5 minutes");
+    let lock = one("lock_timeout is 3s");
+    assert!(camel.key.matches(&ttl.key));
+    assert!(
+        !single.key.matches(&lock.key),
+        "one generic word is not enough"
+    );
+}

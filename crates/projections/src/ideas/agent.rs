@@ -1,0 +1,448 @@
+//! [`IndexingAgent`]: the outbox consumer that keeps the ideas graph — the indexing
+//! agent design's last actor. Upstream: outbox events (conversation turns, and the
+//! daemon's `memory_recalled` bookkeeping). Downstream: `idea_written` entries, one per
+//! new idea (the BM25 and vector indexes hold each idea as a document) and `ideas_cleared` (they drop the
+//! idea documents of a reset project).
+//!
+//! **Continuous mode** is the runner's loop with a long linger: after catching up it
+//! waits the batch window (2–3 s) so that one batch holds the turns of several sessions,
+//! grouped per session in first-seen order. **Backfill mode** ([`IndexingAgent::backfill`])
+//! re-extracts what the agent already passed, one session at a time, oldest first, in
+//! large batches. Each batch: the engine proposes a change set, [`memory_ideas::validate`]
+//! drops what does not resolve (counted), [`memory_ideas::apply_changes`] writes the rest
+//! into a write buffer, and the buffer, the derived entries and the cursor commit in one
+//! atomic store batch.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Instant;
+
+use memory_ideas::{
+    BatchMode, ExtractBatch, ExtractError, IdeaExtractor, Lexicon, SessionEvents, apply_changes,
+    apply_recall, validate,
+};
+use memory_store::{DerivedEntry, FeedItem, OutboxSeq, Store};
+use memory_types::{Clock, Event, EventKind, recalled_idea_ids};
+use tracing::{info, info_span, warn};
+
+use crate::consumer::{ConsumerError, OutboxConsumer};
+use crate::ideas::graph::IdeaGraph;
+use crate::ideas::metrics::IDEAS_METRICS;
+use crate::session_catalog::SessionCatalog;
+
+/// The consumer's name: cursor key and metrics label.
+pub const INDEXING_AGENT: &str = "indexing_agent";
+/// Derived entry: an idea was stored or changed (`key`: the idea id).
+pub const IDEA_WRITTEN: &str = "idea_written";
+/// Derived entry: every idea of a project (`key`: the project) or of all projects
+/// (`key`: empty) was deleted.
+pub const IDEAS_CLEARED: &str = "ideas_cleared";
+/// The session the daemon's `memory_recalled` events are written to.
+pub const RECALL_SESSION: &str = "memory-recall";
+
+/// Builds the engine; called at start and after a panic.
+pub type EngineFactory = Arc<dyn Fn() -> Box<dyn IdeaExtractor> + Send + Sync>;
+
+/// How the agent runs.
+#[derive(Clone)]
+pub struct IndexingSettings {
+    /// The engine.
+    pub engine: EngineFactory,
+    /// Record time of new ideas.
+    pub clock: Clock,
+    /// Events per backfill batch.
+    pub backfill_batch_events: usize,
+}
+
+impl IndexingSettings {
+    /// `engine` with the system clock and backfill batches of 2 000 events.
+    #[must_use]
+    pub fn new(engine: EngineFactory) -> Self {
+        IndexingSettings {
+            engine,
+            clock: Clock::system(),
+            backfill_batch_events: 2_000,
+        }
+    }
+}
+
+/// Where a backfill is.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct BackfillProgress {
+    /// Sessions to do.
+    pub sessions_total: usize,
+    /// Sessions done.
+    pub sessions_done: usize,
+    /// Events read so far.
+    pub events: usize,
+    /// Ideas stored so far.
+    pub ideas: usize,
+}
+
+/// The consumer.
+pub struct IndexingAgent {
+    graph: IdeaGraph,
+    engine: Box<dyn IdeaExtractor>,
+    settings: IndexingSettings,
+}
+
+/// One batch's changes, ready to commit.
+struct BatchInput {
+    mode: BatchMode,
+    batch: ExtractBatch,
+    recalls: Vec<(String, Vec<String>)>,
+}
+
+impl IndexingAgent {
+    /// Opens the graph and builds the engine.
+    ///
+    /// # Errors
+    /// Store failures.
+    pub fn open(store: &Store, settings: IndexingSettings) -> Result<Self, ConsumerError> {
+        Ok(IndexingAgent {
+            graph: IdeaGraph::open(store)?,
+            engine: (settings.engine)(),
+            settings,
+        })
+    }
+
+    /// Groups feed items into a continuous batch: conversation events per session (in
+    /// first-seen order, each with its log position) and recalls.
+    fn continuous_input(items: &[FeedItem]) -> Result<BatchInput, ConsumerError> {
+        let mut sessions: Vec<SessionEvents> = Vec::new();
+        let mut by_session: BTreeMap<(String, String), usize> = BTreeMap::new();
+        let mut recalls = Vec::new();
+        for item in items {
+            let FeedItem::Event { seq, event } = item else {
+                continue;
+            };
+            if event.kind == EventKind::MemoryRecalled {
+                recalls.push(recall_of(event)?);
+                continue;
+            }
+            let key = (event.project_id.clone(), event.session_id.clone());
+            let index = *by_session.entry(key).or_insert_with(|| {
+                sessions.push(SessionEvents {
+                    project_id: event.project_id.clone(),
+                    session_id: event.session_id.clone(),
+                    events: Vec::new(),
+                    seqs: Vec::new(),
+                });
+                sessions.len() - 1
+            });
+            sessions[index].events.push(event.clone());
+            sessions[index].seqs.push(seq.0);
+        }
+        Ok(BatchInput {
+            mode: BatchMode::Continuous,
+            batch: ExtractBatch {
+                mode: BatchMode::Continuous,
+                sessions,
+            },
+            recalls,
+        })
+    }
+
+    /// Runs the engine over `input`, validates and stores its changes with `cursor`
+    /// (when given) in one store batch; returns the ideas stored.
+    fn run(
+        &mut self,
+        store: &Store,
+        input: BatchInput,
+        cursor: Option<OutboxSeq>,
+    ) -> Result<usize, ConsumerError> {
+        let started = Instant::now();
+        let engine = self.engine.engine();
+        let mode = input.mode.as_str();
+        let span = info_span!("indexing_batch", engine, mode, events = input.batch.len());
+        let _entered = span.enter();
+        fail::fail_point!("ideas_extract", |pattern: Option<String>| {
+            let pattern = pattern.unwrap_or_default();
+            if input
+                .batch
+                .events()
+                .any(|event| event.text.contains(&pattern))
+            {
+                Err(ConsumerError::BadInput(format!(
+                    "injected ideas_extract failure on {pattern:?}"
+                )))
+            } else {
+                self.commit(store, &input, cursor, started)
+            }
+        });
+        self.commit(store, &input, cursor, started)
+    }
+
+    fn commit(
+        &mut self,
+        store: &Store,
+        input: &BatchInput,
+        cursor: Option<OutboxSeq>,
+        started: Instant,
+    ) -> Result<usize, ConsumerError> {
+        let engine = self.engine.engine();
+        let mode = input.mode.as_str();
+        let outcome = |label: &str| {
+            IDEAS_METRICS
+                .batches
+                .with_label_values(&[engine, mode, label])
+                .inc();
+        };
+        let changes = if input.batch.is_empty() {
+            memory_ideas::ChangeSet::default()
+        } else {
+            match self.engine.extract(&input.batch, &self.graph) {
+                Ok(changes) => changes,
+                Err(err) => {
+                    outcome("error");
+                    return Err(match err {
+                        ExtractError::Graph(err) => ConsumerError::Internal(err.to_string()),
+                        other => ConsumerError::Transient(other.to_string()),
+                    });
+                }
+            }
+        };
+        let graph_err = |err: memory_ideas::GraphError| ConsumerError::Internal(err.to_string());
+        let valid = validate(
+            &changes,
+            &input.batch,
+            &self.graph,
+            self.settings.clock.now_ms(),
+        )
+        .map_err(graph_err)?;
+        let mut txn = self.graph.txn();
+        let report = apply_changes(&mut txn, Lexicon::shipped(), &valid).map_err(graph_err)?;
+        let mut recall_outcomes = (0u64, 0u64);
+        for (project_id, idea_ids) in &input.recalls {
+            let found = apply_recall(&mut txn, project_id, idea_ids).map_err(graph_err)?;
+            recall_outcomes.0 += found.len() as u64;
+            recall_outcomes.1 += (idea_ids.len() - found.len()) as u64;
+        }
+        let mut batch = store.projection_batch();
+        txn.write_into(&mut batch);
+        // Only new ideas change the indexes: an idea's document is its content and
+        // entities; supersession, answers and salience are read at query time.
+        for (project_id, idea_id) in &report.new_ideas {
+            batch.append_derived(DerivedEntry {
+                kind: IDEA_WRITTEN.to_owned(),
+                project_id: project_id.clone(),
+                key: idea_id.clone(),
+            });
+        }
+        if let Some(cursor) = cursor {
+            batch.set_cursor(INDEXING_AGENT, cursor);
+        }
+        store.commit_projection(batch)?;
+
+        outcome("ok");
+        let metrics = &*IDEAS_METRICS;
+        metrics
+            .batch_seconds
+            .with_label_values(&[engine, mode])
+            .observe(started.elapsed().as_secs_f64());
+        metrics
+            .batch_events
+            .with_label_values(&[mode])
+            .observe(input.batch.len() as f64);
+        let mut stored = 0;
+        for (intent, count) in &report.ideas_by_intent {
+            stored += count;
+            metrics
+                .extracted
+                .with_label_values(&[intent.as_str(), engine])
+                .inc_by(*count as u64);
+        }
+        for (relation, count) in &report.relations_by_type {
+            metrics
+                .relations
+                .with_label_values(&[relation.as_str()])
+                .inc_by(*count as u64);
+        }
+        for (reason, count) in valid.rejected_by_reason() {
+            metrics
+                .rejected
+                .with_label_values(&[reason.as_str()])
+                .inc_by(count as u64);
+        }
+        if !valid.rejected.is_empty() {
+            warn!(
+                engine,
+                rejected = valid.rejected.len(),
+                first = %valid.rejected[0].detail,
+                "engine proposed changes that do not resolve; dropped"
+            );
+        }
+        metrics
+            .recalls
+            .with_label_values(&["applied"])
+            .inc_by(recall_outcomes.0);
+        metrics
+            .recalls
+            .with_label_values(&["unknown"])
+            .inc_by(recall_outcomes.1);
+        Ok(stored)
+    }
+
+    /// Re-extracts the ideas of `project_id` (every project when `None`) from the
+    /// events the agent has already passed: deletes them, then runs the engine in
+    /// backfill mode one session at a time, oldest first, in batches of
+    /// `backfill_batch_events`, and replays the recalls. Reports progress after each
+    /// session. Events after the agent's cursor are left to the continuous mode.
+    ///
+    /// Cross-session links can differ from a log-order build (a question is matched
+    /// with answers of sessions processed before it); `admin rebuild --projection
+    /// ideas` replays in log order.
+    ///
+    /// # Errors
+    /// Store failures, or an engine failure (the graph is then partly backfilled; run it
+    /// again).
+    pub fn backfill(
+        &mut self,
+        store: &Store,
+        project_id: Option<&str>,
+        progress: &mut dyn FnMut(&BackfillProgress),
+    ) -> Result<BackfillProgress, ConsumerError> {
+        let cursor = self.load_cursor(store)?;
+        let projects: Vec<String> = match project_id {
+            Some(project) => vec![project.to_owned()],
+            None => store.status()?.events_by_project.into_keys().collect(),
+        };
+        let mut sessions = Vec::new();
+        for project in &projects {
+            sessions.extend(SessionCatalog::sessions(store, project)?);
+        }
+        sessions.sort_by(|a, b| {
+            (a.first_timestamp_ms, &a.project_id, &a.session_id).cmp(&(
+                b.first_timestamp_ms,
+                &b.project_id,
+                &b.session_id,
+            ))
+        });
+        for project in &projects {
+            self.graph.clear_project(store, project)?;
+            let mut batch = store.projection_batch();
+            batch.append_derived(DerivedEntry {
+                kind: IDEAS_CLEARED.to_owned(),
+                project_id: project.clone(),
+                key: project.clone(),
+            });
+            store.commit_projection(batch)?;
+        }
+        let mut state = BackfillProgress {
+            sessions_total: sessions.len(),
+            ..BackfillProgress::default()
+        };
+        IDEAS_METRICS
+            .backfill
+            .with_label_values(&["total"])
+            .set(state.sessions_total as i64);
+        progress(&state);
+        let chunk = self.settings.backfill_batch_events.max(1);
+        for session in &sessions {
+            let mut events: Vec<(u64, Event)> = Vec::new();
+            for item in
+                store.scan_events(&session.project_id, Some(&session.session_id), None, None)
+            {
+                let (seq, event) = item?;
+                if seq <= cursor && event.kind.is_conversation() {
+                    events.push((seq.0, event));
+                }
+            }
+            events.sort_by_key(|(seq, _)| *seq);
+            for part in events.chunks(chunk) {
+                let input = BatchInput {
+                    mode: BatchMode::Backfill,
+                    batch: ExtractBatch {
+                        mode: BatchMode::Backfill,
+                        sessions: vec![SessionEvents {
+                            project_id: session.project_id.clone(),
+                            session_id: session.session_id.clone(),
+                            events: part.iter().map(|(_, event)| event.clone()).collect(),
+                            seqs: part.iter().map(|(seq, _)| *seq).collect(),
+                        }],
+                    },
+                    recalls: Vec::new(),
+                };
+                state.events += part.len();
+                state.ideas += self.run(store, input, None)?;
+            }
+            state.sessions_done += 1;
+            IDEAS_METRICS
+                .backfill
+                .with_label_values(&["done"])
+                .set(state.sessions_done as i64);
+            progress(&state);
+        }
+        for project in &projects {
+            let mut recalls = Vec::new();
+            for item in store.scan_events(project, Some(RECALL_SESSION), None, None) {
+                let (seq, event) = item?;
+                if seq <= cursor && event.kind == EventKind::MemoryRecalled {
+                    recalls.push(recall_of(&event)?);
+                }
+            }
+            if !recalls.is_empty() {
+                let input = BatchInput {
+                    mode: BatchMode::Backfill,
+                    batch: ExtractBatch {
+                        mode: BatchMode::Backfill,
+                        sessions: Vec::new(),
+                    },
+                    recalls,
+                };
+                self.run(store, input, None)?;
+            }
+        }
+        info!(
+            sessions = state.sessions_done,
+            events = state.events,
+            ideas = state.ideas,
+            "ideas backfill done"
+        );
+        Ok(state)
+    }
+}
+
+/// The project and idea ids of a `memory_recalled` event.
+fn recall_of(event: &Event) -> Result<(String, Vec<String>), ConsumerError> {
+    let ids = recalled_idea_ids(&event.metadata).map_err(|message| {
+        ConsumerError::BadInput(format!(
+            "memory_recalled event {:?}: {message}",
+            event.event_id
+        ))
+    })?;
+    Ok((event.project_id.clone(), ids))
+}
+
+impl OutboxConsumer for IndexingAgent {
+    fn name(&self) -> &str {
+        INDEXING_AGENT
+    }
+
+    fn apply(
+        &mut self,
+        store: &Store,
+        items: &[FeedItem],
+        up_to: OutboxSeq,
+    ) -> Result<(), ConsumerError> {
+        let input = Self::continuous_input(items)?;
+        self.run(store, input, Some(up_to)).map(|_| ())
+    }
+
+    fn reset(&mut self, store: &Store, start: OutboxSeq) -> Result<(), ConsumerError> {
+        self.graph.clear()?;
+        let mut batch = store.projection_batch();
+        batch.append_derived(DerivedEntry {
+            kind: IDEAS_CLEARED.to_owned(),
+            project_id: String::new(),
+            key: String::new(),
+        });
+        batch.set_cursor(INDEXING_AGENT, start);
+        store.commit_projection(batch)?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+#[path = "agent_tests.rs"]
+mod tests;

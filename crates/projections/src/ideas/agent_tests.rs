@@ -1,0 +1,302 @@
+//! The agent's plumbing with a tiny rule engine (a prefix per intent), so each test
+//! knows exactly what the graph must hold: batching, atomic cursor, derived entries for
+//! the indexes, recalls, reset and backfill.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use memory_ideas::{
+    AnsweredQuestion, ChangeSet, ExtractBatch, ExtractError, GraphView, IdeaExtractor, Intent,
+    NewIdea, RelationOut, RelationType, idea_id,
+};
+use memory_store::{FeedItem, OutboxSeq, Store, StoreOptions};
+use memory_types::{Event, EventKind, RECALLED_IDEA_IDS, Role};
+
+use super::{IDEA_WRITTEN, IDEAS_CLEARED, INDEXING_AGENT, IndexingAgent, IndexingSettings};
+use crate::consumer::OutboxConsumer;
+use crate::ideas::graph::IdeaGraph;
+use crate::session_catalog::SessionCatalog;
+
+/// `D: x` is a decision x, `Q: x?` a question, `A: x` answers the latest open question,
+/// `S: x` a decision that supersedes the latest current one.
+struct PrefixEngine;
+
+impl IdeaExtractor for PrefixEngine {
+    fn engine(&self) -> &'static str {
+        "prefix"
+    }
+
+    fn extract(
+        &mut self,
+        batch: &ExtractBatch,
+        graph: &dyn GraphView,
+    ) -> Result<ChangeSet, ExtractError> {
+        let mut changes = ChangeSet::default();
+        let mut open: Vec<String> = Vec::new();
+        let mut current: Vec<(String, u64)> = Vec::new();
+        for event in batch.in_log_order() {
+            let project = &event.project_id;
+            let (tag, rest) = event.text.split_at(event.text.len().min(3));
+            let intent = match tag {
+                "D: " | "S: " => Intent::Decision,
+                "A: " => Intent::Solution,
+                "Q: " => Intent::Question,
+                _ => continue,
+            };
+            let id = idea_id(project, &event.event_id, rest);
+            if tag == "A: " {
+                let question = match open.pop() {
+                    Some(question) => Some(question),
+                    None => graph
+                        .open_questions(project, None, 1)?
+                        .pop()
+                        .map(|idea| idea.idea_id),
+                };
+                if let Some(question) = question {
+                    changes.answered_questions.push(AnsweredQuestion {
+                        question_idea_id: question,
+                        answered_at_event_id: event.event_id.clone(),
+                        answer_summary: rest.to_owned(),
+                    });
+                }
+            }
+            if tag == "S: " {
+                let older = match current.pop() {
+                    Some((older, _)) => Some(older),
+                    None => graph
+                        .current_decisions(project, 1)?
+                        .pop()
+                        .map(|idea| idea.idea_id),
+                };
+                if let Some(older) = older {
+                    changes.relations.push(RelationOut {
+                        from_event_id: event.event_id.clone(),
+                        from_idea_id: None,
+                        to_idea_id: older,
+                        relation_type: RelationType::Supersedes,
+                    });
+                }
+            }
+            match intent {
+                Intent::Question => open.push(id),
+                Intent::Decision => current.push((id, event.timestamp_ms)),
+                _ => {}
+            }
+            changes.ideas.push(NewIdea {
+                source_event_id: event.event_id.clone(),
+                content: rest.to_owned(),
+                intent,
+                confidence: 0.9,
+                importance: None,
+                entities: vec![],
+                related_to: vec![],
+            });
+        }
+        Ok(changes)
+    }
+}
+
+fn settings() -> IndexingSettings {
+    let mut settings = IndexingSettings::new(Arc::new(|| Box::new(PrefixEngine)));
+    settings.clock = memory_types::ManualClock::new(1_000).clock();
+    settings.backfill_batch_events = 2;
+    settings
+}
+
+fn event(id: &str, session: &str, ts: u64, text: &str) -> Event {
+    Event {
+        event_id: id.into(),
+        session_id: session.into(),
+        project_id: "p".into(),
+        agent_id: None,
+        timestamp_ms: ts,
+        kind: EventKind::UserMessage,
+        role: Role::User,
+        text: text.into(),
+        metadata: BTreeMap::new(),
+    }
+}
+
+fn conversation() -> Vec<Event> {
+    vec![
+        event("e1", "s1", 10, "Q: which database?"),
+        event("e2", "s1", 20, "D: use postgres"),
+        event("e3", "s2", 30, "hello"),
+        event("e4", "s2", 40, "A: postgres, for the ledger"),
+        event("e5", "s1", 50, "S: use sqlite instead"),
+    ]
+}
+
+/// Applies the feed to the agent in batches of `batch` items, as the runner would.
+fn run(store: &Store, agent: &mut IndexingAgent, batch: usize) {
+    loop {
+        let cursor = agent.load_cursor(store).expect("cursor");
+        let items = store.read_feed(cursor, batch).expect("feed");
+        let Some(last) = items.last().map(FeedItem::seq) else {
+            return;
+        };
+        agent.apply(store, &items, last).expect("apply");
+    }
+}
+
+fn open_store() -> (tempfile::TempDir, Store) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = Store::open(dir.path(), &StoreOptions::default()).expect("store");
+    (dir, store)
+}
+
+#[test]
+fn the_graph_does_not_depend_on_batch_sizes() {
+    let mut dumps = Vec::new();
+    for batch in [1, 2, 3, 100] {
+        let (_dir, store) = open_store();
+        store.append_events(&conversation()).expect("append");
+        let mut agent = IndexingAgent::open(&store, settings()).expect("open");
+        run(&store, &mut agent, batch);
+        assert_eq!(
+            store.cursor(INDEXING_AGENT).expect("cursor"),
+            store.head(),
+            "cursor committed with the graph"
+        );
+        dumps.push(
+            IdeaGraph::open(&store)
+                .expect("graph")
+                .dump()
+                .expect("dump"),
+        );
+    }
+    assert!(!dumps[0].is_empty());
+    for dump in &dumps[1..] {
+        assert_eq!(dump, &dumps[0]);
+    }
+}
+
+#[test]
+fn supersession_answers_and_index_announcements() {
+    let (_dir, store) = open_store();
+    store.append_events(&conversation()).expect("append");
+    let mut agent = IndexingAgent::open(&store, settings()).expect("open");
+    run(&store, &mut agent, 100);
+    let graph = IdeaGraph::open(&store).expect("graph");
+    let old = graph
+        .idea("p", &idea_id("p", "e2", "use postgres"))
+        .expect("read")
+        .expect("stored");
+    assert_eq!(old.valid_until_ms, Some(50));
+    assert!(
+        graph
+            .open_questions("p", None, 10)
+            .expect("read")
+            .is_empty()
+    );
+    assert_eq!(old.recorded_at_ms, 1_000, "record time from the clock");
+    // Every stored or changed idea is announced to the indexes.
+    let announced: Vec<String> = store
+        .read_feed(OutboxSeq::ZERO, 1_000)
+        .expect("feed")
+        .into_iter()
+        .filter_map(|item| match item {
+            FeedItem::Derived { entry, .. } if entry.kind == IDEA_WRITTEN => Some(entry.key),
+            _ => None,
+        })
+        .collect();
+    for idea in graph.all_ideas("p").expect("ideas") {
+        assert!(
+            announced.contains(&idea.idea_id),
+            "{} not announced",
+            idea.idea_id
+        );
+    }
+}
+
+#[test]
+fn recalls_raise_salience_and_survive_a_reset() {
+    let (_dir, store) = open_store();
+    store.append_events(&conversation()).expect("append");
+    let mut agent = IndexingAgent::open(&store, settings()).expect("open");
+    run(&store, &mut agent, 100);
+    let question = idea_id("p", "e1", "which database?");
+    let mut recall = event("r1", super::RECALL_SESSION, 60, "which database");
+    recall.kind = EventKind::MemoryRecalled;
+    recall.role = Role::System;
+    recall.metadata.insert(
+        RECALLED_IDEA_IDS.to_owned(),
+        format!("{question},idea-0000000000000000"),
+    );
+    store.append_events(&[recall]).expect("append");
+    run(&store, &mut agent, 100);
+    let graph = IdeaGraph::open(&store).expect("graph");
+    let recalled = graph.idea("p", &question).expect("read").expect("stored");
+    assert_eq!(recalled.recall_count, 1);
+    assert!((recalled.salience() - (0.8 + 0.02)).abs() < 1e-6);
+    // The recall session is not a conversation: the catalog never lists it.
+    assert!(
+        SessionCatalog::sessions(&store, "p")
+            .expect("sessions")
+            .iter()
+            .all(|session| session.session_id != super::RECALL_SESSION)
+    );
+
+    let before = graph.dump().expect("dump");
+    agent.reset(&store, OutboxSeq::ZERO).expect("reset");
+    assert!(graph.dump().expect("dump").is_empty());
+    let cleared = store
+        .read_feed(OutboxSeq::ZERO, 1_000)
+        .expect("feed")
+        .into_iter()
+        .any(|item| matches!(item, FeedItem::Derived { entry, .. } if entry.kind == IDEAS_CLEARED));
+    assert!(cleared, "the indexes hear that the ideas are gone");
+    run(&store, &mut agent, 3);
+    assert_eq!(
+        graph.dump().expect("dump"),
+        before,
+        "a rebuild gives the same graph"
+    );
+}
+
+#[test]
+fn a_malformed_recall_is_bad_input() {
+    let (_dir, store) = open_store();
+    let mut recall = event("r1", super::RECALL_SESSION, 60, "q");
+    recall.kind = EventKind::MemoryRecalled;
+    store.append_events(&[recall]).expect("append");
+    let mut agent = IndexingAgent::open(&store, settings()).expect("open");
+    let items = store.read_feed(OutboxSeq::ZERO, 10).expect("feed");
+    let err = agent
+        .apply(&store, &items, store.head())
+        .expect_err("no idea ids");
+    assert!(err.is_bad_input(), "{err}");
+    assert_eq!(
+        store.cursor(INDEXING_AGENT).expect("cursor"),
+        OutboxSeq::ZERO
+    );
+}
+
+#[test]
+fn backfill_redoes_what_the_agent_passed_one_session_at_a_time() {
+    let (_dir, store) = open_store();
+    store.append_events(&conversation()).expect("append");
+    let mut catalog = SessionCatalog::open(&store).expect("catalog");
+    let items = store.read_feed(OutboxSeq::ZERO, 100).expect("feed");
+    catalog
+        .apply(&store, &items, store.head())
+        .expect("catalog");
+    let mut agent = IndexingAgent::open(&store, settings()).expect("open");
+    run(&store, &mut agent, 100);
+    let cursor = store.cursor(INDEXING_AGENT).expect("cursor");
+    let graph = IdeaGraph::open(&store).expect("graph");
+    let live = graph.all_ideas("p").expect("ideas").len();
+    let mut seen = Vec::new();
+    let report = agent
+        .backfill(&store, Some("p"), &mut |progress| {
+            seen.push(progress.sessions_done)
+        })
+        .expect("backfill");
+    assert_eq!(report.sessions_total, 2);
+    assert_eq!(report.sessions_done, 2);
+    assert_eq!(report.events, 5);
+    assert_eq!(seen, [0, 1, 2]);
+    assert_eq!(graph.all_ideas("p").expect("ideas").len(), live);
+    // The continuous mode's position is left alone.
+    assert_eq!(store.cursor(INDEXING_AGENT).expect("cursor"), cursor);
+}

@@ -1,0 +1,14 @@
+//! The ideas graph projection: [`IdeaGraph`] (its records and read model) and
+//! [`IndexingAgent`] (the outbox consumer that keeps it, with the engines of
+//! `memory-ideas`).
+
+mod agent;
+mod graph;
+mod metrics;
+
+pub use agent::{
+    BackfillProgress, EngineFactory, IDEA_WRITTEN, IDEAS_CLEARED, INDEXING_AGENT, IndexingAgent,
+    IndexingSettings, RECALL_SESSION,
+};
+pub use graph::{GraphTxn, IDEAS, IdeaGraph};
+pub use metrics::{IDEAS_METRICS, IdeasMetrics};

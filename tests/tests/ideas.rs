@@ -1,0 +1,392 @@
+//! The ideas graph end to end: a real nats-server, the real daemon (store, indexes,
+//! embedding model, the heuristic indexing agent), a conversation written for it, and
+//! every check over NATS — a decision reversed two sessions later, a question answered
+//! in a later session, a todo completed, entity aliases merged, a greeting skipped,
+//! search preferring the current decision, reinforcement in the log, and a rebuild that
+//! gives the same graph.
+
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use memory_e2e_tests::{Daemon, NatsServer, build_daemon, free_port};
+use serde_json::{Value, json};
+
+const PROJECT: &str = "ideas-e2e";
+/// 2026-03-02T09:00:00Z.
+const DAY_ONE: u64 = 1_772_442_000_000;
+const DAY_MS: u64 = 86_400_000;
+const MINUTE_MS: u64 = 60_000;
+
+fn turn(id: &str, session: &str, at: u64, kind: &str, text: &str) -> Value {
+    json!({"event_id": id, "session_id": session, "project_id": PROJECT, "timestamp": at,
+           "kind": kind, "text": text})
+}
+
+/// Three sessions a week apart: a decision made and reversed, a question asked and
+/// answered later, a todo opened and completed, one database under three names.
+fn conversation() -> Vec<Value> {
+    let a = DAY_ONE;
+    let b = DAY_ONE + 3 * DAY_MS;
+    let c = DAY_ONE + 7 * DAY_MS;
+    vec![
+        json!({"event_id": "a1", "session_id": "sess-a", "project_id": PROJECT, "timestamp": a, "kind": "session_start"}),
+        turn("a2", "sess-a", a + MINUTE_MS, "user_message", "Hi there!"),
+        turn(
+            "a3",
+            "sess-a",
+            a + 2 * MINUTE_MS,
+            "user_message",
+            "Should we keep login sessions in Postgres or in Redis?",
+        ),
+        turn(
+            "a4",
+            "sess-a",
+            a + 3 * MINUTE_MS,
+            "assistant_message",
+            "Login sessions belong in Redis: they expire on their own, while Postgres would need a cleanup job.",
+        ),
+        turn(
+            "a5",
+            "sess-a",
+            a + 4 * MINUTE_MS,
+            "user_message",
+            "We decided: the session_cache_ttl is 30 minutes, stored in Redis.",
+        ),
+        turn(
+            "a6",
+            "sess-a",
+            a + 5 * MINUTE_MS,
+            "note",
+            "TODO: add a load test for the session cache before the launch.",
+        ),
+        turn(
+            "a7",
+            "sess-a",
+            a + 6 * MINUTE_MS,
+            "user_message",
+            "Which queue should the email jobs go through?",
+        ),
+        json!({"event_id": "a8", "session_id": "sess-a", "project_id": PROJECT, "timestamp": a + 7 * MINUTE_MS, "kind": "session_end"}),
+        turn(
+            "b1",
+            "sess-b",
+            b,
+            "user_message",
+            "I prefer pg over MySQL for anything relational, so the ledger goes in Postgres.",
+        ),
+        turn(
+            "b2",
+            "sess-b",
+            b + MINUTE_MS,
+            "assistant_message",
+            "PostgreSQL it is: the ledger tables live in the main database.",
+        ),
+        turn(
+            "c1",
+            "sess-c",
+            c,
+            "user_message",
+            "We're changing the decision: the session_cache_ttl becomes 2 hours, users complained about being logged out.",
+        ),
+        turn(
+            "c2",
+            "sess-c",
+            c + MINUTE_MS,
+            "assistant_message",
+            "The email jobs go through the SQS queue; a worker drains the queue every minute.",
+        ),
+        turn(
+            "c3",
+            "sess-c",
+            c + 2 * MINUTE_MS,
+            "assistant_message",
+            "Done: the load test for the session cache is committed and passing.",
+        ),
+        turn("c4", "sess-c", c + 3 * MINUTE_MS, "user_message", "thanks"),
+    ]
+}
+
+struct Stack {
+    nats: NatsServer,
+    daemon: Daemon,
+    _data_dir: tempfile::TempDir,
+}
+
+fn start() -> anyhow::Result<Stack> {
+    let nats = NatsServer::start()?;
+    let data_dir = tempfile::tempdir()?;
+    let metrics = format!("127.0.0.1:{}", free_port());
+    let data = data_dir.path().to_string_lossy().into_owned();
+    let args = [
+        "--data-dir",
+        &data,
+        "serve",
+        "--nats-url",
+        &nats.url(),
+        "--metrics-listen",
+        &metrics,
+    ];
+    // A short batch window keeps the test quick; the agent's behaviour is the same.
+    let env = [("AGENT_MEMORY_INDEXING__WINDOW_MS", "100")];
+    let mut daemon = Daemon::start_with_env(&build_daemon()?, &args, &env)?;
+    daemon.wait_ready(&format!("http://{metrics}/readyz"), Duration::from_secs(60))?;
+    Ok(Stack {
+        nats,
+        daemon,
+        _data_dir: data_dir,
+    })
+}
+
+async fn call(client: &async_nats::Client, method: &str, body: Value) -> anyhow::Result<Value> {
+    let subject = format!("memory.query.{PROJECT}.{method}");
+    let reply = tokio::time::timeout(
+        Duration::from_secs(30),
+        client.request(subject.clone(), serde_json::to_vec(&body)?.into()),
+    )
+    .await
+    .with_context(|| format!("{subject} timed out"))??;
+    let value: Value = serde_json::from_slice(&reply.payload)?;
+    if value.get("error").is_some() {
+        bail!("{subject} {body} failed: {value}");
+    }
+    Ok(value)
+}
+
+async fn admin(client: &async_nats::Client, subject: &str, body: Value) -> anyhow::Result<Value> {
+    let reply = tokio::time::timeout(
+        Duration::from_secs(120),
+        client.request(subject.to_owned(), serde_json::to_vec(&body)?.into()),
+    )
+    .await
+    .with_context(|| format!("{subject} timed out"))??;
+    Ok(serde_json::from_slice(&reply.payload)?)
+}
+
+/// Waits until every consumer (the indexing agent and the indexes included) has
+/// applied the whole log.
+async fn caught_up(client: &async_nats::Client) -> anyhow::Result<()> {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let report = admin(client, "memory.admin.status", json!({})).await?;
+        let consumers = report["consumers"].as_array().cloned().unwrap_or_default();
+        let agent = consumers
+            .iter()
+            .any(|consumer| consumer["name"] == "indexing_agent");
+        if agent
+            && consumers
+                .iter()
+                .all(|consumer| consumer["lag"].as_u64() == Some(0))
+        {
+            return Ok(());
+        }
+        if Instant::now() > deadline {
+            bail!("consumers never caught up: {report}");
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+fn contents(answer: &Value) -> Vec<String> {
+    answer["results"]
+        .as_array()
+        .map(|results| {
+            results
+                .iter()
+                .filter_map(|result| result["content"].as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn find<'a>(answer: &'a Value, needle: &str) -> Option<&'a Value> {
+    answer["results"].as_array()?.iter().find(|result| {
+        result["content"]
+            .as_str()
+            .is_some_and(|content| content.contains(needle))
+    })
+}
+
+/// What the graph holds, as the calls show it (salience left out: recalls raise it).
+async fn graph_view(client: &async_nats::Client) -> anyhow::Result<Value> {
+    let strip = |mut answer: Value| {
+        if let Some(results) = answer["results"].as_array_mut() {
+            for result in results {
+                if let Some(object) = result.as_object_mut() {
+                    object.remove("salience");
+                }
+            }
+        }
+        answer
+    };
+    Ok(json!({
+        "decisions": strip(call(client, "ideas.decisions", json!({"include_superseded": true, "limit": 100})).await?),
+        "questions": strip(call(client, "ideas.open_questions", json!({"limit": 100})).await?),
+        "todos": strip(call(client, "ideas.open_todos", json!({"limit": 100})).await?),
+        "entities": call(client, "entities.search", json!({"query": "", "limit": 100})).await?,
+        "spans": call(client, "spans.list", json!({"session_id": "sess-a"})).await?,
+    }))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_graph_knows_what_is_still_true() -> anyhow::Result<()> {
+    let mut stack = start()?;
+    let client = stack.nats.connect().await?;
+    let reply = admin(
+        &client,
+        &format!("memory.ingest.{PROJECT}"),
+        Value::Array(conversation()),
+    )
+    .await?;
+    assert_eq!(reply["accepted"].as_u64(), Some(14), "{reply}");
+    caught_up(&client).await?;
+
+    // The reversed decision: the new one by default, the old one only on request.
+    let current = call(
+        &client,
+        "ideas.search",
+        json!({"query": "session cache ttl"}),
+    )
+    .await?;
+    assert!(
+        find(&current, "2 hours").is_some(),
+        "current decision missing: {current}"
+    );
+    assert!(
+        find(&current, "30 minutes").is_none(),
+        "superseded decision shown by default: {current}"
+    );
+    let all = call(
+        &client,
+        "ideas.search",
+        json!({"query": "session cache ttl", "include_superseded": true}),
+    )
+    .await?;
+    let old = find(&all, "30 minutes").with_context(|| format!("old decision: {all}"))?;
+    let new = find(&all, "2 hours").with_context(|| format!("new decision: {all}"))?;
+    assert_eq!(old["is_superseded"], true, "{old}");
+    assert_eq!(old["superseded_by"]["idea_id"], new["idea_id"], "{old}");
+    assert_eq!(new["is_superseded"], false, "{new}");
+    // What was true on day four: the 30-minute decision, not yet superseded.
+    let then = call(
+        &client,
+        "ideas.search",
+        json!({"query": "session cache ttl", "as_of": DAY_ONE + 4 * DAY_MS}),
+    )
+    .await?;
+    let old_then = find(&then, "30 minutes").with_context(|| format!("as_of: {then}"))?;
+    assert_eq!(old_then["is_superseded"], false, "{old_then}");
+    assert!(find(&then, "2 hours").is_none(), "{then}");
+
+    // The question of session A was answered in session C; the todo was completed.
+    let open = call(&client, "ideas.open_questions", json!({})).await?;
+    assert!(
+        !contents(&open)
+            .iter()
+            .any(|content| content.contains("email jobs")),
+        "answered question still open: {open}"
+    );
+    let todos = call(&client, "ideas.open_todos", json!({})).await?;
+    assert!(
+        !contents(&todos)
+            .iter()
+            .any(|content| content.contains("load test")),
+        "completed todo still open: {todos}"
+    );
+
+    // One database under three names.
+    let entities = call(&client, "entities.search", json!({"query": "postgres"})).await?;
+    let postgres: Vec<&Value> = entities["results"]
+        .as_array()
+        .map(|results| {
+            results
+                .iter()
+                .filter(|entity| entity["name"] == "PostgreSQL")
+                .collect()
+        })
+        .unwrap_or_default();
+    assert_eq!(postgres.len(), 1, "{entities}");
+    for alias in ["pg", "Postgres"] {
+        let found = call(&client, "entities.search", json!({"query": alias})).await?;
+        assert!(
+            found["results"]
+                .as_array()
+                .is_some_and(|results| results.iter().any(|e| e["name"] == "PostgreSQL")),
+            "{alias}: {found}"
+        );
+    }
+
+    // The greeting was skipped.
+    let context = call(&client, "session_context", json!({"session_id": "sess-a"})).await?;
+    let skipped = context["skipped_events"].to_string();
+    assert!(skipped.contains("a2"), "greeting not skipped: {context}");
+
+    // `search` ranks the current decision above the stale one and says which is which.
+    let search = call(
+        &client,
+        "search",
+        json!({"query": "what is the session cache ttl", "mode": "hybrid", "include_superseded": true}),
+    )
+    .await?;
+    let results = search["results"].as_array().cloned().unwrap_or_default();
+    let position = |needle: &str| {
+        results.iter().position(|result| {
+            result["evidence"].as_array().is_some_and(|events| {
+                events
+                    .iter()
+                    .any(|e| e["text"].as_str().is_some_and(|t| t.contains(needle)))
+            })
+        })
+    };
+    let (current_at, stale_at) = (position("2 hours"), position("30 minutes"));
+    assert!(
+        current_at.is_some() && (stale_at.is_none() || current_at < stale_at),
+        "current {current_at:?} stale {stale_at:?}: {search}"
+    );
+    assert!(
+        results.iter().any(|result| result["is_superseded"] == true
+            && result["superseded_by"]["content"]
+                .as_str()
+                .is_some_and(|c| c.contains("2 hours"))),
+        "no result says it was superseded: {search}"
+    );
+
+    // Searches that returned ideas are in the log as memory_recalled events.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let events = call(
+            &client,
+            "events.get",
+            json!({"session_id": "memory-recall", "limit": 100}),
+        )
+        .await?;
+        if events["events"]
+            .as_array()
+            .is_some_and(|events| !events.is_empty())
+        {
+            break;
+        }
+        if Instant::now() > deadline {
+            bail!("no memory_recalled event: {events}");
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+
+    // A rebuild from the log gives the same graph.
+    caught_up(&client).await?;
+    let before = graph_view(&client).await?;
+    let answer = admin(
+        &client,
+        "memory.admin.rebuild",
+        json!({"projection": "ideas"}),
+    )
+    .await?;
+    assert_eq!(answer["status"], "rebuilding", "{answer}");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    caught_up(&client).await?;
+    let after = graph_view(&client).await?;
+    assert_eq!(before, after, "the rebuilt graph differs");
+
+    let exit = stack.daemon.terminate_within(Duration::from_secs(30))?;
+    assert!(exit.success());
+    Ok(())
+}
