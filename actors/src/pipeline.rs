@@ -55,7 +55,8 @@ pub struct PipelineConfig {
     /// The indexing agent (ideas graph), `None` when disabled.
     pub indexing: Option<IndexingSettings>,
     /// The agent's continuous-mode batch window: after catching up it waits this long,
-    /// so one batch holds the turns of several sessions (the design's 2–3 s).
+    /// so one batch holds the turns of several sessions (1.5 s by default: a turn is an
+    /// idea within 2 s at p99).
     pub indexing_window: Duration,
     /// Most events per continuous batch.
     pub indexing_batch_events: usize,
@@ -76,7 +77,7 @@ impl Default for PipelineConfig {
             bm25_prune_schedule: None,
             vector: None,
             indexing: None,
-            indexing_window: Duration::from_millis(2_000),
+            indexing_window: Duration::from_millis(1_500),
             indexing_batch_events: 1_024,
         }
     }

@@ -11,7 +11,7 @@ use crate::model::{Entity, Idea, Intent, Relation, SkippedEvent, TopicSpan};
 /// How the agent is batching (the design's two modes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BatchMode {
-    /// Live traffic: a 2–3 s window, several sessions per batch.
+    /// Live traffic: a short window (`[indexing] window_ms`), several sessions per batch.
     Continuous,
     /// Old history: one session at a time, oldest first, large batches.
     Backfill,

@@ -19,17 +19,22 @@ pub struct MemoryGraph {
     keys: BTreeMap<(String, String), String>,
     relations: BTreeMap<(String, String), Vec<Relation>>,
     spans: BTreeMap<(String, String), Vec<TopicSpan>>,
-    skipped: Vec<(String, SkippedEvent)>,
+    /// By (project, session, event id), the latest reason kept, as the stored graph does.
+    skipped: BTreeMap<(String, String, String), SkippedEvent>,
 }
 
 /// Sorts ideas most recent first (source time, then id ascending for a stable order:
 /// the stored projection's index order).
 pub fn sort_recent_first(ideas: &mut [Idea]) {
-    ideas.sort_by(|a, b| {
-        b.valid_from_ms
-            .cmp(&a.valid_from_ms)
-            .then_with(|| a.idea_id.cmp(&b.idea_id))
-    });
+    ideas.sort_by(recent_first);
+}
+
+/// The order of [`sort_recent_first`].
+#[must_use]
+pub fn recent_first(a: &Idea, b: &Idea) -> std::cmp::Ordering {
+    b.valid_from_ms
+        .cmp(&a.valid_from_ms)
+        .then_with(|| a.idea_id.cmp(&b.idea_id))
 }
 
 /// Whether `idea` passes the optional session and intent filters.
@@ -126,10 +131,11 @@ impl MemoryGraph {
         self.spans.values().flatten()
     }
 
-    /// Every skipped event.
-    #[must_use]
-    pub fn skipped(&self) -> &[(String, SkippedEvent)] {
-        &self.skipped
+    /// Every skipped event with its project, in (project, session, event id) order.
+    pub fn skipped(&self) -> impl Iterator<Item = (&str, &SkippedEvent)> {
+        self.skipped
+            .iter()
+            .map(|((project_id, _, _), skipped)| (project_id.as_str(), skipped))
     }
 
     /// Whether nothing is stored.
@@ -149,14 +155,12 @@ impl MemoryGraph {
     }
 
     fn list(&self, project_id: &str, limit: usize, keep: impl Fn(&Idea) -> bool) -> Vec<Idea> {
-        let mut ideas: Vec<Idea> = self
+        let mut ideas: Vec<&Idea> = self
             .project_ideas(project_id)
             .filter(|idea| keep(idea))
-            .cloned()
             .collect();
-        sort_recent_first(&mut ideas);
-        ideas.truncate(limit);
-        ideas
+        ideas.sort_by(|a, b| recent_first(a, b));
+        ideas.into_iter().take(limit).cloned().collect()
     }
 
     /// Stores an entity (infallible form of [`GraphStore::put_entity`]).
@@ -362,10 +366,14 @@ impl GraphStore for MemoryGraph {
     }
 
     fn put_skipped(&mut self, project_id: &str, skipped: SkippedEvent) -> Result<(), GraphError> {
-        let entry = (project_id.to_owned(), skipped);
-        if !self.skipped.contains(&entry) {
-            self.skipped.push(entry);
-        }
+        self.skipped.insert(
+            (
+                project_id.to_owned(),
+                skipped.session_id.clone(),
+                skipped.event_id.clone(),
+            ),
+            skipped,
+        );
         Ok(())
     }
 }

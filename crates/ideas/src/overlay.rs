@@ -9,11 +9,12 @@
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
+use std::rc::Rc;
 
 use crate::extractor::{GraphError, GraphStore, GraphView};
 use crate::memory_graph::{
     MemoryGraph, is_current_decision, is_open_question, is_open_todo, matches_filters,
-    rank_by_terms, sort_recent_first, sort_spans,
+    rank_by_terms, recent_first, sort_spans,
 };
 use crate::model::{Entity, Idea, Intent, Relation, SkippedEvent, TopicSpan};
 
@@ -21,10 +22,14 @@ use crate::model::{Entity, Idea, Intent, Relation, SkippedEvent, TopicSpan};
 pub struct Overlay<'a> {
     base: &'a dyn GraphView,
     top: MemoryGraph,
-    /// Ideas of the base that the top holds a newer version of.
-    overridden: BTreeSet<(String, String)>,
-    cache: RefCell<BTreeMap<String, (usize, Vec<Idea>)>>,
+    /// Ideas of the base that the top holds a newer version of: idea ids by project.
+    overridden: BTreeMap<String, BTreeSet<String>>,
+    num_overridden: usize,
+    cache: RefCell<BTreeMap<String, BaseList>>,
 }
+
+/// A cached base list read: the limit it was read with, and the ideas.
+type BaseList = (usize, Rc<Vec<Idea>>);
 
 impl<'a> Overlay<'a> {
     /// An overlay with nothing on top yet.
@@ -33,9 +38,17 @@ impl<'a> Overlay<'a> {
         Overlay {
             base,
             top: MemoryGraph::default(),
-            overridden: BTreeSet::new(),
+            overridden: BTreeMap::new(),
+            num_overridden: 0,
             cache: RefCell::new(BTreeMap::new()),
         }
+    }
+
+    /// Whether the top holds a newer version of this base idea.
+    fn is_overridden(&self, idea: &Idea) -> bool {
+        self.overridden
+            .get(&idea.project_id)
+            .is_some_and(|ids| ids.contains(&idea.idea_id))
     }
 
     /// What was written on top.
@@ -45,58 +58,71 @@ impl<'a> Overlay<'a> {
     }
 
     /// A base list read, cached: `fetch(limit)` is called again only when a larger
-    /// limit is asked of a list that was full.
+    /// limit is asked of a list that was full. The list may hold more than `limit`
+    /// ideas (a longer read of the same order).
     fn base_list(
         &self,
         key: String,
         limit: usize,
         fetch: impl Fn(usize) -> Result<Vec<Idea>, GraphError>,
-    ) -> Result<Vec<Idea>, GraphError> {
+    ) -> Result<Rc<Vec<Idea>>, GraphError> {
         if let Some((fetched, ideas)) = self.cache.borrow().get(&key)
             && (*fetched >= limit || ideas.len() < *fetched)
         {
-            return Ok(ideas.iter().take(limit).cloned().collect());
+            return Ok(Rc::clone(ideas));
         }
-        let ideas = fetch(limit)?;
-        self.cache.borrow_mut().insert(key, (limit, ideas.clone()));
+        let ideas = Rc::new(fetch(limit)?);
+        self.cache
+            .borrow_mut()
+            .insert(key, (limit, Rc::clone(&ideas)));
         Ok(ideas)
     }
 
     /// Base ideas (newer top versions in their place) and top ideas that pass `keep`,
-    /// most recent first, at most `limit`.
+    /// most recent first, at most `limit`. Both sides are already in that order (the
+    /// base list as read, the top sorted here by reference), so this is a merge that
+    /// copies only the ideas it returns.
     fn merged(
         &self,
         key: String,
         limit: usize,
         fetch: impl Fn(usize) -> Result<Vec<Idea>, GraphError>,
-        top: Vec<Idea>,
+        project_id: &str,
         keep: impl Fn(&Idea) -> bool,
     ) -> Result<Vec<Idea>, GraphError> {
-        let wanted = limit.saturating_add(self.overridden.len());
-        let mut by_id: BTreeMap<String, Idea> = BTreeMap::new();
-        for idea in self.base_list(key, wanted, fetch)? {
-            let id = (idea.project_id.clone(), idea.idea_id.clone());
-            if !self.overridden.contains(&id) {
-                by_id.insert(idea.idea_id.clone(), idea);
-            }
-        }
-        for idea in top {
-            if keep(&idea) {
-                by_id.insert(idea.idea_id.clone(), idea);
-            }
-        }
-        let mut ideas: Vec<Idea> = by_id.into_values().collect();
-        sort_recent_first(&mut ideas);
-        ideas.truncate(limit);
-        Ok(ideas)
-    }
-
-    fn top_ideas(&self, project_id: &str) -> Vec<Idea> {
-        self.top
+        let wanted = limit.saturating_add(self.num_overridden);
+        let base = self.base_list(key, wanted, fetch)?;
+        let mut top: Vec<&Idea> = self
+            .top
             .ideas()
-            .filter(|idea| idea.project_id == project_id)
-            .cloned()
-            .collect()
+            .filter(|idea| idea.project_id == project_id && keep(idea))
+            .collect();
+        top.sort_by(|a, b| recent_first(a, b));
+        let mut base = base
+            .iter()
+            .filter(|idea| !self.is_overridden(idea))
+            .peekable();
+        let mut top = top.into_iter().peekable();
+        let mut ideas = Vec::with_capacity(limit.min(base.size_hint().1.unwrap_or(0) + top.len()));
+        while ideas.len() < limit {
+            let next = match (base.peek(), top.peek()) {
+                (Some(from_base), Some(from_top)) => {
+                    if recent_first(from_base, from_top).is_le() {
+                        base.next()
+                    } else {
+                        top.next()
+                    }
+                }
+                (Some(_), None) => base.next(),
+                (None, Some(_)) => top.next(),
+                (None, None) => None,
+            };
+            match next {
+                Some(idea) => ideas.push(idea.clone()),
+                None => break,
+            }
+        }
+        Ok(ideas)
     }
 
     /// The freshest version of an entity found in the base.
@@ -131,7 +157,7 @@ impl GraphView for Overlay<'_> {
                 self.base
                     .recent_ideas(project_id, session_id, intent, wanted)
             },
-            self.top_ideas(project_id),
+            project_id,
             |idea| matches_filters(idea, session_id, intent),
         )
     }
@@ -146,7 +172,7 @@ impl GraphView for Overlay<'_> {
             format!("questions\0{project_id}\0{session_id:?}"),
             limit,
             |wanted| self.base.open_questions(project_id, session_id, wanted),
-            self.top_ideas(project_id),
+            project_id,
             |idea| is_open_question(idea) && matches_filters(idea, session_id, None),
         )
     }
@@ -161,7 +187,7 @@ impl GraphView for Overlay<'_> {
             format!("todos\0{project_id}\0{session_id:?}"),
             limit,
             |wanted| self.base.open_todos(project_id, session_id, wanted),
-            self.top_ideas(project_id),
+            project_id,
             |idea| is_open_todo(idea) && matches_filters(idea, session_id, None),
         )
     }
@@ -171,7 +197,7 @@ impl GraphView for Overlay<'_> {
             format!("decisions\0{project_id}"),
             limit,
             |wanted| self.base.current_decisions(project_id, wanted),
-            self.top_ideas(project_id),
+            project_id,
             is_current_decision,
         )
     }
@@ -184,22 +210,19 @@ impl GraphView for Overlay<'_> {
         intent: Option<Intent>,
         limit: usize,
     ) -> Result<Vec<Idea>, GraphError> {
-        let wanted = limit.saturating_add(self.overridden.len());
+        let wanted = limit.saturating_add(self.num_overridden);
         let mut by_id: BTreeMap<String, Idea> = BTreeMap::new();
         for idea in self
             .base
             .search_ideas(project_id, query, session_id, intent, wanted)?
         {
-            if !self
-                .overridden
-                .contains(&(idea.project_id.clone(), idea.idea_id.clone()))
-            {
+            if !self.is_overridden(&idea) {
                 by_id.insert(idea.idea_id.clone(), idea);
             }
         }
-        for idea in self.top_ideas(project_id) {
-            if matches_filters(&idea, session_id, intent) {
-                by_id.insert(idea.idea_id.clone(), idea);
+        for idea in self.top.ideas() {
+            if idea.project_id == project_id && matches_filters(idea, session_id, intent) {
+                by_id.insert(idea.idea_id.clone(), idea.clone());
             }
         }
         Ok(rank_by_terms(by_id.into_values().collect(), query, limit))
@@ -249,7 +272,7 @@ impl GraphView for Overlay<'_> {
             format!("entity\0{project_id}\0{entity_id}"),
             limit,
             |wanted| self.base.entity_ideas(project_id, entity_id, wanted),
-            self.top_ideas(project_id),
+            project_id,
             |idea| idea.entity_ids.iter().any(|id| id == entity_id),
         )
     }
@@ -287,8 +310,12 @@ impl GraphStore for Overlay<'_> {
         if self.top.idea(&idea.project_id, &idea.idea_id)?.is_none()
             && self.base.idea(&idea.project_id, &idea.idea_id)?.is_some()
         {
-            self.overridden
-                .insert((idea.project_id.clone(), idea.idea_id.clone()));
+            let added = self
+                .overridden
+                .entry(idea.project_id.clone())
+                .or_default()
+                .insert(idea.idea_id.clone());
+            self.num_overridden += usize::from(added);
         }
         self.top.put_idea(idea)
     }

@@ -8,12 +8,14 @@
 //! term whose cosine with the question reaches 0.7 answers it too. Best first, at most
 //! three per event.
 
-use std::collections::HashSet;
 use std::sync::Arc;
+
+use foldhash::HashSet;
 
 use memory_types::Event;
 
 use crate::change_set::AnsweredQuestion;
+use crate::heuristic::candidates::CandidateList;
 use crate::heuristic::facts::{FactsCache, IdeaFacts, salient_terms};
 use crate::heuristic::text::{MAX_IDEA_CHARS, truncate_at_word};
 use crate::model::{Idea, Intent};
@@ -114,15 +116,17 @@ pub(crate) struct AnswerInput<'a> {
     pub latest_idea_event_opt: Option<&'a str>,
 }
 
-/// The open questions and problems the event answers, best first.
+/// The open questions and problems the event answers, best first. Only questions that
+/// share a term with the event (or with its solution), and the session's latest, can
+/// qualify, and term hashes find them without comparing the rest's strings.
 pub(crate) fn answers(
     input: &AnswerInput<'_>,
-    open: &[Idea],
+    open: &CandidateList,
     cache: &mut FactsCache,
     similarity_opt: Option<&mut Similarity>,
 ) -> Vec<AnsweredQuestion> {
     let event = input.event;
-    if input.statements.is_empty() {
+    if input.statements.is_empty() || open.ideas.is_empty() {
         return Vec::new();
     }
     let said: HashSet<&str> = input
@@ -135,33 +139,33 @@ pub(crate) fn answers(
         .iter()
         .map(|statement| statement.content.split_whitespace().count())
         .sum();
-    let candidates: Vec<&Idea> = open
-        .iter()
-        .filter(|idea| {
-            idea.source.event_id != event.event_id && idea.valid_from_ms <= event.timestamp_ms
-        })
-        .collect();
     let solution_terms: Vec<String> = input.solution_opt.map(salient_terms).unwrap_or_default();
-    let mut accepted: Vec<(f32, &Idea)> = Vec::new();
-    let mut maybe: Vec<&Idea> = Vec::new();
-    for idea in candidates {
-        let facts = cache.get(idea);
+    let index = open.facts(cache);
+    let matched_counts = index.count_matches(said.iter().copied());
+    let solved_counts = if solution_terms.is_empty() {
+        vec![0; open.ideas.len()]
+    } else {
+        index.count_matches(solution_terms.iter().map(String::as_str))
+    };
+    let mut accepted: Vec<(f32, &Idea, &IdeaFacts)> = Vec::new();
+    let mut maybe: Vec<usize> = Vec::new();
+    for (position, idea) in open.ideas.iter().enumerate() {
+        let matched = matched_counts[position] as usize;
+        let solved = solved_counts[position] as usize;
+        let is_latest = input.latest_idea_event_opt == Some(idea.source.event_id.as_str());
+        if (matched == 0 && solved == 0 && !is_latest)
+            || idea.source.event_id == event.event_id
+            || idea.valid_from_ms > event.timestamp_ms
+        {
+            continue;
+        }
+        let facts = &index.facts[position];
         let num_terms = facts.terms.len();
-        let matched = facts
-            .terms
-            .iter()
-            .filter(|term| said.contains(term.as_str()))
-            .count();
         let same_session = idea.source.session_id == event.session_id;
         if idea.intent == Intent::Problem {
             let considered = num_terms.min(6);
-            let solved = facts
-                .terms
-                .iter()
-                .filter(|term| solution_terms.contains(term))
-                .count();
             if solved >= 2 && solved * 2 >= considered && (same_session || solved >= 3) {
-                accepted.push((solved as f32 / considered as f32, idea));
+                accepted.push((solved as f32 / considered as f32, idea, facts));
             }
             continue;
         }
@@ -170,7 +174,7 @@ pub(crate) fn answers(
         // Nothing said in the session since the question: this is its reply.
         let adjacent = same_session
             && idea.intent == Intent::Question
-            && input.latest_idea_event_opt == Some(idea.source.event_id.as_str())
+            && is_latest
             && event.timestamp_ms - idea.valid_from_ms <= ADJACENT_MS
             && !input.asks
             && num_words >= 6
@@ -181,9 +185,9 @@ pub(crate) fn answers(
             } else {
                 matched as f32 / num_terms as f32
             };
-            accepted.push((lexical.max(if adjacent { 0.5 } else { 0.0 }), idea));
+            accepted.push((lexical.max(if adjacent { 0.5 } else { 0.0 }), idea, facts));
         } else if matched >= 1 {
-            maybe.push(idea);
+            maybe.push(position);
         }
     }
     if let Some(similarity) = similarity_opt
@@ -191,14 +195,18 @@ pub(crate) fn answers(
     {
         maybe.truncate(20);
         let text: Vec<&str> = input.statements.iter().map(|s| s.content).collect();
-        let cosines = similarity.cosines(&text.join(" "), &maybe);
-        for (idea, cos) in maybe.into_iter().zip(cosines) {
+        let ideas: Vec<&Idea> = maybe
+            .iter()
+            .map(|&position| &open.ideas[position])
+            .collect();
+        let cosines = similarity.cosines(&text.join(" "), &ideas);
+        for (position, cos) in maybe.into_iter().zip(cosines) {
             if cos >= SIMILARITY_ACCEPT {
-                accepted.push((cos, idea));
+                accepted.push((cos, &open.ideas[position], &index.facts[position]));
             }
         }
     }
-    accepted.sort_by(|(a_score, a), (b_score, b)| {
+    accepted.sort_by(|(a_score, a, _), (b_score, b, _)| {
         b_score
             .total_cmp(a_score)
             .then_with(|| b.valid_from_ms.cmp(&a.valid_from_ms))
@@ -207,10 +215,10 @@ pub(crate) fn answers(
     accepted
         .into_iter()
         .take(MAX_ANSWERED_PER_EVENT)
-        .map(|(_, idea)| {
+        .map(|(_, idea, facts)| {
             let summary = match (idea.intent, input.solution_opt) {
                 (Intent::Problem, Some(solution)) => solution.to_owned(),
-                _ => best_statement(&input.statements, &cache.get(idea)).to_owned(),
+                _ => best_statement(&input.statements, facts).to_owned(),
             };
             AnsweredQuestion {
                 question_idea_id: idea.idea_id.clone(),

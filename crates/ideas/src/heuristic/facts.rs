@@ -4,8 +4,10 @@
 //! content (and idea ids are derived from the content), so the cache never changes an
 //! answer, only its cost.
 
-use std::collections::{HashMap, HashSet};
+use std::hash::BuildHasher;
 use std::sync::{Arc, LazyLock};
+
+use foldhash::{HashMap, HashSet};
 
 use memory_text::{query_terms, stem};
 
@@ -22,6 +24,8 @@ const MAX_CACHED: usize = 50_000;
 pub(crate) struct IdeaFacts {
     /// Salient terms (see [`salient_terms`]).
     pub terms: Vec<String>,
+    /// Their [`term_hash`]es, at the same positions.
+    pub term_hashes: Vec<u64>,
     /// Salient words, an identifier one word (see [`salient_words`]).
     pub words: Vec<String>,
     /// Settings it gives.
@@ -30,6 +34,8 @@ pub(crate) struct IdeaFacts {
     pub values: Vec<String>,
     /// The content as it counts for uniqueness (`model::normalized_content`).
     pub normalized: String,
+    /// Its [`term_hash`].
+    pub normalized_hash: u64,
     /// Entities it names.
     pub mentions: Vec<Mention>,
 }
@@ -37,13 +43,17 @@ pub(crate) struct IdeaFacts {
 impl IdeaFacts {
     /// The facts of `content`.
     pub(crate) fn of(content: &str) -> IdeaFacts {
+        let terms = salient_terms(content);
+        let normalized = normalized_content(content);
         IdeaFacts {
-            terms: salient_terms(content),
+            term_hashes: terms.iter().map(|term| term_hash(term)).collect(),
+            terms,
             words: salient_words(content),
             settings: settings(content),
             values: quantities(content),
             mentions: mentions(content),
-            normalized: normalized_content(content),
+            normalized_hash: term_hash(&normalized),
+            normalized,
         }
     }
 
@@ -54,6 +64,13 @@ impl IdeaFacts {
             .filter(|word| other.words.contains(word))
             .count()
     }
+}
+
+/// A term's hash, the same in every process (fixed seed), for matching term lists
+/// without string comparisons.
+pub(crate) fn term_hash(term: &str) -> u64 {
+    static STATE: foldhash::fast::FixedState = foldhash::fast::FixedState::with_seed(0x1dea_5eed);
+    STATE.hash_one(term)
 }
 
 /// Facts by idea id.

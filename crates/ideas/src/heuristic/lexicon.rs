@@ -5,8 +5,9 @@
 //! express, sh, md, …) match only in a listed spelling and never as a sentence's first
 //! word ("Go with rate-limiter-flexible" is not the Go language).
 
-use std::collections::{HashMap, HashSet};
 use std::sync::LazyLock;
+
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 
 use crate::entities::{Lexicon, LexiconEntry, canonical_key};
 use crate::model::EntityType;

@@ -141,7 +141,23 @@ const NOT_NAMES: &[&str] = &[
 /// The mentions of one sentence, at most [`MAX_MENTIONS`].
 pub(crate) fn mentions(sentence: &str) -> Vec<Mention> {
     let mut found = Found::new(sentence);
-    for captures in FILE.captures_iter(sentence) {
+    // Cheap byte checks skip the patterns that cannot match (most sentences have no
+    // path, no code span and at most one capital): the engine runs them on every
+    // sentence.
+    let bytes = sentence.as_bytes();
+    let may_name_file = bytes.iter().enumerate().any(|(index, &byte)| {
+        byte == b'/'
+            || (byte == b'.' && bytes.get(index + 1).is_some_and(u8::is_ascii_alphanumeric))
+    });
+    let num_capitals = bytes
+        .iter()
+        .filter(|byte| byte.is_ascii_uppercase())
+        .count();
+    let files = if may_name_file { usize::MAX } else { 0 };
+    let code_spans = if bytes.contains(&b'`') { usize::MAX } else { 0 };
+    let capitalised_runs = if num_capitals >= 2 { usize::MAX } else { 0 };
+    // `take(0)` never searches.
+    for captures in FILE.captures_iter(sentence).take(files) {
         let Some(path) = captures.get(1) else {
             continue;
         };
@@ -149,7 +165,7 @@ pub(crate) fn mentions(sentence: &str) -> Vec<Mention> {
             found.push(path.start(), path.end(), path.as_str(), EntityType::File);
         }
     }
-    for captures in BACKTICKED.captures_iter(sentence) {
+    for captures in BACKTICKED.captures_iter(sentence).take(code_spans) {
         let Some(code) = captures.get(1) else {
             continue;
         };
@@ -179,7 +195,7 @@ pub(crate) fn mentions(sentence: &str) -> Vec<Mention> {
             found.push(name.start(), name.end(), name.as_str(), EntityType::Person);
         }
     }
-    for run in CAPITALISED_RUN.find_iter(sentence) {
+    for run in CAPITALISED_RUN.find_iter(sentence).take(capitalised_runs) {
         let mut start = run.start();
         let mut text = run.as_str();
         if sentence[..start].trim_end().is_empty()

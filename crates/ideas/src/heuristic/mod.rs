@@ -26,6 +26,7 @@
 //! `entities::resolve` links them).
 
 mod answers;
+mod candidates;
 mod draft;
 mod facts;
 mod intent;
@@ -38,8 +39,10 @@ mod skip;
 mod text;
 mod topics;
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::Arc;
 
 use memory_types::{Event, EventKind};
 
@@ -52,11 +55,12 @@ use crate::entities::Lexicon;
 use crate::extractor::{
     ExtractBatch, ExtractError, GraphError, GraphView, IdeaExtractor, SessionEvents,
 };
-use crate::model::{Idea, Intent, idea_id, normalized_content};
+use crate::model::{Idea, Intent, idea_id};
 use crate::overlay::Overlay;
 use crate::validate::validate;
 
 use answers::{AnswerInput, Similarity, Statement, answers};
+use candidates::{CandidateList, Candidates, ListKind};
 use draft::{Sentence, drafts, read_sentences};
 use facts::{FactsCache, IdeaFacts};
 use intent::Speaker;
@@ -83,6 +87,7 @@ const SESSION_PROBLEM_LIMIT: usize = 50;
 pub struct HeuristicEngine {
     facts: FactsCache,
     similarity_opt: Option<Similarity>,
+    candidates: Candidates,
 }
 
 impl HeuristicEngine {
@@ -92,6 +97,7 @@ impl HeuristicEngine {
         HeuristicEngine {
             facts: FactsCache::default(),
             similarity_opt: None,
+            candidates: Candidates::default(),
         }
     }
 
@@ -159,37 +165,35 @@ impl HeuristicEngine {
                 .iter()
                 .any(|draft| intents.contains(&draft.intent))
         };
-        let current = if has_intent(&[Intent::Decision, Intent::Preference]) {
-            not_later(view.current_decisions(project_id, CANDIDATE_LIMIT)?, event)
+        let no_ideas = Arc::new(CandidateList::default());
+        let current_list = if has_intent(&[Intent::Decision, Intent::Preference]) {
+            self.candidates.get(ListKind::Decisions, project_id, view)?
         } else {
-            Vec::new()
+            Arc::clone(&no_ideas)
         };
-        let open_questions = if !statements.is_empty() || has_intent(&[Intent::Question]) {
-            not_later(
-                view.open_questions(project_id, None, CANDIDATE_LIMIT)?,
-                event,
-            )
+        let questions_list = if !statements.is_empty() || has_intent(&[Intent::Question]) {
+            self.candidates.get(ListKind::Questions, project_id, view)?
         } else {
-            Vec::new()
+            Arc::clone(&no_ideas)
         };
-        let open_todos = if !evidence.is_empty() || has_intent(&[Intent::Todo]) {
-            not_later(view.open_todos(project_id, None, CANDIDATE_LIMIT)?, event)
+        let todos_list = if !evidence.is_empty() || has_intent(&[Intent::Todo]) {
+            self.candidates.get(ListKind::Todos, project_id, view)?
         } else {
-            Vec::new()
+            no_ideas
         };
+        let current = not_later(&current_list.ideas, event);
+        let open_questions = not_later(&questions_list.ideas, event);
+        let open_todos = not_later(&todos_list.ideas, event);
         // A restatement of an idea already there adds nothing.
         let facts_cache = &mut self.facts;
         new_drafts.retain(|draft| {
-            let existing: &[Idea] = match draft.intent {
-                Intent::Decision | Intent::Preference => &current,
-                Intent::Question | Intent::Problem => &open_questions,
-                Intent::Todo => &open_todos,
-                _ => &[],
+            let existing = match draft.intent {
+                Intent::Decision | Intent::Preference => &current_list,
+                Intent::Question | Intent::Problem => &questions_list,
+                Intent::Todo => &todos_list,
+                _ => return true,
             };
-            let normalized = normalized_content(&draft.content);
-            !existing
-                .iter()
-                .any(|idea| facts_cache.get(idea).normalized == normalized)
+            !existing.restates(&draft.content, event.timestamp_ms, facts_cache)
         });
 
         let mut changes = ChangeSet::default();
@@ -260,7 +264,7 @@ impl HeuristicEngine {
         };
         changes.answered_questions = answers(
             &answer_input,
-            &open_questions,
+            &questions_list,
             &mut self.facts,
             self.similarity_opt.as_mut(),
         );
@@ -316,10 +320,10 @@ impl HeuristicEngine {
         if event.kind == EventKind::ToolCall
             && let Some(message) = commit_message(&event.text)
         {
-            let open = not_later(
-                view.open_todos(&event.project_id, None, CANDIDATE_LIMIT)?,
-                event,
-            );
+            let list = self
+                .candidates
+                .get(ListKind::Todos, &event.project_id, view)?;
+            let open = not_later(&list.ideas, event);
             changes.completed_todos =
                 completions(event, &[commit_evidence(&message)], &open, &mut self.facts);
         }
@@ -369,6 +373,7 @@ impl IdeaExtractor for HeuristicEngine {
         graph: &dyn GraphView,
     ) -> Result<ChangeSet, ExtractError> {
         let mut overlay = Overlay::new(graph);
+        self.candidates.clear();
         let mut out = ChangeSet::default();
         // Spans opened in this batch, by id: later updates fold into their opening.
         let mut opened: BTreeMap<String, usize> = BTreeMap::new();
@@ -392,7 +397,9 @@ impl IdeaExtractor for HeuristicEngine {
                     "heuristic proposal rejected: {:?}",
                     valid.rejected
                 );
-                apply_changes(&mut overlay, Lexicon::shipped(), &valid)?;
+                let report = apply_changes(&mut overlay, Lexicon::shipped(), &valid)?;
+                self.candidates
+                    .update_touched(&report.touched, &overlay, &mut self.facts)?;
             }
             changes.skip_events = skips;
             merge(&mut out, changes, event, &mut opened);
@@ -448,12 +455,23 @@ fn is_empty(changes: &ChangeSet) -> bool {
         && changes.activated_ideas.is_empty()
 }
 
-/// Ideas from no later than the event (logs are ordered by position, not always by time).
-fn not_later(ideas: Vec<Idea>, event: &Event) -> Vec<Idea> {
-    ideas
-        .into_iter()
-        .filter(|idea| idea.valid_from_ms <= event.timestamp_ms)
-        .collect()
+/// Ideas from no later than the event (logs are ordered by position, not always by
+/// time); borrowed when all are, as they are in a log written in time order.
+fn not_later<'a>(ideas: &'a [Idea], event: &Event) -> Cow<'a, [Idea]> {
+    if ideas
+        .iter()
+        .all(|idea| idea.valid_from_ms <= event.timestamp_ms)
+    {
+        Cow::Borrowed(ideas)
+    } else {
+        Cow::Owned(
+            ideas
+                .iter()
+                .filter(|idea| idea.valid_from_ms <= event.timestamp_ms)
+                .cloned()
+                .collect(),
+        )
+    }
 }
 
 fn skip_event(event: &Event, reason: SkipReason) -> SkipEvent {

@@ -11,7 +11,7 @@
 //! A span's name is up to three salient names and words of its opening; its summary is
 //! its first idea, then "— latest:" and the latest decision, conclusion or solution.
 
-use std::collections::HashSet;
+use foldhash::HashSet;
 use std::sync::LazyLock;
 
 use memory_types::Event;

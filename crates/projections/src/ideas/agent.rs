@@ -5,7 +5,7 @@
 //! idea documents of a reset project).
 //!
 //! **Continuous mode** is the runner's loop with a long linger: after catching up it
-//! waits the batch window (2–3 s) so that one batch holds the turns of several sessions,
+//! waits the batch window (1.5 s by default) so that one batch holds the turns of several sessions,
 //! grouped per session in first-seen order. **Backfill mode** ([`IndexingAgent::backfill`])
 //! re-extracts what the agent already passed, one session at a time, oldest first, in
 //! large batches. Each batch: the engine proposes a change set, [`memory_ideas::validate`]
