@@ -166,9 +166,64 @@ pub(crate) struct Draft {
     pub is_keep: bool,
 }
 
-/// The drafts of one event's sentences, at most [`MAX_IDEAS_PER_EVENT`], in order.
+/// Phrases by which a speaker withdraws what they just proposed ("I propose X … no
+/// wait, that breaks Y. Safer: Z").
+const RETRACTIONS: &[&str] = &[
+    "no wait",
+    "wait, no",
+    "wait no",
+    "scratch that",
+    "strike that",
+    "on second thought",
+    "on second thoughts",
+    "never mind",
+    "nevermind",
+    "forget that",
+    "ignore that",
+    "actually, no",
+    "actually no",
+];
+
+/// How many leading sentences of the event a retraction withdraws: those before the
+/// last sentence holding a retraction phrase, and that sentence too when the phrase
+/// comes after its start (the proposal and its withdrawal in one sentence).
+fn withdrawn_sentences(sentences: &[Sentence]) -> usize {
+    let mut withdrawn = 0;
+    for (index, sentence) in sentences.iter().enumerate() {
+        let lower = sentence.raw.to_lowercase();
+        let found = RETRACTIONS
+            .iter()
+            .filter_map(|phrase| {
+                lower.match_indices(phrase).find(|(at, _)| {
+                    let before_ok = lower[..*at]
+                        .chars()
+                        .next_back()
+                        .is_none_or(|c| !c.is_alphanumeric());
+                    let after_ok = lower[at + phrase.len()..]
+                        .chars()
+                        .next()
+                        .is_none_or(|c| !c.is_alphanumeric());
+                    before_ok && after_ok
+                })
+            })
+            .map(|(at, _)| at)
+            .min();
+        if let Some(at) = found {
+            let starts = lower[..at]
+                .trim_start_matches(|c: char| !c.is_alphanumeric())
+                .is_empty();
+            withdrawn = if starts { index } else { index + 1 };
+        }
+    }
+    withdrawn
+}
+
+/// The drafts of one event's sentences, at most [`MAX_IDEAS_PER_EVENT`], in order. A
+/// decision, preference, solution, conclusion or todo the same message withdraws
+/// ([`RETRACTIONS`]) is not drafted: it never held.
 pub(crate) fn drafts(sentences: &[Sentence], speaker: Speaker) -> Vec<Draft> {
     let mut drafts: Vec<(usize, Draft)> = Vec::new();
+    let withdrawn = withdrawn_sentences(sentences);
     let mut index = 0;
     while index < sentences.len() {
         let sentence = &sentences[index];
@@ -177,6 +232,9 @@ pub(crate) fn drafts(sentences: &[Sentence], speaker: Speaker) -> Vec<Draft> {
             continue;
         };
         if sentence.is_header || cue.intent == Intent::Context {
+            continue;
+        }
+        if index <= withdrawn && !matches!(cue.intent, Intent::Question | Intent::Problem) {
             continue;
         }
         let mut raw = sentence.raw.clone();

@@ -170,6 +170,43 @@ fn the_jwt_decision_is_superseded_only_where_its_value_changed() {
 }
 
 #[test]
+fn a_proposal_the_same_message_withdraws_is_not_a_decision() {
+    let (graph, _) = index_batches(vec![vec![assistant(
+        "p-1",
+        "s1",
+        at(0, 0),
+        "I propose a versioned envelope: the first byte is the format version. \
+         Hmm, no wait, a 2-character event_id would start with that byte too. \
+         Safer: we decided that new spool files start with a magic header.",
+    )]]);
+    let contents: Vec<&str> = graph.ideas().map(|idea| idea.content.as_str()).collect();
+    assert!(
+        !contents
+            .iter()
+            .any(|content| content.contains("versioned envelope")),
+        "{contents:?}"
+    );
+    assert!(
+        contents
+            .iter()
+            .any(|content| content.contains("magic header")),
+        "{contents:?}"
+    );
+    // The phrase must stand as words: "no waiting" withdraws nothing.
+    let (graph, _) = index_batches(vec![vec![user(
+        "p-2",
+        "s1",
+        at(0, 0),
+        "We decided to use Redis for the job queue. There is no waiting list for it.",
+    )]]);
+    assert!(
+        graph.ideas().any(|idea| idea.content.contains("Redis")),
+        "{:?}",
+        graph.ideas().collect::<Vec<_>>()
+    );
+}
+
+#[test]
 fn a_question_answered_in_a_later_session_is_no_longer_open() {
     let (graph, _) = index_batches(vec![
         vec![user(

@@ -319,12 +319,18 @@ pub(crate) fn split_clauses(list: &str, stands_alone: impl Fn(&str) -> bool) -> 
     clauses
 }
 
-/// Idea content from a unit: emphasis, code ticks and quote marks out, white space
-/// collapsed, a trailing colon dropped, at most [`MAX_IDEA_CHARS`] (cut at a word).
+/// Idea content from a unit: emphasis and code ticks out, a leading heading or quote
+/// marker out (`#`, `>` before the first word only: inside the text they are issue
+/// numbers and comparisons, "max/avg > 5"), white space collapsed, a trailing colon
+/// dropped, at most [`MAX_IDEA_CHARS`] (cut at a word).
 pub(crate) fn clean_content(raw: &str) -> String {
     let mut cleaned = String::with_capacity(raw.len());
     for word in raw.split_whitespace() {
-        let word = word.trim_start_matches(['#', '>', '*', '`']);
+        let word = if cleaned.is_empty() {
+            word.trim_start_matches(['#', '>', '*', '`'])
+        } else {
+            word.trim_start_matches(['*', '`'])
+        };
         if word.is_empty() || word.chars().all(|c| matches!(c, '*' | '`' | '_')) {
             continue;
         }
@@ -476,6 +482,11 @@ mod tests {
         assert_eq!(
             clean_content("  `refresh_token_ttl` = **14 days**, see `docs/adr`:"),
             "refresh_token_ttl = 14 days, see docs/adr"
+        );
+        // Markers go only before the first word; comparisons and issue numbers stay.
+        assert_eq!(
+            clean_content("> ## New alert KafkaPartitionSkew (max/avg > 5 for 30m), see #412"),
+            "New alert KafkaPartitionSkew (max/avg > 5 for 30m), see #412"
         );
         let long = "word ".repeat(100);
         let cleaned = clean_content(&long);
