@@ -25,7 +25,7 @@ use crate::model::{Idea, Intent};
 pub(crate) const ADJACENT_MS: u64 = 15 * 60 * 1_000;
 
 /// Most questions one event answers.
-const MAX_ANSWERED_PER_EVENT: usize = 3;
+pub(crate) const MAX_ANSWERED_PER_EVENT: usize = 3;
 
 /// Cosine above which an embedding model's judgement counts as an answer (with at least
 /// one shared term).

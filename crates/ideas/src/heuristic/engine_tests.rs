@@ -428,6 +428,39 @@ fn a_passing_test_run_resolves_the_flaky_test_problem() {
 }
 
 #[test]
+fn a_problem_said_to_be_fixed_is_closed() {
+    let (graph, _) = index_batches(vec![
+        vec![user(
+            "u-1",
+            "s1",
+            at(0, 0),
+            "The refresh token spec is flaky on CI, it fails one run in eight.",
+        )],
+        vec![
+            assistant(
+                "a-1",
+                "s2",
+                at(1, 0),
+                "The billing export job fixed its own retries overnight.",
+            ),
+            assistant(
+                "a-2",
+                "s2",
+                at(1, 5),
+                "Fixed the flaky refresh token spec: the clock is frozen in the test now.",
+            ),
+        ],
+    ]);
+    let problem = idea_with(&graph, "The refresh token spec is flaky");
+    assert_eq!(problem.intent, Intent::Problem);
+    // Not by a fix of something else; by the fix that names it.
+    assert_eq!(
+        problem.resolution.as_ref().map(|r| r.event_id.as_str()),
+        Some("a-2")
+    );
+}
+
+#[test]
 fn spans_open_at_session_start_and_at_explicit_transitions() {
     let (graph, _) = index_batches(vec![
         vec![

@@ -50,7 +50,7 @@ pub use answers::EmbedFn;
 pub use draft::MAX_IDEAS_PER_EVENT;
 
 use crate::apply::apply_changes;
-use crate::change_set::{ChangeSet, NewIdea, RelationOut, SkipEvent};
+use crate::change_set::{AnsweredQuestion, ChangeSet, NewIdea, RelationOut, SkipEvent};
 use crate::entities::Lexicon;
 use crate::extractor::{
     ExtractBatch, ExtractError, GraphError, GraphView, IdeaExtractor, SessionEvents,
@@ -59,7 +59,7 @@ use crate::model::{Idea, Intent, idea_id};
 use crate::overlay::Overlay;
 use crate::validate::validate;
 
-use answers::{AnswerInput, Similarity, Statement, answers};
+use answers::{AnswerInput, MAX_ANSWERED_PER_EVENT, Similarity, Statement, answers};
 use candidates::{CandidateList, Candidates, ListKind};
 use draft::{Sentence, drafts, read_sentences};
 use facts::{FactsCache, IdeaFacts};
@@ -269,6 +269,28 @@ impl HeuristicEngine {
             self.similarity_opt.as_mut(),
         );
         changes.completed_todos = completions(event, &evidence, &open_todos, &mut self.facts);
+        // A problem said to be fixed ("the flaky refresh spec is fixed") closes as a todo
+        // does: a done-verb and enough of its terms.
+        if !evidence.is_empty() {
+            let problems: Vec<Idea> = open_questions
+                .iter()
+                .filter(|idea| idea.intent == Intent::Problem)
+                .cloned()
+                .collect();
+            for fixed in completions(event, &evidence, &problems, &mut self.facts) {
+                let known = changes
+                    .answered_questions
+                    .iter()
+                    .any(|answered| answered.question_idea_id == fixed.todo_idea_id);
+                if !known && changes.answered_questions.len() < MAX_ANSWERED_PER_EVENT {
+                    changes.answered_questions.push(AnsweredQuestion {
+                        question_idea_id: fixed.todo_idea_id,
+                        answered_at_event_id: fixed.completed_at_event_id,
+                        answer_summary: fixed.completion_summary,
+                    });
+                }
+            }
+        }
 
         let mut terms: Vec<String> = Vec::new();
         for sentence in &sentences {

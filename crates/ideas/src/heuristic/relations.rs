@@ -223,6 +223,7 @@ pub(crate) fn commit_evidence(message: &str) -> Evidence {
 }
 
 /// The open todos the evidence completes, best first.
+/// Also closes problems (the caller passes open problems as `open`).
 pub(crate) fn completions(
     event: &Event,
     evidence: &[Evidence],
