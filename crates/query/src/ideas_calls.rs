@@ -100,6 +100,25 @@ pub(crate) fn dispatch(
     }
 }
 
+/// `ideas.search` for `project_id` (the service reinforces what it returns).
+///
+/// # Errors
+/// As [`dispatch`].
+pub(crate) fn search(
+    store: &Store,
+    bm25: Option<&Bm25Handle>,
+    project_id: &str,
+    request: &IdeasSearchRequest,
+) -> crate::Result<IdeasSearchResponse> {
+    IdeaCalls {
+        store,
+        bm25,
+        project_id,
+        graph: IdeaGraph::open(store)?,
+    }
+    .search(request)
+}
+
 fn to_json<T: Serialize>(value: T) -> crate::Result<serde_json::Value> {
     serde_json::to_value(value).map_err(QueryError::Encode)
 }

@@ -417,6 +417,45 @@ fn superseded_ideas_are_hidden_unless_asked_for_with_bm25_and_without() {
     }
 }
 
+/// Collects what the service reports as recalled.
+#[derive(Default)]
+struct Recalls(std::sync::Mutex<Vec<(String, String, Vec<String>)>>);
+
+impl crate::RecallSink for Recalls {
+    fn recalled(&self, project_id: &str, query: &str, idea_ids: Vec<String>) {
+        self.0
+            .lock()
+            .expect("lock")
+            .push((project_id.to_owned(), query.to_owned(), idea_ids));
+    }
+}
+
+#[test]
+fn ideas_search_reinforces_what_it_returns_and_other_calls_do_not() {
+    let fixture = Fixture::full(false);
+    let recalls = std::sync::Arc::new(Recalls::default());
+    let service = fixture.service().with_recall_sink(recalls.clone());
+    let call = |method: &str, body: Value| {
+        service
+            .call("p", method, &serde_json::to_vec(&body).expect("json"))
+            .unwrap_or_else(|err| panic!("{method}: {err}"))
+    };
+    let found = call("ideas.search", json!({"query": "ledger database"}));
+    let returned = ids(&found["results"]);
+    assert!(!returned.is_empty(), "{found}");
+    call("ideas.decisions", json!({}));
+    call(
+        "ideas.search",
+        json!({"query": "nothing of the sort xyzzy"}),
+    );
+    let recalls = recalls.0.lock().expect("lock");
+    assert_eq!(
+        *recalls,
+        vec![("p".to_owned(), "ledger database".to_owned(), returned)],
+        "one recall, for the search that returned ideas"
+    );
+}
+
 #[test]
 fn as_of_before_the_change_answers_with_the_old_decision() {
     let fixture = Fixture::full(true);

@@ -22,6 +22,7 @@ use crate::api::{
 };
 use crate::error::QueryError;
 use crate::fusion::HybridSettings;
+use crate::ideas_api::IdeasSearchRequest;
 use crate::metrics::QUERY_METRICS;
 use crate::project::ProjectView;
 use crate::router::Router;
@@ -95,11 +96,33 @@ impl QueryService {
         }
     }
 
-    /// Reports the ideas each search returns to `sink` (reinforcement).
+    /// Reports the ideas each `search` and `ideas.search` returns to `sink`
+    /// (reinforcement).
     #[must_use]
     pub fn with_recall_sink(mut self, sink: Arc<dyn RecallSink>) -> Self {
         self.recall = Some(sink);
         self
+    }
+
+    /// Tells the recall sink, if any, which ideas a search returned (each once).
+    fn note_recalls<'a>(
+        &self,
+        project_id: &str,
+        query: &str,
+        idea_ids: impl Iterator<Item = &'a String>,
+    ) {
+        let Some(sink) = &self.recall else {
+            return;
+        };
+        let mut recalled: Vec<String> = Vec::new();
+        for id in idea_ids {
+            if !recalled.contains(id) {
+                recalled.push(id.clone());
+            }
+        }
+        if !recalled.is_empty() {
+            sink.recalled(project_id, query, recalled);
+        }
     }
 
     /// Fuses the accelerator tiers' lists and expands queries as `hybrid` says.
@@ -224,8 +247,18 @@ impl QueryService {
                 let _: TeleportStatusRequest = parse_request(method, payload)?;
                 to_json(self.teleport_status()?)
             }
-            "ideas.search"
-            | "ideas.get"
+            "ideas.search" => {
+                let request: IdeasSearchRequest = parse_request(method, payload)?;
+                let response =
+                    ideas_calls::search(&self.store, self.bm25.as_ref(), project_id, &request)?;
+                self.note_recalls(
+                    project_id,
+                    &request.query,
+                    response.results.iter().map(|result| &result.idea_id),
+                );
+                to_json(response)
+            }
+            "ideas.get"
             | "ideas.open_questions"
             | "ideas.open_todos"
             | "ideas.decisions"
@@ -481,21 +514,14 @@ impl QueryService {
             scan_budget_events: self.scan_budget_events,
         };
         let response = router.search(request)?;
-        if let Some(sink) = &self.recall {
-            let mut recalled: Vec<String> = Vec::new();
-            for id in response
+        self.note_recalls(
+            project_id,
+            &request.query,
+            response
                 .results
                 .iter()
-                .filter_map(|result| result.idea_id.as_ref())
-            {
-                if !recalled.contains(id) {
-                    recalled.push(id.clone());
-                }
-            }
-            if !recalled.is_empty() {
-                sink.recalled(project_id, &request.query, recalled);
-            }
-        }
+                .filter_map(|result| result.idea_id.as_ref()),
+        );
         let metrics = &*QUERY_METRICS;
         let fallback = if response.fallback_reason.is_some() {
             "yes"
