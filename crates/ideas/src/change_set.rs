@@ -39,7 +39,8 @@ pub struct ChangeSet {
     /// Events not worth an idea, with the reason.
     #[serde(default)]
     pub skip_events: Vec<SkipEvent>,
-    /// Existing ideas relevant to this batch (working memory).
+    /// Ideas this batch brought back to mind (working memory): each entry counts one
+    /// activation, so an idea may be named once per event that recalls it.
     #[serde(default)]
     pub activated_ideas: Vec<String>,
 }

@@ -144,7 +144,7 @@ pub struct ValidChanges {
     pub spans: Vec<ValidSpan>,
     /// Skipped events, with their project.
     pub skipped: Vec<(String, SkippedEvent)>,
-    /// Activated existing ideas, with their project.
+    /// Activations, with their project: one per entry of `activated_ideas` (repeats count).
     pub activated: Vec<(String, String)>,
     /// What was dropped.
     pub rejected: Vec<Rejection>,
@@ -597,24 +597,28 @@ pub fn validate(
             )),
         }
     }
-    let mut activated = BTreeSet::new();
+    // Each entry is one activation (repeats count), so an engine that names an idea once
+    // per event recalling it gets the same counts however the events are batched.
+    let mut activated = Vec::new();
     for id in &changes.activated_ideas {
-        let mut found = false;
+        let mut project_opt = new_ideas.get(id).map(|idea| idea.project_id.clone());
         for project in &projects {
-            if graph.idea(project, id)?.is_some() {
-                activated.insert(((*project).to_owned(), id.clone()));
-                found = true;
+            if project_opt.is_some() {
                 break;
             }
+            if graph.idea(project, id)?.is_some() {
+                project_opt = Some((*project).to_owned());
+            }
         }
-        if !found && !new_ideas.contains_key(id) {
-            rejected.push(reject(
+        match project_opt {
+            Some(project) => activated.push((project, id.clone())),
+            None => rejected.push(reject(
                 RejectReason::UnknownIdea,
                 format!("activated idea {id:?} is unknown in the batch's projects"),
-            ));
+            )),
         }
     }
-    out.activated = activated.into_iter().collect();
+    out.activated = activated;
     out.rejected = rejected;
     Ok(out)
 }

@@ -146,25 +146,26 @@ impl CandidateList {
             .get_or_init(|| ListFacts::new(self.ideas.iter().map(|idea| cache.get(idea)).collect()))
     }
 
-    /// Whether an idea of the list from no later than `timestamp_ms` says `content`
-    /// (the same normalised content).
-    pub(crate) fn restates(
+    /// The idea of the list from no later than `timestamp_ms` that says `content` (the
+    /// same normalised content), if any.
+    pub(crate) fn restated(
         &self,
         content: &str,
         timestamp_ms: u64,
         cache: &mut FactsCache,
-    ) -> bool {
+    ) -> Option<&Idea> {
         let normalized = normalized_content(content);
         let hash = term_hash(&normalized);
         let list_facts = self.facts(cache);
         self.ideas
             .iter()
             .zip(&list_facts.facts)
-            .any(|(idea, facts)| {
+            .find(|(idea, facts)| {
                 facts.normalized_hash == hash
                     && idea.valid_from_ms <= timestamp_ms
                     && facts.normalized == normalized
             })
+            .map(|(idea, _)| idea)
     }
 
     /// Brings the list up to date with `idea` as it now stands (new, or changed): what

@@ -428,6 +428,48 @@ fn a_passing_test_run_resolves_the_flaky_test_problem() {
 }
 
 #[test]
+fn restating_a_decision_activates_it_once_per_event_however_batched() {
+    let decision = user(
+        "d-1",
+        "s1",
+        at(0, 0),
+        "We decided to use Redis for the job queue.",
+    );
+    let again = user(
+        "d-2",
+        "s2",
+        at(1, 0),
+        "We decided to use Redis for the job queue. Deploys go out on Tuesdays.",
+    );
+    let once_more = assistant(
+        "d-3",
+        "s2",
+        at(1, 5),
+        "We decided to use Redis for the job queue. We decided to use Redis for the job queue.",
+    );
+    let together = index_batches(vec![vec![
+        decision.clone(),
+        again.clone(),
+        once_more.clone(),
+    ]])
+    .0;
+    let apart = index_batches(vec![vec![decision], vec![again], vec![once_more]]).0;
+    for graph in [&together, &apart] {
+        let redis = idea_with(graph, "We decided to use Redis for the job queue.");
+        assert_eq!(redis.source.event_id, "d-1", "restatements add no idea");
+        assert_eq!(redis.activation_count, 2, "once per restating event");
+        assert_eq!(
+            graph
+                .ideas()
+                .filter(|idea| idea.content.contains("Redis"))
+                .count(),
+            1
+        );
+    }
+    assert_eq!(together, apart);
+}
+
+#[test]
 fn a_problem_said_to_be_fixed_is_closed() {
     let (graph, _) = index_batches(vec![
         vec![user(

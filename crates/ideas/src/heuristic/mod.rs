@@ -21,9 +21,9 @@
 //! (supersedes, contradicts, builds on, todo completion, tool signals), `answers`,
 //! `topics` (spans), `pattern` (compiled-once regular expressions).
 //!
-//! It does not propose `activated_ideas`: an activation counts once per batch, so it
-//! would make the graph depend on batching; nor `entity_links` (mentions go by name and
-//! `entities::resolve` links them).
+//! It names an idea in `activated_ideas` once per event that restates it or builds on
+//! it (each entry counts, so batching does not change the count). It does not propose
+//! `entity_links` (mentions go by name and `entities::resolve` links them).
 
 mod answers;
 mod candidates;
@@ -55,7 +55,7 @@ use crate::entities::Lexicon;
 use crate::extractor::{
     ExtractBatch, ExtractError, GraphError, GraphView, IdeaExtractor, SessionEvents,
 };
-use crate::model::{Idea, Intent, idea_id};
+use crate::model::{Idea, Intent, RelationType, idea_id};
 use crate::overlay::Overlay;
 use crate::validate::validate;
 
@@ -184,8 +184,10 @@ impl HeuristicEngine {
         let current = not_later(&current_list.ideas, event);
         let open_questions = not_later(&questions_list.ideas, event);
         let open_todos = not_later(&todos_list.ideas, event);
-        // A restatement of an idea already there adds nothing.
+        // A restatement of an idea already there adds nothing but brings that idea back
+        // to mind (an activation); so does building on it.
         let facts_cache = &mut self.facts;
+        let mut activated: Vec<String> = Vec::new();
         new_drafts.retain(|draft| {
             let existing = match draft.intent {
                 Intent::Decision | Intent::Preference => &current_list,
@@ -193,7 +195,15 @@ impl HeuristicEngine {
                 Intent::Todo => &todos_list,
                 _ => return true,
             };
-            !existing.restates(&draft.content, event.timestamp_ms, facts_cache)
+            match existing.restated(&draft.content, event.timestamp_ms, facts_cache) {
+                Some(idea) => {
+                    if !activated.contains(&idea.idea_id) {
+                        activated.push(idea.idea_id.clone());
+                    }
+                    false
+                }
+                None => true,
+            }
         });
 
         let mut changes = ChangeSet::default();
@@ -209,6 +219,9 @@ impl HeuristicEngine {
                 for (relation_type, to_idea_id) in
                     decision_relations(&new, &current, &mut self.facts)
                 {
+                    if relation_type == RelationType::BuildsOn && !activated.contains(&to_idea_id) {
+                        activated.push(to_idea_id.clone());
+                    }
                     changes.relations.push(RelationOut {
                         from_event_id: event.event_id.clone(),
                         from_idea_id: Some(id.clone()),
@@ -231,6 +244,8 @@ impl HeuristicEngine {
                 related_to: Vec::new(),
             });
         }
+
+        changes.activated_ideas = activated;
 
         // The session's latest idea tells whether this is the reply to a question; read
         // only when a question of the session is recent enough to be replied to.
@@ -444,6 +459,7 @@ fn merge(
     out.answered_questions.extend(changes.answered_questions);
     out.completed_todos.extend(changes.completed_todos);
     out.skip_events.extend(changes.skip_events);
+    out.activated_ideas.extend(changes.activated_ideas);
     for change in changes.topic_changes {
         opened.insert(topics::opened_span_id(event), out.topic_changes.len());
         out.topic_changes.push(change);
