@@ -17,6 +17,7 @@ use memory_types::Event;
 use crate::change_set::AnsweredQuestion;
 use crate::heuristic::candidates::CandidateList;
 use crate::heuristic::facts::{FactsCache, IdeaFacts, salient_terms};
+use crate::heuristic::settings::quantities;
 use crate::heuristic::text::{MAX_IDEA_CHARS, truncate_at_word};
 use crate::model::{Idea, Intent};
 
@@ -218,7 +219,7 @@ pub(crate) fn answers(
         .map(|(_, idea, facts)| {
             let summary = match (idea.intent, input.solution_opt) {
                 (Intent::Problem, Some(solution)) => solution.to_owned(),
-                _ => best_statement(&input.statements, facts).to_owned(),
+                _ => best_statement(&input.statements, facts, &idea.content).to_owned(),
             };
             AnsweredQuestion {
                 question_idea_id: idea.idea_id.clone(),
@@ -229,18 +230,145 @@ pub(crate) fn answers(
         .collect()
 }
 
-/// The statement holding most of the idea's terms (the first on a tie).
-fn best_statement<'a>(statements: &[Statement<'a>], facts: &IdeaFacts) -> &'a str {
-    let mut best: Option<(usize, &'a str)> = None;
+/// The statement that best states the answer: one of the shape the question asks for —
+/// a quantity sharing a term with a "how long / how many / how much …" question, a yes
+/// or no for a yes/no question — before any other, then the most of the question's
+/// terms, the first on a tie.
+fn best_statement<'a>(statements: &[Statement<'a>], facts: &IdeaFacts, question: &str) -> &'a str {
+    let wanted = asked_shape(question);
+    let mut best: Option<((bool, usize), &'a str)> = None;
     for statement in statements {
         let matched = facts
             .terms
             .iter()
             .filter(|term| statement.terms.contains(term))
             .count();
-        if best.is_none_or(|(top, _)| matched > top) {
-            best = Some((matched, statement.content));
+        let shaped = match wanted {
+            Some(AnswerShape::Quantity) => {
+                matched >= 1 && !quantities(statement.content).is_empty()
+            }
+            Some(AnswerShape::YesNo) => starts_yes_or_no(statement.content),
+            None => false,
+        };
+        let score = (shaped, matched);
+        if best.is_none_or(|(top, _)| score > top) {
+            best = Some((score, statement.content));
         }
     }
     best.map_or("", |(_, content)| content)
+}
+
+/// The shape of answer a question asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum AnswerShape {
+    Quantity,
+    YesNo,
+}
+
+fn asked_shape(question: &str) -> Option<AnswerShape> {
+    let lower = question.to_lowercase();
+    let words: Vec<&str> = lower
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|word| !word.is_empty())
+        .collect();
+    let asks_quantity = words.windows(2).any(|pair| {
+        pair[0] == "how"
+            && matches!(
+                pair[1],
+                "long" | "many" | "much" | "often" | "big" | "large" | "small" | "old" | "far"
+            )
+    });
+    if asks_quantity {
+        return Some(AnswerShape::Quantity);
+    }
+    // A yes/no question starts with an auxiliary, possibly after a short lead-in
+    // ("Before I start: should we …?").
+    let clause = lower.rsplit(':').next().unwrap_or(&lower);
+    let first = clause
+        .split(|c: char| !c.is_alphanumeric())
+        .find(|word| !word.is_empty())
+        .unwrap_or("");
+    matches!(
+        first,
+        "do" | "does"
+            | "did"
+            | "is"
+            | "are"
+            | "was"
+            | "were"
+            | "can"
+            | "could"
+            | "should"
+            | "will"
+            | "would"
+            | "has"
+            | "have"
+            | "may"
+            | "must"
+    )
+    .then_some(AnswerShape::YesNo)
+}
+
+fn starts_yes_or_no(statement: &str) -> bool {
+    let first = statement
+        .split(|c: char| !c.is_alphanumeric())
+        .find(|word| !word.is_empty())
+        .unwrap_or("")
+        .to_lowercase();
+    matches!(
+        first.as_str(),
+        "yes" | "no" | "yep" | "nope" | "yeah" | "correct"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_summary_is_the_statement_of_the_asked_shape() {
+        let question = "How long should access tokens live?";
+        let facts = IdeaFacts::of(question);
+        let terms = |text: &str| {
+            let mut terms = salient_terms(text);
+            terms.retain(|term| facts.terms.contains(term));
+            terms
+        };
+        let denylist = "We keep a denylist of revoked access tokens in Redis.";
+        let answer = "I'd let them live 15 minutes.";
+        let (denylist_terms, answer_terms) = (terms(denylist), terms(answer));
+        assert!(denylist_terms.len() > answer_terms.len() && !answer_terms.is_empty());
+        let statements = [
+            Statement {
+                content: denylist,
+                terms: &denylist_terms,
+            },
+            Statement {
+                content: answer,
+                terms: &answer_terms,
+            },
+        ];
+        assert_eq!(best_statement(&statements, &facts, question), answer);
+        let question = "Does the JWKS cache break if pods have different keys?";
+        let facts = IdeaFacts::of(question);
+        let cache_line = "The JWKS cache of each pod refreshes every 10 minutes.";
+        let reply = "No, every pod mounts the same secret.";
+        let (cache_terms, reply_terms) = (salient_terms(cache_line), salient_terms(reply));
+        let yes_no = [
+            Statement {
+                content: cache_line,
+                terms: &cache_terms,
+            },
+            Statement {
+                content: reply,
+                terms: &reply_terms,
+            },
+        ];
+        assert_eq!(best_statement(&yes_no, &facts, question), reply);
+        assert_eq!(asked_shape("What are the tradeoffs?"), None);
+        assert_eq!(
+            asked_shape("Before I start: should we rotate keys?"),
+            Some(AnswerShape::YesNo)
+        );
+    }
 }
