@@ -179,6 +179,15 @@ impl CandidateList {
             .ideas
             .iter()
             .position(|listed| listed.idea_id == idea.idea_id);
+        // Still on the list at the same place (an activation, a recall): the facts are
+        // those of the same content, only the idea changes.
+        if let Some(position) = old
+            && kind.holds(idea)
+            && self.ideas[position].valid_from_ms == idea.valid_from_ms
+        {
+            self.ideas[position] = idea.clone();
+            return true;
+        }
         if let Some(position) = old {
             self.ideas.remove(position);
             if let Some(list_facts) = facts_opt.as_mut() {

@@ -10,12 +10,15 @@
 //! "we use X" sentence naming something, a note's first sentence naming something, or a
 //! user's sentence naming two things.
 
+use std::sync::LazyLock;
+
 use crate::heuristic::facts::salient_terms;
 use crate::heuristic::intent::{
     Cue, Speaker, change_and_keep, cue_text, decision_list_start, is_question_shaped,
     lead_in_intent, read,
 };
 use crate::heuristic::mentions::{Mention, mentions};
+use crate::heuristic::pattern::Pattern;
 use crate::heuristic::settings::settings;
 use crate::heuristic::text::{clean_content, segment, split_clauses, split_top_level};
 use crate::model::{Intent, MIN_CONFIDENCE, normalized_content};
@@ -167,22 +170,12 @@ pub(crate) struct Draft {
 }
 
 /// Phrases by which a speaker withdraws what they just proposed ("I propose X … no
-/// wait, that breaks Y. Safer: Z").
-const RETRACTIONS: &[&str] = &[
-    "no wait",
-    "wait, no",
-    "wait no",
-    "scratch that",
-    "strike that",
-    "on second thought",
-    "on second thoughts",
-    "never mind",
-    "nevermind",
-    "forget that",
-    "ignore that",
-    "actually, no",
-    "actually no",
-];
+/// wait, that breaks Y. Safer: Z"), as whole words, any case.
+static RETRACTION: LazyLock<Pattern> = LazyLock::new(|| {
+    Pattern::new(
+        r"(?i)\b(?:no,? wait|wait,? no|scratch that|strike that|on second thoughts?|never ?mind|forget that|ignore that|actually,? no)\b",
+    )
+});
 
 /// How many leading sentences of the event a retraction withdraws: those before the
 /// last sentence holding a retraction phrase, and that sentence too when the phrase
@@ -190,26 +183,8 @@ const RETRACTIONS: &[&str] = &[
 fn withdrawn_sentences(sentences: &[Sentence]) -> usize {
     let mut withdrawn = 0;
     for (index, sentence) in sentences.iter().enumerate() {
-        let lower = sentence.raw.to_lowercase();
-        let found = RETRACTIONS
-            .iter()
-            .filter_map(|phrase| {
-                lower.match_indices(phrase).find(|(at, _)| {
-                    let before_ok = lower[..*at]
-                        .chars()
-                        .next_back()
-                        .is_none_or(|c| !c.is_alphanumeric());
-                    let after_ok = lower[at + phrase.len()..]
-                        .chars()
-                        .next()
-                        .is_none_or(|c| !c.is_alphanumeric());
-                    before_ok && after_ok
-                })
-            })
-            .map(|(at, _)| at)
-            .min();
-        if let Some(at) = found {
-            let starts = lower[..at]
+        if let Some(found) = RETRACTION.find_iter(&sentence.raw).next() {
+            let starts = sentence.raw[..found.start()]
                 .trim_start_matches(|c: char| !c.is_alphanumeric())
                 .is_empty();
             withdrawn = if starts { index } else { index + 1 };
@@ -220,7 +195,7 @@ fn withdrawn_sentences(sentences: &[Sentence]) -> usize {
 
 /// The drafts of one event's sentences, at most [`MAX_IDEAS_PER_EVENT`], in order. A
 /// decision, preference, solution, conclusion or todo the same message withdraws
-/// ([`RETRACTIONS`]) is not drafted: it never held.
+/// ([`RETRACTION`]) is not drafted: it never held.
 pub(crate) fn drafts(sentences: &[Sentence], speaker: Speaker) -> Vec<Draft> {
     let mut drafts: Vec<(usize, Draft)> = Vec::new();
     let withdrawn = withdrawn_sentences(sentences);

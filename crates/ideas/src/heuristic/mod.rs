@@ -287,10 +287,23 @@ impl HeuristicEngine {
         // A problem said to be fixed ("the flaky refresh spec is fixed") closes as a todo
         // does: a done-verb and enough of its terms.
         if !evidence.is_empty() {
-            let problems: Vec<Idea> = open_questions
+            // Only problems sharing two terms with the evidence can close (the rule needs
+            // two with one item): found by term hashes, not by scanning every problem.
+            let shared = questions_list.facts(&mut self.facts).count_matches(
+                evidence
+                    .iter()
+                    .flat_map(|item| item.terms.iter().map(String::as_str)),
+            );
+            let problems: Vec<Idea> = questions_list
+                .ideas
                 .iter()
-                .filter(|idea| idea.intent == Intent::Problem)
-                .cloned()
+                .zip(shared)
+                .filter(|(idea, shared)| {
+                    *shared >= 2
+                        && idea.intent == Intent::Problem
+                        && idea.valid_from_ms <= event.timestamp_ms
+                })
+                .map(|(idea, _)| idea.clone())
                 .collect();
             for fixed in completions(event, &evidence, &problems, &mut self.facts) {
                 let known = changes
