@@ -5,6 +5,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::query_target::QueryTarget;
+
 /// Long-term memory for coding agents.
 #[derive(Debug, Parser)]
 #[command(name = "memory-daemon", version, about)]
@@ -69,24 +71,24 @@ pub enum Command {
     Ideas {
         /// What to show.
         #[command(subcommand)]
-        command: crate::ideas_cli::IdeasCommand,
+        command: crate::ideas_args::IdeasCommand,
     },
     /// Entities of the ideas graph and the ideas that mention them.
     Entities {
         /// What to show.
         #[command(subcommand)]
-        command: crate::ideas_cli::EntitiesCommand,
+        command: crate::ideas_args::EntitiesCommand,
     },
     /// Topic spans of a session.
     Spans {
         /// What to show.
         #[command(subcommand)]
-        command: crate::ideas_cli::SpansCommand,
+        command: crate::ideas_args::SpansCommand,
     },
     /// The ideas just before and after an event, an idea or a time.
-    Timeline(crate::ideas_cli::TimelineArgs),
+    Timeline(crate::ideas_args::TimelineArgs),
     /// What one session did: its ideas, the questions and todos it opened and closed.
-    SessionContext(crate::ideas_cli::SessionContextArgs),
+    SessionContext(crate::ideas_args::SessionContextArgs),
     /// Operator tasks.
     Admin {
         /// What to do.
@@ -95,20 +97,6 @@ pub enum Command {
     },
     /// Ingest the bundled sample conversations into a temporary data dir and show them.
     Demo(DemoArgs),
-}
-
-/// Where a query goes: the data dir (default) or a running daemon.
-#[derive(Debug, Args, Clone)]
-pub struct QueryTarget {
-    /// The project to read.
-    #[arg(long, default_value = memory_types::DEFAULT_PROJECT)]
-    pub project: String,
-    /// Send the call to a running daemon over NATS instead of opening the data dir.
-    #[arg(long)]
-    pub nats_url: Option<String>,
-    /// Print the JSON response.
-    #[arg(long)]
-    pub json: bool,
 }
 
 /// `search`.

@@ -23,8 +23,9 @@ use memory_toc::TocNode;
 use memory_types::{Event, ServiceError};
 use serde_json::{Value, json};
 
-use crate::cli::{GripCommand, NavigateArgs, QueryTarget, SearchArgs, TocCommand};
+use crate::cli::{GripCommand, NavigateArgs, SearchArgs, TocCommand};
 use crate::embedded::{init_tool_tracing, open_store, start_pipeline};
+use crate::query_target::QueryTarget;
 
 /// Prints a line to stdout. A reader that went away (`| head`) ends the output, not
 /// the process with a panic, which is what `println!` does on a closed pipe.

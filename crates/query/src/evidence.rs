@@ -30,7 +30,8 @@ use crate::fusion::{RankedDoc, RankedList};
 use crate::idea_lens::IdeaLens;
 use crate::plan::{Recency, SearchPlan, TimeRange};
 use crate::project::ProjectView;
-use crate::ranking::{RankingWeights, rerank};
+use crate::ranking::rerank;
+use crate::ranking_weights::RankingWeights;
 use crate::segments::{matching_grips, segment_evidence};
 
 /// Weight of the events a grip hit quotes, relative to an event hit of the same BM25

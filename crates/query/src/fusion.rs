@@ -10,7 +10,7 @@ use memory_search::{DocType, Hit};
 use memory_vector::VectorHit;
 use serde::{Deserialize, Serialize};
 
-use crate::ranking::RankingWeights;
+use crate::ranking_weights::RankingWeights;
 
 /// Which list a ranking is: it decides the ranking's share in score fusion and which
 /// rank (`bm25_rank`, `vector_rank`) its documents carry.
