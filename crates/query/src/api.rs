@@ -500,10 +500,10 @@ pub struct SearchResult {
     pub idea_id: Option<String>,
     /// The session of the result's first event.
     pub source_session: Option<SourceSession>,
-    /// Whether the idea behind the result was superseded (at `as_of`, when given): the
-    /// result was ranked half.
+    /// Whether the idea behind the result was superseded (at `as_of`, when given), or
+    /// its turn uses a value a later decision replaced: the result was ranked half.
     pub is_superseded: bool,
-    /// The idea that superseded it.
+    /// The idea that superseded it (or replaced the value its turn uses).
     pub superseded_by: Option<SupersededBy>,
     /// Relations of the idea behind the result.
     pub related_count: usize,

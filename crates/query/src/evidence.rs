@@ -65,7 +65,8 @@ pub(crate) fn results(
     range: TimeRange,
     plan: &SearchPlan,
 ) -> crate::Result<(Vec<SearchResult>, usize)> {
-    let lens = IdeaLens::new(view.store, view.project_id, plan.ideas);
+    let mut lens = IdeaLens::new(view.store, view.project_id, plan.ideas);
+    lens.note_value_changes(&ranked);
     let ranked = match ranking {
         Some(weights) => rerank(ranked, &lens, weights, plan.now_ms),
         None => ranked,
@@ -86,7 +87,8 @@ pub(crate) fn results(
 }
 
 /// Fills what the ideas graph and the catalog say about a result: the idea behind it
-/// (is it superseded, by what, how related, how salient) and its session.
+/// (is it superseded, by what, how related, how salient) and its session. A result
+/// whose turn uses a value a later decision replaced is superseded by that decision.
 pub(crate) fn describe(view: ProjectView<'_>, lens: &IdeaLens<'_>, result: &mut SearchResult) {
     let idea = if result.doc_type == DocType::Idea.as_str() {
         lens.idea(&result.doc_id)
@@ -113,6 +115,22 @@ pub(crate) fn describe(view: ProjectView<'_>, lens: &IdeaLens<'_>, result: &mut 
         result.related_count = lens.related_count(&idea);
         result.salience = Some(idea.salience());
         result.idea_id = Some(idea.idea_id);
+    }
+    if !result.is_superseded
+        && result.doc_type != DocType::Idea.as_str()
+        && let Some(newer) = result
+            .evidence
+            .first()
+            .and_then(|event| lens.value_superseded_by(&event.event_id))
+            .and_then(|id| lens.idea(&id))
+    {
+        // The turn uses a value a later decision replaced (see `IdeaLens`).
+        result.is_superseded = true;
+        result.superseded_by = Some(SupersededBy {
+            idea_id: newer.idea_id,
+            content: newer.content,
+            valid_from: format_timestamp_ms(newer.valid_from_ms),
+        });
     }
     if let Some(event) = result.evidence.first() {
         result.source_session = lens.source_session(view, &event.session_id);
@@ -247,7 +265,7 @@ fn fuse(
     let store = view.store;
     let mut candidates: HashMap<String, Candidate> = HashMap::new();
     let weigh = |event: &Event, score: f32| {
-        let score = score * lens.event_factor(&event.event_id);
+        let score = score * lens.event_factor(event);
         recency.map_or(score, |recency| score * recency.factor(event.timestamp_ms))
     };
     let collect = info_span!(

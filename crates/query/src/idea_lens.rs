@@ -2,16 +2,29 @@
 //! idea a hit stands for, whether it is still true (at `as_of`), and how much an event
 //! counts once its ideas were superseded. One per search; lookups are cached, because
 //! fusion asks about the same events (neighbours of several hits) again and again.
+//!
+//! **Stale values.** A superseded decision is not the only turn that carries what it
+//! said: "muted the check in #alerts-prod", "the fake clock jumps 30 min" use the old
+//! value without being ideas of their own, and in a long conversation there are many
+//! more of them than decisions. Before fusion the lens looks at the best hits for
+//! superseded ideas ([`IdeaLens::note_value_changes`]) and reads off what each
+//! replacement changed (`memory_ideas::value_change`: "30 minutes" → "2 hours"). A
+//! turn from before the replacement that states an old value and none of the new ones
+//! counts like the superseded decision: × [`SUPERSEDED_PENALTY`], and its result says
+//! it was superseded and by what.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
 
-use memory_ideas::{GraphView, Idea, Intent};
+use memory_ideas::{GraphView, Idea, Intent, ValueChange, stated_values, value_change};
 use memory_projections::IdeaGraph;
+use memory_search::DocType;
 use memory_store::Store;
+use memory_types::Event;
 use tracing::warn;
 
 use crate::api::SourceSession;
+use crate::fusion::RankedDoc;
 use crate::plan::IdeaFilter;
 use crate::project::ProjectView;
 
@@ -35,6 +48,22 @@ fn read_source_session(view: ProjectView<'_>, session_id: &str) -> Option<Source
 /// The hybrid spec's penalty for a memory that was superseded: its score counts half.
 pub(crate) const SUPERSEDED_PENALTY: f32 = 0.5;
 
+/// How many of the best hits [`IdeaLens::note_value_changes`] looks at for superseded
+/// ideas. A superseded decision about what was asked ranks among the first hits (it
+/// shares the question's subject); reading further costs store reads for decisions
+/// about something else.
+const VALUE_CHANGE_HITS: usize = 30;
+
+/// What one replacement changed, as far as it matters to evidence.
+struct StaleValues {
+    change: ValueChange,
+    /// When the replacement was made (the old idea's `valid_until`): turns after it
+    /// that name the old value talk about the change, they do not use it.
+    replaced_at_ms: u64,
+    /// The replacing idea.
+    newer_id: String,
+}
+
 /// The ideas graph as one search sees it.
 pub(crate) struct IdeaLens<'a> {
     graph: Option<IdeaGraph>,
@@ -42,6 +71,9 @@ pub(crate) struct IdeaLens<'a> {
     filter: IdeaFilter,
     by_event: RefCell<HashMap<String, Vec<Idea>>>,
     sessions: RefCell<HashMap<String, Option<SourceSession>>>,
+    stale_values: Vec<StaleValues>,
+    /// Events found to use a replaced value: the replacing idea's id.
+    stale_by_value: RefCell<HashMap<String, Option<String>>>,
 }
 
 impl<'a> IdeaLens<'a> {
@@ -61,7 +93,79 @@ impl<'a> IdeaLens<'a> {
             filter,
             by_event: RefCell::new(HashMap::new()),
             sessions: RefCell::new(HashMap::new()),
+            stale_values: Vec::new(),
+            stale_by_value: RefCell::new(HashMap::new()),
         }
+    }
+
+    /// Notes what the superseded ideas among the best of `ranked` changed, so that
+    /// [`IdeaLens::event_factor`] can tell turns that still use an old value.
+    pub(crate) fn note_value_changes(&mut self, ranked: &[RankedDoc]) {
+        let mut seen: Vec<String> = Vec::new();
+        for doc in ranked.iter().take(VALUE_CHANGE_HITS) {
+            let ideas = match doc.doc_type {
+                DocType::Idea => self.idea(&doc.doc_id).into_iter().collect(),
+                DocType::Event => self.ideas_of_event(&doc.doc_id),
+                _ => continue,
+            };
+            for older in ideas {
+                if !self.is_stale(&older) || seen.contains(&older.idea_id) {
+                    continue;
+                }
+                seen.push(older.idea_id.clone());
+                let (Some(newer_id), Some(replaced_at_ms)) =
+                    (older.superseded_by.as_deref(), older.valid_until_ms)
+                else {
+                    continue;
+                };
+                let Some(newer) = self.idea(newer_id) else {
+                    continue;
+                };
+                let change = value_change(&older.content, &newer.content);
+                if !change.old.is_empty() {
+                    self.stale_values.push(StaleValues {
+                        change,
+                        replaced_at_ms,
+                        newer_id: newer.idea_id,
+                    });
+                }
+            }
+        }
+    }
+
+    /// The idea that replaced a value `event` still uses, if it does (cached).
+    fn value_replaced_by(&self, event: &Event) -> Option<String> {
+        if self.stale_values.is_empty() {
+            return None;
+        }
+        if let Some(found) = self.stale_by_value.borrow().get(&event.event_id) {
+            return found.clone();
+        }
+        let mut stated: Option<Vec<String>> = None;
+        let found = self
+            .stale_values
+            .iter()
+            .find(|stale| {
+                event.timestamp_ms < stale.replaced_at_ms
+                    && stale
+                        .change
+                        .is_used_by(stated.get_or_insert_with(|| stated_values(&event.text)))
+            })
+            .map(|stale| stale.newer_id.clone());
+        self.stale_by_value
+            .borrow_mut()
+            .insert(event.event_id.clone(), found.clone());
+        found
+    }
+
+    /// The idea that replaced a value the event of a result uses, when
+    /// [`IdeaLens::event_factor`] found it so.
+    pub(crate) fn value_superseded_by(&self, event_id: &str) -> Option<String> {
+        self.stale_by_value
+            .borrow()
+            .get(event_id)
+            .cloned()
+            .flatten()
     }
 
     /// One idea of the project.
@@ -127,14 +231,17 @@ impl<'a> IdeaLens<'a> {
     }
 
     /// What an event's score is multiplied by: [`SUPERSEDED_PENALTY`] when it stated
-    /// something that was later superseded and nothing still true, else 1.
-    pub(crate) fn event_factor(&self, event_id: &str) -> f32 {
-        let ideas = self.ideas_of_event(event_id);
+    /// something that was later superseded and nothing still true, or used a value
+    /// that was later replaced (see the module doc), else 1.
+    pub(crate) fn event_factor(&self, event: &Event) -> f32 {
+        let ideas = self.ideas_of_event(&event.event_id);
         let stale = ideas.iter().any(|idea| self.is_stale(idea));
         let current = ideas.iter().any(|idea| {
             !self.is_stale(idea) && matches!(idea.intent, Intent::Decision | Intent::Preference)
         });
-        if stale && !current {
+        if current {
+            1.0
+        } else if stale || self.value_replaced_by(event).is_some() {
             SUPERSEDED_PENALTY
         } else {
             1.0

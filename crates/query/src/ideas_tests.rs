@@ -235,12 +235,17 @@ impl Fixture {
     /// The log of both projects with the TOC built (and the BM25 index of it), no
     /// ideas yet.
     fn new(with_bm25: bool) -> Self {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let store = Store::open(dir.path(), &StoreOptions::default()).expect("store");
         let mut events = first_events();
         events.extend(second_events());
         events.extend(other_events());
-        store.append_events(&events).expect("append");
+        Fixture::of_events(&events, with_bm25)
+    }
+
+    /// A log of `events` with the TOC built (and the BM25 index of it), no ideas yet.
+    fn of_events(events: &[Event], with_bm25: bool) -> Self {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::open(dir.path(), &StoreOptions::default()).expect("store");
+        store.append_events(events).expect("append");
         let toc = TocProjections::open(&store).expect("projections");
         let bm25 = with_bm25.then(|| {
             let handle = Bm25Handle::open(Bm25Settings::new(dir.path().join("bm25-index")));
@@ -415,6 +420,104 @@ fn superseded_ideas_are_hidden_unless_asked_for_with_bm25_and_without() {
             0
         );
     }
+}
+
+/// A turn that used a value a later decision replaced ranks like the superseded
+/// decision (× 0.5) and says what replaced it; the turn using the new value and turns
+/// naming no value keep their score.
+#[test]
+fn a_turn_using_a_replaced_value_counts_as_superseded() {
+    const OLD: &str = "Set the session cache TTL to 30 minutes";
+    const NEW: &str = "Bump the session cache TTL to 2 hours";
+    let later = T0 + 2 * DAY;
+    let events = vec![
+        user(
+            "k1",
+            "s1",
+            T0,
+            "Let's set the session cache TTL to 30 minutes.",
+        ),
+        user(
+            "k2",
+            "s1",
+            T0 + MINUTE,
+            "With that TTL the session cache expiry test jumps 30 min ahead.",
+        ),
+        user(
+            "k3",
+            "s1",
+            T0 + 2 * MINUTE,
+            "The session cache hit rate looks healthy in the expiry test.",
+        ),
+        end("p", "k4", "s1", T0 + 3 * MINUTE),
+        user("k5", "s2", later, "Bump the session cache TTL to 2 hours."),
+        user(
+            "k6",
+            "s2",
+            later + MINUTE,
+            "With that TTL the session cache expiry test now jumps 2 hours ahead.",
+        ),
+        end("p", "k7", "s2", later + 2 * MINUTE),
+    ];
+    // Ranking is the accelerator tiers' (BM25 here; hybrid fuses the same way).
+    let mut fixture = Fixture::of_events(&events, true);
+    let (first, second): (Vec<Event>, Vec<Event>) = events
+        .iter()
+        .cloned()
+        .partition(|event| event.session_id == "s1");
+    fixture.apply(
+        "p",
+        first,
+        ChangeSet {
+            ideas: vec![new_idea("k1", OLD, Intent::Decision, &[])],
+            ..ChangeSet::default()
+        },
+    );
+    fixture.apply(
+        "p",
+        second,
+        ChangeSet {
+            ideas: vec![new_idea("k5", NEW, Intent::Decision, &[])],
+            relations: vec![RelationOut {
+                from_event_id: "k5".into(),
+                from_idea_id: None,
+                to_idea_id: id("p", "k1", OLD),
+                relation_type: RelationType::Supersedes,
+            }],
+            ..ChangeSet::default()
+        },
+    );
+    let answer = fixture.call(
+        "search",
+        json!({"query": "session cache TTL expiry test jumps", "mode": "keyword", "limit": 10}),
+    );
+    let results = answer["results"].as_array().expect("results");
+    let of = |event_id: &str| {
+        let at = results
+            .iter()
+            .position(|result| result["evidence"][0]["event_id"] == event_id)
+            .unwrap_or_else(|| panic!("no {event_id} in {answer}"));
+        (at, &results[at])
+    };
+    let (stale_at, stale) = of("k2");
+    let (current_at, current) = of("k6");
+    let (_, neutral) = of("k3");
+    assert_eq!(stale["is_superseded"], true, "{stale}");
+    assert_eq!(stale["superseded_by"]["content"], NEW, "{stale}");
+    assert_eq!(current["is_superseded"], false, "{current}");
+    assert_eq!(neutral["is_superseded"], false, "{neutral}");
+    assert!(
+        current_at < stale_at,
+        "the turn using the current value comes first: {answer}"
+    );
+    let (stale_score, current_score) = (
+        stale["score"].as_f64().expect("score"),
+        current["score"].as_f64().expect("score"),
+    );
+    assert!(
+        stale_score < 0.75 * current_score,
+        "{stale_score} vs {current_score}"
+    );
 }
 
 /// Collects what the service reports as recalled.

@@ -264,7 +264,7 @@ impl<'a> Found<'a> {
 }
 
 /// "instead of X", "switch from X", "replace X", "rather than X": X is the old thing.
-fn is_replaced(before: &str) -> bool {
+pub(crate) fn is_replaced(before: &str) -> bool {
     let before = before.trim_end_matches(|c: char| !c.is_alphanumeric());
     [
         "instead of",
@@ -328,7 +328,7 @@ fn code_name(code: &str) -> &str {
         .trim_end_matches([',', '.', ':'])
 }
 
-fn is_name_word(word: &str) -> bool {
+pub(crate) fn is_name_word(word: &str) -> bool {
     let lower = word.to_lowercase();
     !NOT_NAMES.contains(&lower.as_str()) && lexicon_entry(word).is_none()
 }

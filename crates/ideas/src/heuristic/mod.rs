@@ -38,6 +38,7 @@ mod settings;
 mod skip;
 mod text;
 mod topics;
+mod values;
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -48,6 +49,7 @@ use memory_types::{Event, EventKind};
 
 pub use answers::EmbedFn;
 pub use draft::MAX_IDEAS_PER_EVENT;
+pub use values::{ValueChange, stated_values, value_change};
 
 use crate::apply::apply_changes;
 use crate::change_set::{AnsweredQuestion, ChangeSet, NewIdea, RelationOut, SkipEvent};

@@ -185,14 +185,14 @@ pub(crate) fn settings(text: &str) -> Vec<Setting> {
 }
 
 /// One word of a part, with whether a comma, colon or period ended it.
-struct Word<'a> {
-    text: &'a str,
-    lower: String,
-    ends_clause: bool,
+pub(crate) struct Word<'a> {
+    pub(crate) text: &'a str,
+    pub(crate) lower: String,
+    pub(crate) ends_clause: bool,
     ends_colon: bool,
 }
 
-fn words_of(part: &str) -> Vec<Word<'_>> {
+pub(crate) fn words_of(part: &str) -> Vec<Word<'_>> {
     let mut words = Vec::new();
     for raw in part.split_whitespace() {
         // `ENRICH_WORKERS=4` is three words.
@@ -435,8 +435,11 @@ fn split_camel(piece: &str) -> Vec<&str> {
 }
 
 /// The quantity starting at word `index`, normalised, and how many words it took.
-fn quantity(words: &[Word<'_>], index: usize) -> Option<(String, usize)> {
+pub(crate) fn quantity(words: &[Word<'_>], index: usize) -> Option<(String, usize)> {
     let word = &words[index];
+    if let Some(found) = spelled_quantity(words, index) {
+        return Some(found);
+    }
     let captures = NUMBER.captures(word.text)?;
     let digits = captures[1].replace(',', "");
     let number: f64 = digits.parse().ok()?;
@@ -461,6 +464,50 @@ fn quantity(words: &[Word<'_>], index: usize) -> Option<(String, usize)> {
     Some((format!("n:{}", format_number(number)), 1))
 }
 
+/// A quantity with its number spelled out — "two hours", "half an hour", "half a gig" —
+/// only before a unit of time or size: a spelled number alone ("one of them") is no
+/// value.
+fn spelled_quantity(words: &[Word<'_>], index: usize) -> Option<(String, usize)> {
+    let word = &words[index];
+    if word.ends_clause {
+        return None;
+    }
+    let (number, unit_at) = if word.lower == "half"
+        && words
+            .get(index + 1)
+            .is_some_and(|next| matches!(next.lower.as_str(), "a" | "an"))
+    {
+        (0.5, index + 2)
+    } else {
+        (spelled_number(&word.lower)?, index + 1)
+    };
+    let unit = words.get(unit_at)?;
+    if duration_seconds(&unit.lower).is_none() && byte_size(&unit.lower).is_none() {
+        return None;
+    }
+    normalise(number, &unit.lower).map(|value| (value, unit_at + 1 - index))
+}
+
+fn spelled_number(word: &str) -> Option<f64> {
+    const NUMBERS: [&str; 12] = [
+        "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
+        "twelve",
+    ];
+    let at = NUMBERS.iter().position(|number| *number == word)?;
+    Some((at + 1) as f64)
+}
+
+fn byte_size(unit: &str) -> Option<f64> {
+    Some(match unit {
+        "b" | "byte" | "bytes" => 1.0,
+        "kb" | "kib" | "ki" => 1024.0,
+        "mb" | "mib" | "mi" => 1024.0 * 1024.0,
+        "gb" | "gib" | "gi" | "gig" | "gigs" => 1024.0 * 1024.0 * 1024.0,
+        "tb" | "tib" | "ti" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
+        _ => return None,
+    })
+}
+
 fn normalise(number: f64, unit: &str) -> Option<String> {
     if let Some((_, per)) = unit.split_once('/') {
         return duration_seconds(per).map(|seconds| rate(number, seconds));
@@ -475,15 +522,10 @@ fn normalise(number: f64, unit: &str) -> Option<String> {
     if let Some(seconds) = duration_seconds(&lower) {
         return Some(format!("dur:{}", format_number(number * seconds)));
     }
-    let bytes = match lower.as_str() {
-        "b" | "byte" | "bytes" => 1.0,
-        "kb" | "kib" | "ki" => 1024.0,
-        "mb" | "mib" | "mi" => 1024.0 * 1024.0,
-        "gb" | "gib" | "gi" => 1024.0 * 1024.0 * 1024.0,
-        "tb" | "tib" | "ti" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
-        "k" => return Some(format!("n:{}", format_number(number * 1e3))),
-        _ => return None,
-    };
+    if lower == "k" {
+        return Some(format!("n:{}", format_number(number * 1e3)));
+    }
+    let bytes = byte_size(&lower)?;
     Some(format!("bytes:{}", format_number(number * bytes)))
 }
 
