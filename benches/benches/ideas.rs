@@ -15,7 +15,8 @@
 //! smoke pass. `IDEAS_BENCH_EVENTS` overrides the corpus size (default 20 000);
 //! `IDEAS_BENCH_ONLY=throughput` (or `latency`) runs one part, e.g. under a profiler;
 //! `IDEAS_BENCH_DUMP=FILE` writes the grown graph, to check that a speed-up changed no
-//! result.
+//! result; `IDEAS_BENCH_SIMILARITY=1` gives the engine the embedding model (as the
+//! daemon does with the vector index on) and prints how often it asked.
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -95,6 +96,11 @@ fn step(engine: &mut HeuristicEngine, graph: &mut MemoryGraph, batch: &ExtractBa
 /// and the engine and graph as they stand after all but the last batch.
 fn run_engine(batches: &[ExtractBatch]) -> (usize, usize, f64, HeuristicEngine, MemoryGraph) {
     let mut engine = HeuristicEngine::new();
+    if std::env::var_os("IDEAS_BENCH_SIMILARITY").is_some() {
+        engine = engine.with_similarity(memory_projections::model_similarity(
+            memory_embed::EmbedderConfig::from_env_or_repo(),
+        ));
+    }
     let mut graph = MemoryGraph::default();
     let mut before_last = MemoryGraph::default();
     let mut elapsed = Duration::ZERO;
@@ -141,6 +147,13 @@ fn engine_throughput(c: &mut Criterion) {
          = {:.0} events/s (one core, validate + apply included)",
         num_events as f64 / seconds
     );
+    let asked = memory_projections::IDEAS_METRICS
+        .similarity
+        .with_label_values(&["embedded"])
+        .get();
+    if asked > 0 {
+        println!("ideas: the engine asked the embedding model {asked} times");
+    }
     // The last batch on the graph the others grew (the steady state), the engine's
     // caches warm as they are in a running agent.
     let last = batches.last().expect("a batch");

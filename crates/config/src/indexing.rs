@@ -29,6 +29,13 @@ pub struct IndexingConfig {
     pub batch_events: usize,
     /// Events per batch of a backfill (`admin backfill-ideas`). Default 2000.
     pub backfill_batch_events: usize,
+    /// Whether the heuristic engine asks the embedding model (the vector index's) about
+    /// what words leave undecided: an answer sharing a word with a question, a message
+    /// after a pause that shares some words with its topic. Only with the vector index
+    /// on. Default false: over a year of generated coding sessions it asked 2 604
+    /// times, changed nothing in the graph and cut the engine from thousands of events
+    /// per second to about a hundred (docs/benchmarks.md).
+    pub similarity: bool,
 }
 
 impl Default for IndexingConfig {
@@ -39,6 +46,7 @@ impl Default for IndexingConfig {
             window_ms: 1_500,
             batch_events: 1_024,
             backfill_batch_events: 2_000,
+            similarity: false,
         }
     }
 }

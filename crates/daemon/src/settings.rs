@@ -98,14 +98,7 @@ pub fn vector_settings(
         return None;
     }
     let vector = &config.teleport.vector;
-    let mut embedder = memory_embed::EmbedderConfig::from_env_or_repo();
-    if let Some(model_dir) = &vector.model_dir {
-        embedder.model_dir.clone_from(model_dir);
-    }
-    if let Some(ort_dylib) = &vector.ort_dylib_path {
-        embedder.ort_dylib.clone_from(ort_dylib);
-    }
-    embedder.model_file.clone_from(&vector.model_file);
+    let embedder = embedder_config(config);
     Some(memory_projections::VectorSettings {
         index_dir: vector.resolve_index_path(data_dir),
         embedder,
@@ -167,13 +160,38 @@ pub fn pipeline_config(config: &Config, data_dir: &Path) -> PipelineConfig {
     }
 }
 
-/// The indexing agent's settings, `None` when `[indexing]` is disabled.
+/// The embedding model of `[teleport.vector]`: its files from the config, else from
+/// the environment or this checkout's `.tools/`.
+fn embedder_config(config: &Config) -> memory_embed::EmbedderConfig {
+    let vector = &config.teleport.vector;
+    let mut embedder = memory_embed::EmbedderConfig::from_env_or_repo();
+    if let Some(model_dir) = &vector.model_dir {
+        embedder.model_dir.clone_from(model_dir);
+    }
+    if let Some(ort_dylib) = &vector.ort_dylib_path {
+        embedder.ort_dylib.clone_from(ort_dylib);
+    }
+    embedder.model_file.clone_from(&vector.model_file);
+    embedder
+}
+
+/// The indexing agent's settings, `None` when `[indexing]` is disabled. The heuristic
+/// engine judges meaning with the vector index's embedding model when both the index
+/// and `[indexing] similarity` (off by default) are on.
 pub fn indexing_settings(config: &Config) -> Option<IndexingSettings> {
     if !config.indexing.enabled {
         return None;
     }
+    let similarity = (config.indexing.similarity && config.teleport.vector_enabled())
+        .then(|| memory_projections::model_similarity(embedder_config(config)));
     let engine: EngineFactory = match config.indexing.engine {
-        IndexingEngine::Heuristic => Arc::new(|| Box::new(memory_ideas::HeuristicEngine::new())),
+        IndexingEngine::Heuristic => Arc::new(move || {
+            let engine = memory_ideas::HeuristicEngine::new();
+            Box::new(match &similarity {
+                Some(embed) => engine.with_similarity(Arc::clone(embed)),
+                None => engine,
+            })
+        }),
     };
     let mut settings = IndexingSettings::new(engine);
     settings.backfill_batch_events = config.indexing.backfill_batch_events;

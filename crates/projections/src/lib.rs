@@ -68,6 +68,7 @@ pub use grip_extractor::{GRIP_EXTRACTOR, GRIPS_EXTRACTED, GripExtractor};
 pub use ideas::{
     BackfillProgress, EngineFactory, GraphTxn, IDEA_WRITTEN, IDEAS, IDEAS_CLEARED, IDEAS_METRICS,
     INDEXING_AGENT, IdeaGraph, IdeasMetrics, IndexingAgent, IndexingSettings, RECALL_SESSION,
+    model_similarity,
 };
 pub use lifecycle::{PruneKind, PruneReport, Retention};
 pub use metrics::{BM25_METRICS, Bm25Metrics, VECTOR_METRICS, VectorMetrics};

@@ -49,6 +49,15 @@ impl Similarity {
         }
     }
 
+    /// Cosine between two texts, neither cached (0 when the model answers badly).
+    pub(crate) fn cosine_of(&self, a: &str, b: &str) -> f32 {
+        let vectors = (self.embed)(&[a, b]);
+        match vectors.as_slice() {
+            [first, second] => cosine(first, second),
+            _ => 0.0,
+        }
+    }
+
     /// Cosine between `text` and each idea (0 when the model answers badly).
     fn cosines(&mut self, text: &str, ideas: &[&Idea]) -> Vec<f32> {
         let missing: Vec<&Idea> = ideas

@@ -83,8 +83,15 @@ pub(super) fn index(
 
 /// Indexes each inner list as one batch, numbering events in order.
 pub(super) fn index_batches(batches: Vec<Vec<Event>>) -> (MemoryGraph, Vec<ChangeSet>) {
+    index_batches_with(HeuristicEngine::new(), batches)
+}
+
+/// [`index_batches`] with a given engine.
+fn index_batches_with(
+    mut engine: HeuristicEngine,
+    batches: Vec<Vec<Event>>,
+) -> (MemoryGraph, Vec<ChangeSet>) {
     let mut graph = MemoryGraph::default();
-    let mut engine = HeuristicEngine::new();
     let mut seq = 0;
     let mut all = Vec::new();
     for batch in batches {
@@ -677,4 +684,94 @@ fn an_embedding_model_answers_what_overlap_misses() {
     let answered =
         run(HeuristicEngine::new().with_similarity(embed)).expect("answered with the model");
     assert_eq!(answered.event_id, "a-1");
+}
+
+/// A session on the login API's rate limit (four decisions and findings, plenty of
+/// vocabulary), then after a pause a user message about another subject that still
+/// shares some of its words.
+fn rate_limit_then(later: &str) -> Vec<Vec<Event>> {
+    vec![
+        vec![
+            user(
+                "u-1",
+                "s1",
+                at(0, 1),
+                "We decided the login API rate limit stays at 20 requests per minute per client.",
+            ),
+            assistant(
+                "a-1",
+                "s1",
+                at(0, 2),
+                "Found it: the limiter counts retries from the mobile client twice, which trips the threshold early.",
+            ),
+            user(
+                "u-2",
+                "s1",
+                at(0, 3),
+                "We decided to key the limiter bucket by account id instead of address, behind the gateway.",
+            ),
+            assistant(
+                "a-2",
+                "s1",
+                at(0, 4),
+                "Conclusion: burst traffic from the partner integration explains the remaining throttled calls.",
+            ),
+        ],
+        vec![user("u-3", "s1", at(0, 40), later)],
+    ]
+}
+
+/// Stands in for an embedding model: two directions, rate limiting and billing.
+fn topic_embedding() -> EmbedFn {
+    std::sync::Arc::new(|texts: &[&str]| {
+        texts
+            .iter()
+            .map(|text| {
+                let lower = text.to_lowercase();
+                let limits = ["limit", "throttl", "burst"]
+                    .iter()
+                    .any(|w| lower.contains(w));
+                let billing = ["invoice", "billing"].iter().any(|w| lower.contains(w));
+                vec![
+                    f32::from(u8::from(limits)),
+                    f32::from(u8::from(billing)),
+                    0.05,
+                ]
+            })
+            .collect()
+    })
+}
+
+#[test]
+fn a_message_on_another_subject_after_a_pause_opens_a_span() {
+    // Shares almost nothing: vocabulary drift, model or not.
+    let unrelated =
+        "The invoice PDF footer shows the wrong VAT number for Austrian customers since Tuesday.";
+    let (graph, _) = index_batches(rate_limit_then(unrelated));
+    let spans: Vec<_> = graph.spans().collect();
+    assert_eq!(spans.len(), 2, "{spans:#?}");
+    assert_eq!(spans[1].reason, "vocabulary drift");
+    assert_eq!(spans[1].first_event_id, "u-3");
+
+    // Shares a fifth of its words (partner, account): only the
+    // model tells it is about billing.
+    let overlapping = "The billing export for each partner account shows invoice totals doubled since the March price change.";
+    let (graph, _) = index_batches(rate_limit_then(overlapping));
+    assert_eq!(graph.spans().count(), 1, "words alone: the same span");
+    let (graph, _) = index_batches_with(
+        HeuristicEngine::new().with_similarity(topic_embedding()),
+        rate_limit_then(overlapping),
+    );
+    let spans: Vec<_> = graph.spans().collect();
+    assert_eq!(spans.len(), 2, "{spans:#?}");
+    assert_eq!(spans[1].reason, "meaning drift");
+
+    // Same words, same subject: the model keeps the span.
+    let same =
+        "The partner account on the mobile client still hits the limiter burst threshold at peak.";
+    let (graph, _) = index_batches_with(
+        HeuristicEngine::new().with_similarity(topic_embedding()),
+        rate_limit_then(same),
+    );
+    assert_eq!(graph.spans().count(), 1);
 }

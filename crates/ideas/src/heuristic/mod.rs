@@ -103,9 +103,11 @@ impl HeuristicEngine {
         }
     }
 
-    /// Adds an embedding model to answer detection: a statement that shares a term with
-    /// an open question and whose cosine with it is at least 0.7 answers it even below
-    /// the overlap threshold. The model must be deterministic for the graph to be.
+    /// Adds an embedding model to answer detection — a statement that shares a term
+    /// with an open question and whose cosine with it is at least 0.7 answers it even
+    /// below the overlap threshold — and to topic drift (see `topics`). The model must
+    /// be deterministic for the graph to be: embed each text alone, so a vector never
+    /// depends on what else was in its batch.
     #[must_use]
     pub fn with_similarity(mut self, embed: EmbedFn) -> Self {
         self.similarity_opt = Some(Similarity::new(embed));
@@ -347,7 +349,12 @@ impl HeuristicEngine {
             ideas: &changes.ideas,
             first_content: first.map_or("", |sentence| sentence.content.as_str()),
         };
-        match topics::plan(&span_input, view, &mut self.facts)? {
+        match topics::plan(
+            &span_input,
+            view,
+            &mut self.facts,
+            self.similarity_opt.as_ref(),
+        )? {
             Some(SpanChange::Open(change)) => changes.topic_changes.push(change),
             Some(SpanChange::Update(update)) => changes.topic_updates.push(update),
             None => {}

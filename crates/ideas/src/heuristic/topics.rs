@@ -4,7 +4,11 @@
 //! topic", "last thing") opens a new one; so does a user message after a pause of ten
 //! minutes or more (not a reply) whose six or more salient terms barely meet the span's
 //! vocabulary (its name, summary and latest ideas): at most 10 % shared, 20 % after a
-//! three-hour pause, once the span has three ideas and 25 terms. Every later
+//! three-hour pause, once the span has three ideas and 25 terms. With an embedding
+//! model, such a message also drifts when it shares up to 30 % of its terms and its
+//! cosine with the span (name, summary, latest ideas) stays under 0.2: a new subject
+//! said in words the span happened to use too ("the login page" after an hour on the
+//! login API's rate limit). Every later
 //! event of the session extends the current span (`last_event_id`), so the span's end
 //! is right at the end of every batch.
 //!
@@ -18,6 +22,7 @@ use memory_types::Event;
 
 use crate::change_set::{NewIdea, TopicChange, TopicUpdate};
 use crate::extractor::{GraphError, GraphView};
+use crate::heuristic::answers::Similarity;
 use crate::heuristic::facts::{FactsCache, salient_terms};
 use crate::heuristic::lexicon::lexicon_entry;
 use crate::heuristic::mentions::mentions;
@@ -37,6 +42,12 @@ const DRIFT_OVERLAP: f32 = 0.1;
 /// After a pause this long, the drift threshold rises to [`DRIFT_OVERLAP_AFTER_PAUSE`].
 const LONG_PAUSE_MS: u64 = 3 * 3_600 * 1_000;
 const DRIFT_OVERLAP_AFTER_PAUSE: f32 = 0.2;
+/// With an embedding model: a message sharing up to this part of its terms drifts when
+/// its meaning is far from the span's ([`DRIFT_COSINE`]).
+const EMBEDDED_DRIFT_OVERLAP: f32 = 0.3;
+/// Cosine (all-MiniLM-L6-v2) under which a message is about something else than the
+/// span: unrelated sentences of one project score 0–0.2, one subject 0.4 and more.
+const DRIFT_COSINE: f32 = 0.2;
 
 /// Words too vague to name a topic by.
 const NAME_STOPS: &[&str] = &[
@@ -98,6 +109,7 @@ pub(crate) fn plan(
     input: &SpanInput<'_>,
     view: &dyn GraphView,
     cache: &mut FactsCache,
+    similarity_opt: Option<&Similarity>,
 ) -> Result<Option<SpanChange>, GraphError> {
     let event = input.event;
     let Some(span) = view.current_span(&event.project_id, &event.session_id)? else {
@@ -122,8 +134,10 @@ pub(crate) fn plan(
             );
             return Ok(Some(open(input, about, reason)));
         }
-        if input.is_user && drifted(input, &span, view, cache)? {
-            return Ok(Some(open(input, input.text, "vocabulary drift".to_owned())));
+        if input.is_user
+            && let Some(reason) = drifted(input, &span, view, (cache, similarity_opt))?
+        {
+            return Ok(Some(open(input, input.text, reason.to_owned())));
         }
     }
     let name = if span.name == UNTITLED && !input.ideas.is_empty() {
@@ -252,21 +266,22 @@ pub(crate) fn name_from(text: &str) -> String {
     }
 }
 
-/// Whether a user message drifts away from the span's vocabulary.
+/// Whether a user message drifts away from the span: the reason ("vocabulary drift",
+/// "meaning drift" when the embedding model told), else `None`.
 fn drifted(
     input: &SpanInput<'_>,
     span: &TopicSpan,
     view: &dyn GraphView,
-    cache: &mut FactsCache,
-) -> Result<bool, GraphError> {
+    (cache, similarity_opt): (&mut FactsCache, Option<&Similarity>),
+) -> Result<Option<&'static str>, GraphError> {
     let terms: HashSet<&str> = input.terms.iter().map(String::as_str).collect();
     if terms.len() < 6 {
-        return Ok(false);
+        return Ok(None);
     }
     let event = input.event;
     let pause_ms = event.timestamp_ms.saturating_sub(span.last_ms);
     if pause_ms < REPLY_MS {
-        return Ok(false);
+        return Ok(None);
     }
     let recent = view.recent_ideas(&event.project_id, Some(&event.session_id), None, 12)?;
     let in_span: Vec<_> = recent
@@ -274,15 +289,15 @@ fn drifted(
         .filter(|idea| idea.valid_from_ms >= span.first_ms)
         .collect();
     if in_span.len() < 3 {
-        return Ok(false);
+        return Ok(None);
     }
     let mut vocabulary: HashSet<String> = salient_terms(&span.name).into_iter().collect();
     vocabulary.extend(salient_terms(&span.summary));
-    for idea in in_span {
+    for idea in &in_span {
         vocabulary.extend(cache.get(idea).terms.iter().cloned());
     }
     if vocabulary.len() < 25 {
-        return Ok(false);
+        return Ok(None);
     }
     let shared = terms
         .iter()
@@ -294,7 +309,16 @@ fn drifted(
     } else {
         DRIFT_OVERLAP
     };
-    Ok(overlap <= threshold)
+    if overlap <= threshold {
+        return Ok(Some("vocabulary drift"));
+    }
+    let Some(similarity) = similarity_opt.filter(|_| overlap <= EMBEDDED_DRIFT_OVERLAP) else {
+        return Ok(None);
+    };
+    let mut about = vec![span.name.as_str(), span.summary.as_str()];
+    about.extend(in_span.iter().map(|idea| idea.content.as_str()));
+    let far = similarity.cosine_of(input.text, &about.join(". ")) < DRIFT_COSINE;
+    Ok(far.then_some("meaning drift"))
 }
 
 /// The id a span opened at `event` gets.

@@ -25,6 +25,11 @@ pub struct IdeasMetrics {
     /// `memory_ideas_backfill_sessions{state}`: sessions of the running backfill
     /// (`total`, `done`).
     pub backfill: IntGaugeVec,
+    /// `memory_ideas_similarity_total{outcome}`: the engine's calls to the embedding
+    /// model (`embedded`, `failed`, `unavailable` when it did not load).
+    pub similarity: IntCounterVec,
+    /// `memory_ideas_similarity_seconds`: one such call.
+    pub similarity_seconds: HistogramVec,
 }
 
 /// The metrics, registered on first use.
@@ -70,5 +75,16 @@ pub static IDEAS_METRICS: LazyLock<IdeasMetrics> = LazyLock::new(|| IdeasMetrics
         "memory_ideas_backfill_sessions",
         "Sessions of the running ideas backfill",
         &["state"],
+    ),
+    similarity: counter_vec(
+        "memory_ideas_similarity_total",
+        "Calls of the heuristic engine to the embedding model, by outcome",
+        &["outcome"],
+    ),
+    similarity_seconds: histogram_vec(
+        "memory_ideas_similarity_seconds",
+        "Duration of one call of the heuristic engine to the embedding model",
+        &[],
+        LATENCY_BUCKETS_SECONDS,
     ),
 });

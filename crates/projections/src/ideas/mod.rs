@@ -5,6 +5,7 @@
 mod agent;
 mod graph;
 mod metrics;
+mod similarity;
 
 pub use agent::{
     BackfillProgress, EngineFactory, IDEA_WRITTEN, IDEAS_CLEARED, INDEXING_AGENT, IndexingAgent,
@@ -12,3 +13,4 @@ pub use agent::{
 };
 pub use graph::{GraphTxn, IDEAS, IdeaGraph};
 pub use metrics::{IDEAS_METRICS, IdeasMetrics};
+pub use similarity::model_similarity;
