@@ -3,6 +3,7 @@
 //! Its list reads order and filter exactly as the stored projection does (shared
 //! helpers in this file), so the two can stand in for each other.
 
+use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet};
 
 use memory_text::{TermIndex, query_terms, term_overlap_score};
@@ -21,6 +22,10 @@ pub struct MemoryGraph {
     spans: BTreeMap<(String, String), Vec<TopicSpan>>,
     /// By (project, session, event id), the latest reason kept, as the stored graph does.
     skipped: BTreeMap<(String, String, String), SkippedEvent>,
+    /// A session's ideas, most recent first ([`recent_first`]'s order), as the stored
+    /// graph's session index: the engine asks for a session's latest ideas per event,
+    /// and a scan of the whole project made the benchmark measure this graph.
+    by_session: BTreeMap<(String, String), BTreeSet<(Reverse<u64>, String)>>,
 }
 
 /// Sorts ideas most recent first (source time, then id ascending for a stable order:
@@ -193,9 +198,24 @@ impl GraphView for MemoryGraph {
         intent: Option<Intent>,
         limit: usize,
     ) -> Result<Vec<Idea>, GraphError> {
-        Ok(self.list(project_id, limit, |idea| {
-            matches_filters(idea, session_id, intent)
-        }))
+        let Some(session_id) = session_id else {
+            return Ok(self.list(project_id, limit, |idea| {
+                matches_filters(idea, None, intent)
+            }));
+        };
+        let Some(ids) = self
+            .by_session
+            .get(&(project_id.to_owned(), session_id.to_owned()))
+        else {
+            return Ok(Vec::new());
+        };
+        Ok(ids
+            .iter()
+            .filter_map(|(_, idea_id)| self.ideas.get(&(project_id.to_owned(), idea_id.clone())))
+            .filter(|idea| matches_filters(idea, Some(session_id), intent))
+            .take(limit)
+            .cloned()
+            .collect())
     }
 
     fn open_questions(
@@ -314,6 +334,10 @@ pub fn sort_spans(spans: &mut [TopicSpan]) {
 
 impl GraphStore for MemoryGraph {
     fn put_idea(&mut self, idea: Idea) -> Result<(), GraphError> {
+        self.by_session
+            .entry((idea.project_id.clone(), idea.source.session_id.clone()))
+            .or_default()
+            .insert((Reverse(idea.valid_from_ms), idea.idea_id.clone()));
         self.ideas
             .insert((idea.project_id.clone(), idea.idea_id.clone()), idea);
         Ok(())
