@@ -12,6 +12,9 @@ use crate::entities::canonical_key;
 use crate::extractor::{GraphError, GraphStore, GraphView};
 use crate::model::{Entity, Idea, Intent, Relation, SkippedEvent, TopicSpan};
 
+/// An idea id in a session's index: most recent first, then by id.
+type RecentIdea = (Reverse<u64>, String);
+
 /// The graph in memory.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct MemoryGraph {
@@ -25,7 +28,7 @@ pub struct MemoryGraph {
     /// A session's ideas, most recent first ([`recent_first`]'s order), as the stored
     /// graph's session index: the engine asks for a session's latest ideas per event,
     /// and a scan of the whole project made the benchmark measure this graph.
-    by_session: BTreeMap<(String, String), BTreeSet<(Reverse<u64>, String)>>,
+    by_session: BTreeMap<(String, String), BTreeSet<RecentIdea>>,
 }
 
 /// Sorts ideas most recent first (source time, then id ascending for a stable order:
