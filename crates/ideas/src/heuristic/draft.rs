@@ -4,7 +4,10 @@
 //! header; a decision list ("We decided: a, b, c") becomes one sentence per clause, so
 //! each setting can be superseded on its own (a clause's change cue is its own: "we're
 //! changing the decision: a stays, b becomes" changes b only). A cue sentence of fewer than four words
-//! ("Found the leak.") takes the next sentence with it.
+//! ("Found the leak.") takes the next sentence with it. A sentence without a cue that
+//! states a setting as in force ("The database connection pool size is 10", see
+//! `settings::states_setting`) is a decision at confidence 0.5: it records what is
+//! configured, and a later value for the same setting supersedes it.
 //!
 //! Context ideas are sparing: only when the event gives no other idea, at most one — a
 //! "we use X" sentence naming something, a note's first sentence naming something, or a
@@ -19,7 +22,7 @@ use crate::heuristic::intent::{
 };
 use crate::heuristic::mentions::{Mention, mentions};
 use crate::heuristic::pattern::Pattern;
-use crate::heuristic::settings::settings;
+use crate::heuristic::settings::{settings, states_setting};
 use crate::heuristic::text::{clean_content, segment, split_clauses, split_top_level};
 use crate::model::{Intent, MIN_CONFIDENCE, normalized_content};
 
@@ -203,7 +206,8 @@ pub(crate) fn drafts(sentences: &[Sentence], speaker: Speaker) -> Vec<Draft> {
     while index < sentences.len() {
         let sentence = &sentences[index];
         index += 1;
-        let Some(cue) = sentence.cue_opt else {
+        let cue_opt = sentence.cue_opt.or_else(|| stated_setting_cue(sentence));
+        let Some(cue) = cue_opt else {
             continue;
         };
         if sentence.is_header || cue.intent == Intent::Context {
@@ -272,6 +276,19 @@ pub(crate) fn drafts(sentences: &[Sentence], speaker: Speaker) -> Vec<Draft> {
         drafts.sort_by_key(|(position, _)| *position);
     }
     drafts.into_iter().map(|(_, draft)| draft).collect()
+}
+
+/// Confidence of a decision read off a setting stated as in force (no cue, see
+/// `settings::states_setting`): below a cued decision, above the floor.
+const STATED_SETTING_CONFIDENCE: f32 = 0.5;
+
+/// A sentence without a cue (or with a context cue) that states a setting as in force
+/// is a decision.
+fn stated_setting_cue(sentence: &Sentence) -> Option<Cue> {
+    (!sentence.is_question && !sentence.is_header && states_setting(&sentence.raw)).then_some(Cue {
+        intent: Intent::Decision,
+        confidence: STATED_SETTING_CONFIDENCE,
+    })
 }
 
 /// The one context idea of an event that gives no other.

@@ -775,3 +775,61 @@ fn a_message_on_another_subject_after_a_pause_opens_a_span() {
     );
     assert_eq!(graph.spans().count(), 1);
 }
+
+/// A setting stated as in force is a decision, and a later statement giving the same
+/// setting another value — however worded — supersedes it; a sentence that merely
+/// mentions a value is no decision.
+#[test]
+fn a_stated_setting_is_superseded_by_a_new_value() {
+    let (graph, _) = index_batches(vec![
+        vec![
+            user(
+                "u-1",
+                "s1",
+                at(0, 1),
+                "The database connection pool size is 10.",
+            ),
+            assistant(
+                "a-1",
+                "s1",
+                at(0, 2),
+                "With 10 we saw waits under the load test.",
+            ),
+            user(
+                "u-2",
+                "s1",
+                at(0, 3),
+                "The bucket for user uploads is acme-uploads-prod.",
+            ),
+        ],
+        vec![
+            user(
+                "u-3",
+                "s2",
+                at(2, 1),
+                "Ok, updated db/pool.py. The database connection pool size is 25 everywhere now.",
+            ),
+            user(
+                "u-4",
+                "s2",
+                at(2, 2),
+                "We should switch the bucket for user uploads to acme-media-prod, we need per-tenant prefixes.",
+            ),
+        ],
+    ]);
+    let old_pool = idea_with(&graph, "The database connection pool size is 10");
+    assert_eq!(old_pool.intent, Intent::Decision);
+    let new_pool = idea_with(&graph, "The database connection pool size is 25");
+    assert_eq!(
+        old_pool.superseded_by.as_deref(),
+        Some(new_pool.idea_id.as_str())
+    );
+    let old_bucket = idea_with(&graph, "The bucket for user uploads is acme-uploads-prod");
+    assert!(old_bucket.is_superseded(), "{old_bucket:?}");
+    assert!(
+        graph
+            .ideas()
+            .all(|idea| !idea.content.starts_with("With 10 we saw")),
+        "a use of the value is no idea"
+    );
+}

@@ -82,6 +82,12 @@ const CUES: &[(Intent, f32, &str)] = &[
     (Intent::Decision, 0.7, r"\bstandardi[sz]e on\b"),
     (Intent::Decision, 0.7, r"\blet's (?:use|do|keep|switch|move|stick|adopt|make|go|drop|put|set)\b"),
     (Intent::Decision, 0.7, r"^go with\b"),
+    // A change said outright: "switch the pool size to 25", "we moved the package
+    // manager to pnpm", "we no longer use moment.js" (anchored: cheap for a pattern
+    // every sentence is matched against).
+    (Intent::Decision, 0.7, r"^(?:we (?:should |will |'ll |have |just )?)?(?:switch|switching|switched|move|moved|moving|migrate|migrated|migrating|bump|bumped|bumping|raise|raised|lower|lowered) (?:the|our)\b"),
+    (Intent::Decision, 0.7, r"\bwe no longer use\b"),
+    (Intent::Decision, 0.6, r"\b(?:is|are) no longer\b"),
     (Intent::Decision, 0.7, r"\bgoing with\b"),
     (Intent::Decision, 0.65, r"\bwe(?:'ll| will) keep\b"),
     (Intent::Decision, 0.65, r"\breplaces\b"),
@@ -378,6 +384,34 @@ pub(crate) fn is_negated(before: &str) -> bool {
                         | "cannot"
                 )
         })
+}
+
+/// "instead of X", "switch from X", "replace X", "rather than X": X is the old thing.
+pub(crate) fn is_replaced(before: &str) -> bool {
+    let before = before.trim_end_matches(|c: char| !c.is_alphanumeric());
+    [
+        "instead of",
+        "switch from",
+        "switched from",
+        "switching from",
+        "migrate from",
+        "migrated from",
+        "migrating from",
+        "moving off",
+        "move off",
+        "moved off",
+        "away from",
+        "replace",
+        "replacing",
+        "replaced",
+        "drop",
+        "dropping",
+        "remove",
+        "removing",
+        "rather than",
+    ]
+    .iter()
+    .any(|marker| before.ends_with(marker))
 }
 
 static LEAD_IN: LazyLock<Pattern> = LazyLock::new(|| {

@@ -199,6 +199,38 @@ pub(crate) fn lexicon_mentions(sentence: &str) -> Vec<(usize, usize, EntityType)
     found
 }
 
+/// Capitalised words that are not names.
+#[rustfmt::skip]
+const NOT_NAMES: &[&str] = &[
+    "the", "this", "that", "these", "those", "it", "we", "i", "you", "they", "he", "she",
+    "our", "my", "your", "their", "yes", "no", "ok", "okay", "and", "but", "or", "so", "if",
+    "when", "then", "now", "also", "before", "after", "today", "tomorrow", "yesterday",
+    "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "january",
+    "february", "march", "april", "may", "june", "july", "august", "september", "october",
+    "november", "december", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept",
+    "oct", "nov", "dec", "summary", "decision", "policy", "rule", "root", "cause", "fix",
+    "follow", "runbook", "note", "todo", "proposal", "plan", "options", "option", "step",
+    "next", "last", "first", "second", "both", "all", "every", "each", "current", "proposed",
+    "security", "support", "customer", "success", "test", "tests", "suites", "snapshots",
+    "time", "error", "warning", "found", "confirmed", "interesting", "right", "good",
+    "great", "nice", "thanks", "sorry", "where", "what", "why", "how", "which", "who", "can",
+    "could", "should", "would", "will", "do", "does", "did", "is", "are", "was", "were",
+    "let", "keep", "make", "add", "run", "write", "use", "give", "create", "account",
+    "production", "staging", "prod", "someone", "everyone", "nobody", "anyone", "there",
+    "here", "one", "two", "three", "still", "just", "only", "even", "maybe", "please",
+    "done", "agreed", "hmm", "wait", "meanwhile", "either", "neither", "without", "with",
+    "from", "for", "to", "in", "on", "at", "by", "of", "as", "an", "a", "not", "never",
+    "always", "again", "back", "more", "less", "most", "some", "any", "same", "other",
+    "another", "new", "old", "mobile", "web", "team", "review", "reviews", "readme", "api",
+    "rollout", "stopgap", "decisions", "context", "problem", "question", "solution",
+];
+
+/// Whether a capitalised word may be a name: not a stop word, not a lexicon entry.
+pub(crate) fn is_name_word(word: &str) -> bool {
+    let lower = word.to_lowercase();
+    !NOT_NAMES.contains(&lower.as_str()) && lexicon_entry(word).is_none()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -18,8 +18,10 @@ use std::sync::LazyLock;
 
 use crate::change_set::EntityMention;
 use crate::entities::canonical_key;
-use crate::heuristic::intent::is_negated;
-use crate::heuristic::lexicon::{is_allowed_spelling, lexicon_entry, lexicon_mentions};
+use crate::heuristic::intent::{is_negated, is_replaced};
+use crate::heuristic::lexicon::{
+    is_allowed_spelling, is_name_word, lexicon_entry, lexicon_mentions,
+};
 use crate::heuristic::pattern::Pattern;
 use crate::heuristic::settings::is_identifier;
 use crate::model::EntityType;
@@ -111,32 +113,6 @@ static PERSON: LazyLock<Pattern> = LazyLock::new(|| {
 });
 static CAPITALISED_RUN: LazyLock<Pattern> =
     LazyLock::new(|| Pattern::new(r"\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+)+\b"));
-
-/// Capitalised words that are not names.
-#[rustfmt::skip]
-const NOT_NAMES: &[&str] = &[
-    "the", "this", "that", "these", "those", "it", "we", "i", "you", "they", "he", "she",
-    "our", "my", "your", "their", "yes", "no", "ok", "okay", "and", "but", "or", "so", "if",
-    "when", "then", "now", "also", "before", "after", "today", "tomorrow", "yesterday",
-    "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "january",
-    "february", "march", "april", "may", "june", "july", "august", "september", "october",
-    "november", "december", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept",
-    "oct", "nov", "dec", "summary", "decision", "policy", "rule", "root", "cause", "fix",
-    "follow", "runbook", "note", "todo", "proposal", "plan", "options", "option", "step",
-    "next", "last", "first", "second", "both", "all", "every", "each", "current", "proposed",
-    "security", "support", "customer", "success", "test", "tests", "suites", "snapshots",
-    "time", "error", "warning", "found", "confirmed", "interesting", "right", "good",
-    "great", "nice", "thanks", "sorry", "where", "what", "why", "how", "which", "who", "can",
-    "could", "should", "would", "will", "do", "does", "did", "is", "are", "was", "were",
-    "let", "keep", "make", "add", "run", "write", "use", "give", "create", "account",
-    "production", "staging", "prod", "someone", "everyone", "nobody", "anyone", "there",
-    "here", "one", "two", "three", "still", "just", "only", "even", "maybe", "please",
-    "done", "agreed", "hmm", "wait", "meanwhile", "either", "neither", "without", "with",
-    "from", "for", "to", "in", "on", "at", "by", "of", "as", "an", "a", "not", "never",
-    "always", "again", "back", "more", "less", "most", "some", "any", "same", "other",
-    "another", "new", "old", "mobile", "web", "team", "review", "reviews", "readme", "api",
-    "rollout", "stopgap", "decisions", "context", "problem", "question", "solution",
-];
 
 /// The mentions of one sentence, at most [`MAX_MENTIONS`].
 pub(crate) fn mentions(sentence: &str) -> Vec<Mention> {
@@ -263,34 +239,6 @@ impl<'a> Found<'a> {
     }
 }
 
-/// "instead of X", "switch from X", "replace X", "rather than X": X is the old thing.
-pub(crate) fn is_replaced(before: &str) -> bool {
-    let before = before.trim_end_matches(|c: char| !c.is_alphanumeric());
-    [
-        "instead of",
-        "switch from",
-        "switched from",
-        "switching from",
-        "migrate from",
-        "migrated from",
-        "migrating from",
-        "moving off",
-        "move off",
-        "moved off",
-        "away from",
-        "replace",
-        "replacing",
-        "replaced",
-        "drop",
-        "dropping",
-        "remove",
-        "removing",
-        "rather than",
-    ]
-    .iter()
-    .any(|marker| before.ends_with(marker))
-}
-
 fn is_file_path(path: &str) -> bool {
     if path.contains("://") || path.starts_with("http") {
         return false;
@@ -326,11 +274,6 @@ fn code_name(code: &str) -> &str {
     };
     code.trim_end_matches("()")
         .trim_end_matches([',', '.', ':'])
-}
-
-pub(crate) fn is_name_word(word: &str) -> bool {
-    let lower = word.to_lowercase();
-    !NOT_NAMES.contains(&lower.as_str()) && lexicon_entry(word).is_none()
 }
 
 #[cfg(test)]

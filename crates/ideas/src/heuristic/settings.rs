@@ -4,8 +4,13 @@
 //! earlier one.
 //!
 //! Values are quantities, normalised: durations to seconds (`15m`, `15 minutes`,
-//! `900 s` are one value), sizes to bytes, rates to per second, percentages, counts
-//! (`500k`); an identifier assigned with `=` may also take a word (`format = postcard`).
+//! `900 s`, `fifteen minutes` are one value), sizes to bytes,
+//! rates to per second, percentages, counts (`500k`); an identifier assigned with `=`
+//! may also take a word (`format = postcard`); a key of two words or an identifier may
+//! take a name right after "is", "to", "=", "stays" (`acme-uploads-prod`, `#ops-pager`,
+//! `Priya`, `pnpm`). A value after "not", "instead of", "no longer", "from … to" is
+//! replaced, not given. [`states_setting`] tells a sentence that states a setting as
+//! in force ("The pool size is 10"): the engine drafts it as a decision.
 //! The key is read leftwards from the value over connectors ("is", "becomes", "stays",
 //! "to", "=", "expires after", …): an identifier alone, else up to four words; a list
 //! after "key:" gives its values to that key ("ttl: web 14 days, mobile 30 days").
@@ -18,6 +23,8 @@ use std::sync::LazyLock;
 use memory_text::{is_stopword, stem};
 
 use crate::entities::canonical_key;
+use crate::heuristic::intent::{is_negated, is_replaced};
+use crate::heuristic::lexicon::{is_name_word, lexicon_entry};
 use crate::heuristic::pattern::Pattern;
 
 /// A key: the stems of its words, and the folded identifier when it is one.
@@ -148,7 +155,8 @@ static NUMBER: LazyLock<Pattern> = LazyLock::new(|| {
     Pattern::new(r"^[~≈]?(\d+(?:,\d{3})*(?:\.\d+)?)([A-Za-z%/-]*(?:/[A-Za-z]+)?)$")
 });
 
-/// Every quantity of `text`, normalised, whatever it quantifies.
+/// Every quantity `text` gives, normalised, whatever it quantifies (not those it
+/// negates or replaces).
 pub(crate) fn quantities(text: &str) -> Vec<String> {
     let plain = text.replace(['*', '`', '\'', '"', '(', ')'], " ");
     let mut found: Vec<String> = Vec::new();
@@ -158,7 +166,8 @@ pub(crate) fn quantities(text: &str) -> Vec<String> {
         while index < words.len() {
             match quantity(&words, index) {
                 Some((value, consumed)) => {
-                    if !found.contains(&value) {
+                    // "instead of half an hour", "not 30 seconds": not a value it gives.
+                    if !found.contains(&value) && !is_after_marker(&words, index) {
                         found.push(value);
                     }
                     index += consumed;
@@ -169,6 +178,36 @@ pub(crate) fn quantities(text: &str) -> Vec<String> {
     }
     found.sort();
     found
+}
+
+static STATED: LazyLock<Pattern> = LazyLock::new(|| {
+    Pattern::new(
+        r"(?i)^(?:(?:update|fyi|so|ok|okay|noted)[,:.!]?\s+)?(?:the|our)\s+[^,;:.!?]{3,80}?\s(?:is|are|stays|remains)\s",
+    )
+});
+
+/// Whether a sentence states a setting as in force: "The database connection pool
+/// size is 10", "Our error tracking service is honeybadger.io now" — the subject a key
+/// of two words or an identifier, a value right after the verb, at most 30 words. Such
+/// a sentence records what is configured as surely as "we decided" does, and a later
+/// one giving the key another value replaces it.
+pub(crate) fn states_setting(sentence: &str) -> bool {
+    // Cheap checks first: the engine asks this of every sentence without a cue.
+    let starts_right = sentence.trim_start().get(..3).is_some_and(|start| {
+        matches!(
+            start.to_ascii_lowercase().as_str(),
+            "the" | "our" | "upd" | "fyi" | "so " | "ok " | "ok," | "oka" | "not"
+        )
+    });
+    starts_right
+        && [" is ", " are ", " stays ", " remains "]
+            .iter()
+            .any(|verb| sentence.contains(verb))
+        && sentence.split_whitespace().count() <= 30
+        && STATED.is_match(sentence.trim_start())
+        && settings(sentence)
+            .iter()
+            .any(|setting| setting.key.ident_opt.is_some() || setting.key.terms.len() >= 2)
 }
 
 /// Every setting `text` gives, values of one key merged.
@@ -237,14 +276,22 @@ fn read_part(part: &str, found: &mut Vec<Setting>) {
         {
             colon_key = Some(key);
         }
+        // A value the sentence negates or replaces ("not 30 seconds", "instead of
+        // half an hour", "from 5 to 8") is not given.
+        let replaced = is_after_marker(&words, index);
         let Some((value, consumed)) = quantity(&words, index) else {
+            if !replaced && let Some(setting) = name_setting(&words, index) {
+                add(found, setting.key, setting.values[0].clone());
+            }
             index += 1;
             continue;
         };
         let key_opt = key_before(&words, index, false)
             .or_else(|| colon_key.clone())
             .or_else(|| key_after(&words, index, consumed));
-        if let Some(key) = key_opt {
+        if let Some(key) = key_opt
+            && !replaced
+        {
             add(found, key, value);
         }
         index += consumed;
@@ -265,6 +312,48 @@ fn read_part(part: &str, found: &mut Vec<Setting>) {
             add(found, key, format!("word:{}", value_word.lower));
         }
     }
+}
+
+/// A name given to a key right after "is", "are", "=", "to", "stays", "remains" (or a
+/// colon): "the bucket for user uploads is acme-uploads-prod", "switch the package
+/// manager to pnpm". The name is value-shaped (`us-east-1`, `#ops-pager`, `Priya`) or
+/// in the lexicon; the key has two words or is an identifier, so "it is Friday" gives
+/// nothing.
+fn name_setting(words: &[Word<'_>], index: usize) -> Option<Setting> {
+    let word = &words[index];
+    // After "is" or "to", a hyphenated word is a name too (`acme-uploads-prod`).
+    let hyphenated = word.text.len() > 3
+        && word.text.contains('-')
+        && !word.text.starts_with('-')
+        && !word.text.ends_with('-')
+        && word.text.chars().all(|c| c.is_alphanumeric() || c == '-');
+    let is_name = is_name_value(words, index)
+        || hyphenated
+        || (lexicon_entry(word.text).is_some() && word.text.chars().any(char::is_alphabetic));
+    if !is_name || index == 0 {
+        return None;
+    }
+    let mut before = index - 1;
+    if matches!(words[before].lower.as_str(), "now" | "still") && before > 0 {
+        before -= 1;
+    }
+    let connector = &words[before];
+    let assigns = connector.ends_colon
+        || matches!(
+            connector.lower.as_str(),
+            "is" | "are" | "=" | "to" | "stays" | "remains"
+        );
+    if !assigns || connector.ends_clause {
+        return None;
+    }
+    let key = key_before(words, index, false)?;
+    if key.ident_opt.is_none() && key.terms.len() < 2 {
+        return None;
+    }
+    Some(Setting {
+        key,
+        values: vec![format!("name:{}", canonical_key(word.text))],
+    })
 }
 
 fn add(found: &mut Vec<Setting>, key: SettingKey, value: String) {
@@ -432,6 +521,66 @@ fn split_camel(piece: &str) -> Vec<&str> {
     }
     parts.push(&piece[start..]);
     parts
+}
+
+/// Whether the word at `index` follows a negation or a replacement marker ("from"
+/// only with a "to" later: "from 30 minutes to 2 hours", not "build FROM python").
+pub(crate) fn is_after_marker(words: &[Word<'_>], index: usize) -> bool {
+    let start = index.saturating_sub(3);
+    let before: Vec<&str> = words[start..index]
+        .iter()
+        .map(|word| word.lower.as_str())
+        .collect();
+    let before = before.join(" ");
+    let from_to = index > 0
+        && words[index - 1].lower == "from"
+        && words[index + 1..].iter().any(|word| word.lower == "to");
+    is_negated(&before) || is_replaced(&before) || from_to
+}
+
+const WEEKDAYS: [&str; 7] = [
+    "monday",
+    "tuesday",
+    "wednesday",
+    "thursday",
+    "friday",
+    "saturday",
+    "sunday",
+];
+
+/// Whether the word at `index` is a value-shaped word, a capitalised name inside
+/// the sentence or a weekday.
+pub(crate) fn is_name_value(words: &[Word<'_>], index: usize) -> bool {
+    let text = words[index]
+        .text
+        .trim_end_matches("'s")
+        .trim_matches(|c: char| matches!(c, '\'' | ',' | ';' | '!' | '?'));
+    let lower = text.to_lowercase();
+    if text.len() < 2 || is_stopword(&lower) {
+        return false;
+    }
+    if WEEKDAYS.contains(&lower.trim_end_matches('s')) {
+        return true;
+    }
+    let has_digit = text.chars().any(|c| c.is_ascii_digit());
+    let has_letter = text.chars().any(char::is_alphabetic);
+    let inner = text.char_indices().nth(1).map_or("", |(at, _)| &text[at..]);
+    if text.starts_with(['#', '@'])
+        || inner.contains(['/', '_', '@'])
+        || (inner.contains(['.', ':']) && !text.ends_with(['.', ':']))
+    {
+        return has_letter || has_digit;
+    }
+    if has_digit {
+        return has_letter;
+    }
+    let mut chars = text.chars();
+    index > 0
+        && text.len() >= 3
+        && chars.next().is_some_and(char::is_uppercase)
+        && chars.any(char::is_lowercase)
+        && text.chars().all(|c| c.is_alphabetic() || c == '-')
+        && is_name_word(text)
 }
 
 /// The quantity starting at word `index`, normalised, and how many words it took.

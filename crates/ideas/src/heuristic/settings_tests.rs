@@ -68,3 +68,45 @@ fn keys_match_by_identifier_or_contained_stems() {
         "one generic word is not enough"
     );
 }
+
+#[test]
+fn a_value_the_sentence_negates_or_replaces_is_not_given() {
+    let change = one("Changing the Postgres statement timeout: ten seconds, not 30 seconds.");
+    assert_eq!(change.values, ["dur:10"], "{change:?}");
+    assert_eq!(
+        quantities("Going with 2 hours instead of half an hour for the session cache TTL."),
+        ["dur:7200"]
+    );
+}
+
+#[test]
+fn a_name_after_is_or_to_is_a_value() {
+    let bucket = one("The bucket for user uploads is acme-uploads-prod.");
+    assert_eq!(bucket.values, ["name:acmeuploadsprod"], "{bucket:?}");
+    let moved = one("We should switch the bucket for user uploads to acme-media-prod.");
+    assert!(moved.conflicts_with(&bucket), "{moved:?} vs {bucket:?}");
+    let owner = one("The owner of the payments service is Priya.");
+    assert_eq!(owner.values, ["name:priya"]);
+    // One word of key is not enough for a name, and a plain word is no value.
+    assert!(settings("It is Friday.").is_empty());
+    assert!(settings("The plan is simple.").is_empty());
+}
+
+#[test]
+fn a_setting_stated_as_in_force() {
+    assert!(states_setting("The database connection pool size is 10."));
+    assert!(states_setting(
+        "Update: our error tracking service is honeybadger.io now."
+    ));
+    assert!(states_setting(
+        "The owner of the payments service is Priya Nair in CODEOWNERS."
+    ));
+    // Not a key of two words, not at the start, or no value.
+    assert!(!states_setting(
+        "The image is 410 MB because the base ships a compiler."
+    ));
+    assert!(!states_setting(
+        "At 10 the pool size is fine for the export."
+    ));
+    assert!(!states_setting("The pool size is what bothers me."));
+}

@@ -17,12 +17,9 @@
 //! A value after a negation or a replacement marker ("not X", "no longer X",
 //! "instead of X", "switch from X", "from X to Y") is *replaced*, not stated.
 
-use memory_text::is_stopword;
-
 use crate::entities::canonical_key;
-use crate::heuristic::intent::is_negated;
-use crate::heuristic::mentions::{is_name_word, is_replaced, mentions};
-use crate::heuristic::settings::{Word, quantity, words_of};
+use crate::heuristic::mentions::mentions;
+use crate::heuristic::settings::{is_after_marker, is_name_value, quantity, words_of};
 
 /// What kind of value: quantities of one dimension compare among themselves
 /// (`dur`, `bytes`, `pct`, `rate`, `n`), names among themselves.
@@ -38,16 +35,6 @@ struct Value {
     kind: Kind,
     replaced: bool,
 }
-
-const WEEKDAYS: [&str; 7] = [
-    "monday",
-    "tuesday",
-    "wednesday",
-    "thursday",
-    "friday",
-    "saturday",
-    "sunday",
-];
 
 /// The values `text` states (not those it negates or replaces), as comparable keys.
 #[must_use]
@@ -177,56 +164,6 @@ fn dimension_of(value: &str) -> &'static str {
         "rate" => "rate",
         _ => "n",
     }
-}
-
-/// Whether the word at `index` follows a negation or a replacement marker ("from"
-/// only with a "to" later: "from 30 minutes to 2 hours", not "build FROM python").
-fn is_after_marker(words: &[Word<'_>], index: usize) -> bool {
-    let start = index.saturating_sub(3);
-    let before: Vec<&str> = words[start..index]
-        .iter()
-        .map(|word| word.lower.as_str())
-        .collect();
-    let before = before.join(" ");
-    let from_to = index > 0
-        && words[index - 1].lower == "from"
-        && words[index + 1..].iter().any(|word| word.lower == "to");
-    is_negated(&before) || is_replaced(&before) || from_to
-}
-
-/// Whether the word at `index` is a value-shaped word, a capitalised name inside
-/// the sentence or a weekday.
-fn is_name_value(words: &[Word<'_>], index: usize) -> bool {
-    let text = words[index]
-        .text
-        .trim_end_matches("'s")
-        .trim_matches(|c: char| matches!(c, '\'' | ',' | ';' | '!' | '?'));
-    let lower = text.to_lowercase();
-    if text.len() < 2 || is_stopword(&lower) {
-        return false;
-    }
-    if WEEKDAYS.contains(&lower.trim_end_matches('s')) {
-        return true;
-    }
-    let has_digit = text.chars().any(|c| c.is_ascii_digit());
-    let has_letter = text.chars().any(char::is_alphabetic);
-    let inner = text.char_indices().nth(1).map_or("", |(at, _)| &text[at..]);
-    if text.starts_with(['#', '@'])
-        || inner.contains(['/', '_', '@'])
-        || (inner.contains(['.', ':']) && !text.ends_with(['.', ':']))
-    {
-        return has_letter || has_digit;
-    }
-    if has_digit {
-        return has_letter;
-    }
-    let mut chars = text.chars();
-    index > 0
-        && text.len() >= 3
-        && chars.next().is_some_and(char::is_uppercase)
-        && chars.any(char::is_lowercase)
-        && text.chars().all(|c| c.is_alphabetic() || c == '-')
-        && is_name_word(text)
 }
 
 #[cfg(test)]
