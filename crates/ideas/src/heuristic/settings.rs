@@ -182,7 +182,7 @@ pub(crate) fn quantities(text: &str) -> Vec<String> {
 
 static STATED: LazyLock<Pattern> = LazyLock::new(|| {
     Pattern::new(
-        r"(?i)^(?:(?:update|fyi|so|ok|okay|noted)[,:.!]?\s+)?(?:the|our)\s+[^,;:.!?]{3,80}?\s(?:is|are|stays|remains)\s",
+        r"(?i)^(?:(?:update|fyi|so|ok|okay|noted)[,:.!]?\s+)?(?:the|our)\s+([^,;:.!?]{3,80}?)\s(?:is|are|stays|remains)\s",
     )
 });
 
@@ -204,10 +204,22 @@ pub(crate) fn states_setting(sentence: &str) -> bool {
             .iter()
             .any(|verb| sentence.contains(verb))
         && sentence.split_whitespace().count() <= 30
-        && STATED.is_match(sentence.trim_start())
-        && settings(sentence)
-            .iter()
-            .any(|setting| setting.key.ident_opt.is_some() || setting.key.terms.len() >= 2)
+        && STATED
+            .captures(sentence.trim_start())
+            .and_then(|captures| captures.get(1))
+            .is_some_and(|subject| {
+                // The setting is the sentence's subject, not something said after it.
+                let subject_terms =
+                    key_terms(&subject.as_str().split_whitespace().collect::<Vec<_>>());
+                settings(sentence).iter().any(|setting| {
+                    (setting.key.ident_opt.is_some() || setting.key.terms.len() >= 2)
+                        && setting
+                            .key
+                            .terms
+                            .iter()
+                            .all(|term| subject_terms.contains(term))
+                })
+            })
 }
 
 /// Every setting `text` gives, values of one key merged.
@@ -321,9 +333,9 @@ fn read_part(part: &str, found: &mut Vec<Setting>) {
 /// nothing.
 fn name_setting(words: &[Word<'_>], index: usize) -> Option<Setting> {
     let word = &words[index];
-    // After "is" or "to", a hyphenated word is a name too (`acme-uploads-prod`).
-    let hyphenated = word.text.len() > 3
-        && word.text.contains('-')
+    // After "is" or "to", a word of three or more hyphenated parts is a name too
+    // (`acme-uploads-prod`; not `client-side`).
+    let hyphenated = word.text.matches('-').count() >= 2
         && !word.text.starts_with('-')
         && !word.text.ends_with('-')
         && word.text.chars().all(|c| c.is_alphanumeric() || c == '-');

@@ -109,4 +109,9 @@ fn a_setting_stated_as_in_force() {
         "At 10 the pool size is fine for the export."
     ));
     assert!(!states_setting("The pool size is what bothers me."));
+    // The setting must be the subject, not a value said later in the sentence.
+    assert!(!states_setting(
+        "The only statement that touches users is the FK, under a 3 s lock_timeout."
+    ));
+    assert!(!states_setting("The dblClick is client-side only."));
 }
