@@ -206,6 +206,20 @@ pub(crate) fn states_setting(sentence: &str) -> bool {
         && sentence.split_whitespace().count() <= 30
         && STATED
             .captures(sentence.trim_start())
+            .filter(|captures| {
+                // A value follows the verb ("is 10", "is now #ops-pager", "is Priya"),
+                // not prose ("is what bothers me"): checked before reading settings.
+                let end = captures.get_match().end();
+                sentence.trim_start()[end..]
+                    .split_whitespace()
+                    .find(|word| {
+                        !matches!(
+                            word.to_ascii_lowercase().as_str(),
+                            "now" | "still" | "set" | "at"
+                        )
+                    })
+                    .is_some_and(may_be_value)
+            })
             .and_then(|captures| captures.get(1))
             .is_some_and(|subject| {
                 // The setting is the sentence's subject, not something said after it.
@@ -220,6 +234,24 @@ pub(crate) fn states_setting(sentence: &str) -> bool {
                             .all(|term| subject_terms.contains(term))
                 })
             })
+}
+
+/// Whether a word can start a value: a digit, `#`, `@`, `/`, a capital, punctuation
+/// inside (`acme-uploads-prod`, `db.internal`), a lexicon name, a spelled number.
+fn may_be_value(word: &str) -> bool {
+    let word = word.trim_matches(|c: char| matches!(c, '`' | '"' | '\'' | '(' | ')'));
+    let Some(first) = word.chars().next() else {
+        return false;
+    };
+    first.is_ascii_digit()
+        || matches!(first, '#' | '@' | '/' | '~')
+        || first.is_uppercase()
+        || word
+            .trim_end_matches(['.', ',', ';', ':', '!', '?'])
+            .contains(['-', '.', '_', '/', ':', '@'])
+        || lexicon_entry(word.trim_end_matches(['.', ',', ';', ':', '!', '?'])).is_some()
+        || spelled_number(&word.to_lowercase()).is_some()
+        || word.eq_ignore_ascii_case("half")
 }
 
 /// Every setting `text` gives, values of one key merged.
