@@ -22,12 +22,13 @@ use memory_search::DocType;
 use memory_store::Store;
 use memory_text::estimate_tokens;
 use memory_toc::{GripId, TocLevel, TocNode, TocNodeId};
-use memory_types::{Event, OutboxSeq, format_timestamp_ms};
+use memory_types::{Event, OutboxSeq};
 use tracing::info_span;
 
-use crate::api::{SearchResult, SupersededBy};
+use crate::api::SearchResult;
 use crate::fusion::{RankedDoc, RankedList};
 use crate::idea_lens::IdeaLens;
+use crate::ideas_calls::superseded_by;
 use crate::plan::{Recency, SearchPlan, TimeRange};
 use crate::project::ProjectView;
 use crate::ranking::rerank;
@@ -104,11 +105,7 @@ pub(crate) fn describe(view: ProjectView<'_>, lens: &IdeaLens<'_>, result: &mut 
             idea.superseded_by
                 .as_deref()
                 .and_then(|id| lens.idea(id))
-                .map(|newer| SupersededBy {
-                    idea_id: newer.idea_id,
-                    content: newer.content,
-                    valid_from: format_timestamp_ms(newer.valid_from_ms),
-                })
+                .map(superseded_by)
         } else {
             None
         };
@@ -126,11 +123,7 @@ pub(crate) fn describe(view: ProjectView<'_>, lens: &IdeaLens<'_>, result: &mut 
     {
         // The turn uses a value a later decision replaced (see `IdeaLens`).
         result.is_superseded = true;
-        result.superseded_by = Some(SupersededBy {
-            idea_id: newer.idea_id,
-            content: newer.content,
-            valid_from: format_timestamp_ms(newer.valid_from_ms),
-        });
+        result.superseded_by = Some(superseded_by(newer));
     }
     if let Some(event) = result.evidence.first() {
         result.source_session = lens.source_session(view, &event.session_id);

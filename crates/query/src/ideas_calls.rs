@@ -164,11 +164,7 @@ fn try_idea_result(
         && let Some(newer_id) = &idea.superseded_by
         && let Some(newer) = graph.idea(&idea.project_id, newer_id)?
     {
-        result.superseded_by = Some(SupersededBy {
-            idea_id: newer.idea_id,
-            content: newer.content,
-            valid_from: format_timestamp_ms(newer.valid_from_ms),
-        });
+        result.superseded_by = Some(superseded_by(newer));
     }
     Ok(result)
 }
@@ -996,4 +992,13 @@ fn sort_chronologically(ideas: &mut [Idea]) {
             .cmp(&b.valid_from_ms)
             .then_with(|| a.idea_id.cmp(&b.idea_id))
     });
+}
+
+/// How a result names the idea that superseded it.
+pub(crate) fn superseded_by(newer: Idea) -> SupersededBy {
+    SupersededBy {
+        idea_id: newer.idea_id,
+        content: newer.content,
+        valid_from: format_timestamp_ms(newer.valid_from_ms),
+    }
 }

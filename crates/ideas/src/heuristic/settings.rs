@@ -324,8 +324,8 @@ fn read_part(part: &str, found: &mut Vec<Setting>) {
         // half an hour", "from 5 to 8") is not given.
         let replaced = is_after_marker(&words, index);
         let Some((value, consumed)) = quantity(&words, index) else {
-            if !replaced && let Some(setting) = name_setting(&words, index) {
-                add(found, setting.key, setting.values[0].clone());
+            if !replaced && let Some((key, value)) = name_setting(&words, index) {
+                add(found, key, value);
             }
             index += 1;
             continue;
@@ -363,7 +363,7 @@ fn read_part(part: &str, found: &mut Vec<Setting>) {
 /// manager to pnpm". The name is value-shaped (`us-east-1`, `#ops-pager`, `Priya`) or
 /// in the lexicon; the key has two words or is an identifier, so "it is Friday" gives
 /// nothing.
-fn name_setting(words: &[Word<'_>], index: usize) -> Option<Setting> {
+fn name_setting(words: &[Word<'_>], index: usize) -> Option<(SettingKey, String)> {
     let word = &words[index];
     // After "is" or "to", a word of three or more hyphenated parts is a name too
     // (`acme-uploads-prod`; not `client-side`).
@@ -394,10 +394,7 @@ fn name_setting(words: &[Word<'_>], index: usize) -> Option<Setting> {
     if key.ident_opt.is_none() && key.terms.len() < 2 {
         return None;
     }
-    Some(Setting {
-        key,
-        values: vec![format!("name:{}", canonical_key(word.text))],
-    })
+    Some((key, format!("name:{}", canonical_key(word.text))))
 }
 
 fn add(found: &mut Vec<Setting>, key: SettingKey, value: String) {
