@@ -213,6 +213,22 @@ pub trait GraphView {
         Ok(self.session_spans(project_id, session_id)?.pop())
     }
 
+    /// One span of a session, by id.
+    ///
+    /// # Errors
+    /// Store failures.
+    fn session_span(
+        &self,
+        project_id: &str,
+        session_id: &str,
+        span_id: &str,
+    ) -> Result<Option<TopicSpan>, GraphError> {
+        Ok(self
+            .session_spans(project_id, session_id)?
+            .into_iter()
+            .find(|span| span.span_id == span_id))
+    }
+
     /// An idea's relations, both directions.
     ///
     /// # Errors

@@ -41,4 +41,4 @@ pub use model::{
     span_id,
 };
 pub use overlay::Overlay;
-pub use validate::{RejectReason, Rejection, ValidChanges, validate};
+pub use validate::{RejectReason, Rejection, ValidChanges, validate, validate_event};

@@ -317,6 +317,31 @@ impl GraphView for MemoryGraph {
             .unwrap_or_default())
     }
 
+    /// The last of the sorted spans, without copying the others (the engine asks for
+    /// it on every turn).
+    fn current_span(
+        &self,
+        project_id: &str,
+        session_id: &str,
+    ) -> Result<Option<TopicSpan>, GraphError> {
+        Ok(self
+            .spans
+            .get(&(project_id.to_owned(), session_id.to_owned()))
+            .and_then(|spans| spans.last().cloned()))
+    }
+
+    fn session_span(
+        &self,
+        project_id: &str,
+        session_id: &str,
+        span_id: &str,
+    ) -> Result<Option<TopicSpan>, GraphError> {
+        Ok(self
+            .spans
+            .get(&(project_id.to_owned(), session_id.to_owned()))
+            .and_then(|spans| spans.iter().find(|span| span.span_id == span_id).cloned()))
+    }
+
     fn relations(&self, project_id: &str, idea_id: &str) -> Result<Vec<Relation>, GraphError> {
         Ok(self
             .relations

@@ -294,6 +294,40 @@ impl GraphView for Overlay<'_> {
         Ok(spans)
     }
 
+    /// The latest of the merged spans without merging them all: the base's latest (in
+    /// the top's version if it has one) or a later one of the top. A span's order key
+    /// (first event time, id) never changes, so no other base span can be latest.
+    fn current_span(
+        &self,
+        project_id: &str,
+        session_id: &str,
+    ) -> Result<Option<TopicSpan>, GraphError> {
+        let top = self.top.session_spans(project_id, session_id)?;
+        let base_opt = self.base.current_span(project_id, session_id)?.map(|base| {
+            top.iter()
+                .find(|span| span.span_id == base.span_id)
+                .cloned()
+                .unwrap_or(base)
+        });
+        Ok(top.into_iter().chain(base_opt).max_by(|a, b| {
+            a.first_ms
+                .cmp(&b.first_ms)
+                .then_with(|| a.span_id.cmp(&b.span_id))
+        }))
+    }
+
+    fn session_span(
+        &self,
+        project_id: &str,
+        session_id: &str,
+        span_id: &str,
+    ) -> Result<Option<TopicSpan>, GraphError> {
+        match self.top.session_span(project_id, session_id, span_id)? {
+            Some(span) => Ok(Some(span)),
+            None => self.base.session_span(project_id, session_id, span_id),
+        }
+    }
+
     fn relations(&self, project_id: &str, idea_id: &str) -> Result<Vec<Relation>, GraphError> {
         let mut relations = self.base.relations(project_id, idea_id)?;
         for relation in self.top.relations(project_id, idea_id)? {
@@ -335,5 +369,68 @@ impl GraphStore for Overlay<'_> {
 
     fn put_skipped(&mut self, project_id: &str, skipped: SkippedEvent) -> Result<(), GraphError> {
         self.top.put_skipped(project_id, skipped)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn span(id: &str, first_ms: u64, last_ms: u64) -> TopicSpan {
+        TopicSpan {
+            span_id: id.to_owned(),
+            project_id: "p".to_owned(),
+            session_id: "s".to_owned(),
+            name: format!("{id} at {last_ms}"),
+            summary: String::new(),
+            reason: String::new(),
+            first_event_id: format!("{id}-first"),
+            first_ms,
+            last_event_id: format!("{id}-last"),
+            last_ms,
+        }
+    }
+
+    /// The shortcuts give what the merged list gives, whichever side holds the latest
+    /// span and whether the top holds a newer version of a base span.
+    #[test]
+    fn current_and_single_span_equal_the_merged_list() {
+        // (base spans, top spans), each (id, first event time).
+        type Spans = &'static [(&'static str, u64)];
+        let layouts: &[(Spans, Spans)] = &[
+            (&[], &[]),
+            (&[("a", 1), ("b", 5)], &[]),
+            (&[("a", 1), ("b", 5)], &[("b", 5)]),
+            (&[("a", 1), ("b", 5)], &[("a", 1)]),
+            (&[("a", 1), ("b", 5)], &[("c", 9)]),
+            (&[("a", 1), ("c", 9)], &[("b", 5)]),
+            (&[], &[("a", 1), ("b", 5)]),
+            (&[("b", 5)], &[("a", 5)]),
+        ];
+        for (base_spans, top_spans) in layouts {
+            let mut base = MemoryGraph::default();
+            for (id, first_ms) in *base_spans {
+                base.put_span(span(id, *first_ms, first_ms + 1))
+                    .expect("put");
+            }
+            let mut overlay = Overlay::new(&base);
+            for (id, first_ms) in *top_spans {
+                overlay
+                    .put_span(span(id, *first_ms, first_ms + 2))
+                    .expect("put");
+            }
+            let merged = overlay.session_spans("p", "s").expect("spans");
+            assert_eq!(
+                overlay.current_span("p", "s").expect("current"),
+                merged.last().cloned(),
+                "{base_spans:?} under {top_spans:?}"
+            );
+            for id in ["a", "b", "c", "d"] {
+                assert_eq!(
+                    overlay.session_span("p", "s", id).expect("span"),
+                    merged.iter().find(|span| span.span_id == id).cloned(),
+                );
+            }
+        }
     }
 }

@@ -173,10 +173,51 @@ pub fn validate(
     graph: &dyn GraphView,
     recorded_at_ms: u64,
 ) -> Result<ValidChanges, GraphError> {
-    let events: BTreeMap<&str, &Event> = batch
-        .events()
-        .map(|event| (event.event_id.as_str(), event))
-        .collect();
+    let scope = Scope {
+        events: batch
+            .events()
+            .map(|event| (event.event_id.as_str(), event))
+            .collect(),
+        sessions: batch
+            .sessions
+            .iter()
+            .map(|session| (session.project_id.as_str(), session.session_id.as_str()))
+            .collect(),
+    };
+    validate_in(changes, &scope, graph, recorded_at_ms)
+}
+
+/// [`validate`] for the changes of one event, as if it were a batch of its own (an
+/// engine applying its proposals event by event), without copying the event.
+///
+/// # Errors
+/// Only when the graph cannot be read.
+pub fn validate_event(
+    changes: &ChangeSet,
+    event: &Event,
+    graph: &dyn GraphView,
+    recorded_at_ms: u64,
+) -> Result<ValidChanges, GraphError> {
+    let scope = Scope {
+        events: BTreeMap::from([(event.event_id.as_str(), event)]),
+        sessions: vec![(event.project_id.as_str(), event.session_id.as_str())],
+    };
+    validate_in(changes, &scope, graph, recorded_at_ms)
+}
+
+/// What a change set may name: the events by id, and the (project, session) pairs.
+struct Scope<'a> {
+    events: BTreeMap<&'a str, &'a Event>,
+    sessions: Vec<(&'a str, &'a str)>,
+}
+
+fn validate_in(
+    changes: &ChangeSet,
+    scope: &Scope<'_>,
+    graph: &dyn GraphView,
+    recorded_at_ms: u64,
+) -> Result<ValidChanges, GraphError> {
+    let events = &scope.events;
     let mut out = ValidChanges::default();
     let reject = |reason: RejectReason, detail: String| Rejection { reason, detail };
     let mut rejected = Vec::new();
@@ -521,16 +562,12 @@ pub fn validate(
             is_new: true,
         });
     }
-    let projects: BTreeSet<&str> = batch
-        .sessions
-        .iter()
-        .map(|session| session.project_id.as_str())
-        .collect();
+    let projects: BTreeSet<&str> = scope.sessions.iter().map(|(project, _)| *project).collect();
     for update in &changes.topic_updates {
-        let Some(session) = batch
+        let Some((project_id, session_id)) = scope
             .sessions
             .iter()
-            .find(|session| session.session_id == update.session_id)
+            .find(|(_, session_id)| *session_id == update.session_id)
         else {
             rejected.push(reject(
                 RejectReason::UnknownSpan,
@@ -541,10 +578,7 @@ pub fn validate(
             ));
             continue;
         };
-        let stored = graph
-            .session_spans(&session.project_id, &session.session_id)?
-            .into_iter()
-            .find(|span| span.span_id == update.span_id);
+        let stored = graph.session_span(project_id, session_id, &update.span_id)?;
         let new = out
             .spans
             .iter()

@@ -61,7 +61,7 @@ pub(crate) struct CandidateList {
 /// The facts of each idea of a list, at the same positions, and all their term hashes
 /// in one array (idea `i`'s are `hashes[ends[i - 1]..ends[i]]`) so that matching an
 /// event against the list walks contiguous memory.
-#[derive(Debug)]
+#[derive(Debug, PartialEq, Eq)]
 pub(crate) struct ListFacts {
     pub facts: Vec<Arc<IdeaFacts>>,
     hashes: Vec<u64>,
@@ -87,11 +87,40 @@ impl ListFacts {
         self.facts.push(idea_facts);
     }
 
-    /// The list with `edit` applied to its facts (a rare change: rebuilt whole).
-    fn edited(&mut self, edit: impl FnOnce(&mut Vec<Arc<IdeaFacts>>)) {
-        let mut facts = std::mem::take(&mut self.facts);
-        edit(&mut facts);
-        *self = ListFacts::new(facts);
+    /// Where idea `position`'s hashes start.
+    fn start(&self, position: usize) -> usize {
+        position
+            .checked_sub(1)
+            .map_or(0, |before| self.ends[before])
+    }
+
+    /// Inserts an idea's facts at `position`, keeping at most `limit` ideas.
+    fn insert(&mut self, position: usize, idea_facts: Arc<IdeaFacts>, limit: usize) {
+        let at = self.start(position);
+        let added = idea_facts.term_hashes.len();
+        self.hashes
+            .splice(at..at, idea_facts.term_hashes.iter().copied());
+        for end in &mut self.ends[position..] {
+            *end += added;
+        }
+        self.ends.insert(position, at + added);
+        self.facts.insert(position, idea_facts);
+        if self.facts.len() > limit {
+            self.hashes.truncate(self.start(limit));
+            self.ends.truncate(limit);
+            self.facts.truncate(limit);
+        }
+    }
+
+    /// Removes the facts at `position`.
+    fn remove(&mut self, position: usize) {
+        let (start, end) = (self.start(position), self.ends[position]);
+        self.hashes.drain(start..end);
+        self.ends.remove(position);
+        for later in &mut self.ends[position..] {
+            *later -= end - start;
+        }
+        self.facts.remove(position);
     }
 
     /// Per idea, how many of its salient terms are among `terms`: what scanning each
@@ -172,7 +201,7 @@ impl CandidateList {
     /// a fresh read would give. Returns false when it cannot — an idea left a full
     /// list, and the one that would take its place is not known — and the list must be
     /// read again.
-    fn update(&mut self, idea: &Idea, kind: ListKind, cache: &mut FactsCache) -> bool {
+    fn update(&mut self, idea: Idea, kind: ListKind, cache: &mut FactsCache) -> bool {
         let was_full = self.ideas.len() >= CANDIDATE_LIMIT;
         let mut facts_opt = self.facts.get_mut();
         let old = self
@@ -182,35 +211,29 @@ impl CandidateList {
         // Still on the list at the same place (an activation, a recall): the facts are
         // those of the same content, only the idea changes.
         if let Some(position) = old
-            && kind.holds(idea)
+            && kind.holds(&idea)
             && self.ideas[position].valid_from_ms == idea.valid_from_ms
         {
-            self.ideas[position] = idea.clone();
+            self.ideas[position] = idea;
             return true;
         }
         if let Some(position) = old {
             self.ideas.remove(position);
             if let Some(list_facts) = facts_opt.as_mut() {
-                list_facts.edited(|facts| {
-                    facts.remove(position);
-                });
+                list_facts.remove(position);
             }
         }
-        if !kind.holds(idea) {
+        if !kind.holds(&idea) {
             return !(was_full && old.is_some());
         }
         let position = self
             .ideas
-            .partition_point(|listed| recent_first(listed, idea).is_lt());
-        self.ideas.insert(position, idea.clone());
-        self.ideas.truncate(CANDIDATE_LIMIT);
+            .partition_point(|listed| recent_first(listed, &idea).is_lt());
         if let Some(list_facts) = facts_opt {
-            let idea_facts = cache.get(idea);
-            list_facts.edited(|facts| {
-                facts.insert(position, idea_facts);
-                facts.truncate(CANDIDATE_LIMIT);
-            });
+            list_facts.insert(position, cache.get(&idea), CANDIDATE_LIMIT);
         }
+        self.ideas.insert(position, idea);
+        self.ideas.truncate(CANDIDATE_LIMIT);
         true
     }
 }
@@ -265,7 +288,7 @@ impl Candidates {
             };
             let key = (kind, project_id.clone());
             let updated = self.lists.get_mut(&key).is_none_or(|list| {
-                Arc::get_mut(list).is_some_and(|list| list.update(&idea, kind, cache))
+                Arc::get_mut(list).is_some_and(|list| list.update(idea, kind, cache))
             });
             if !updated {
                 self.lists.remove(&key);
@@ -366,6 +389,11 @@ mod tests {
                 assert_eq!(facts.as_ref(), cache.get(idea).as_ref());
             }
             assert_eq!(facts.facts.len(), kept.ideas.len());
+            assert_eq!(
+                *facts,
+                ListFacts::new(facts.facts.clone()),
+                "after idea {n}"
+            );
             let said = ["size", "shard", "which"];
             let counts = facts.count_matches(said);
             for (count, idea_facts) in counts.iter().zip(&facts.facts) {

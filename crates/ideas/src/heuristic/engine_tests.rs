@@ -3,9 +3,10 @@ use std::collections::BTreeMap;
 use memory_types::{Event, EventKind};
 
 use super::*;
-use crate::extractor::BatchMode;
+use crate::extractor::{BatchMode, SessionEvents};
 use crate::memory_graph::MemoryGraph;
 use crate::model::{EntityType, RelationType};
+use crate::validate::validate;
 
 /// 2026-01-05T00:00:00Z.
 pub(super) const BASE_MS: u64 = 1_767_571_200_000;

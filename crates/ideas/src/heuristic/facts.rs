@@ -73,10 +73,13 @@ pub(crate) fn term_hash(term: &str) -> u64 {
     STATE.hash_one(term)
 }
 
-/// Facts by idea id.
+/// Facts by idea id, and the facts of contents the engine drafted for the event at hand
+/// by content: a drafted decision's facts are read to relate it, and read again when the
+/// applied idea joins a candidate list; the second read finds them here.
 #[derive(Debug, Default)]
 pub(crate) struct FactsCache {
     by_idea: HashMap<String, Arc<IdeaFacts>>,
+    drafted: HashMap<String, Arc<IdeaFacts>>,
 }
 
 impl FactsCache {
@@ -88,10 +91,30 @@ impl FactsCache {
         if self.by_idea.len() >= MAX_CACHED {
             self.by_idea.clear();
         }
-        let facts = Arc::new(IdeaFacts::of(&idea.content));
+        let facts = self
+            .drafted
+            .remove(&idea.content)
+            .unwrap_or_else(|| Arc::new(IdeaFacts::of(&idea.content)));
         self.by_idea
             .insert(idea.idea_id.clone(), Arc::clone(&facts));
         facts
+    }
+
+    /// The facts of a drafted content, kept until an idea with that content is read
+    /// through [`FactsCache::get`] or the event's changes are applied
+    /// ([`FactsCache::forget_drafts`]).
+    pub(crate) fn of_draft(&mut self, content: &str) -> Arc<IdeaFacts> {
+        if let Some(facts) = self.drafted.get(content) {
+            return Arc::clone(facts);
+        }
+        let facts = Arc::new(IdeaFacts::of(content));
+        self.drafted.insert(content.to_owned(), Arc::clone(&facts));
+        facts
+    }
+
+    /// Forgets the drafted contents no idea took (rejected, restated, or not listed).
+    pub(crate) fn forget_drafts(&mut self) {
+        self.drafted.clear();
     }
 }
 

@@ -230,12 +230,17 @@ static INLINE_CODE: LazyLock<Pattern> = LazyLock::new(|| Pattern::new(r"`[^`]*`"
 /// The lowercased sentence cues are matched on: inline code becomes `code` (an
 /// identifier named `errors` is not a problem), curly apostrophes straight, emphasis gone.
 pub(crate) fn cue_text(sentence: &str) -> String {
-    let without_code = INLINE_CODE.replace_all(sentence, "code");
+    let without_code = if sentence.contains('`') {
+        INLINE_CODE.replace_all(sentence, "code")
+    } else {
+        std::borrow::Cow::Borrowed(sentence)
+    };
     let mut lower = String::with_capacity(without_code.len());
     for ch in without_code.chars() {
         match ch {
-            '’' | '‘' => lower.push('\''),
             '*' => {}
+            _ if ch.is_ascii() => lower.push(ch.to_ascii_lowercase()),
+            '’' | '‘' => lower.push('\''),
             _ => lower.extend(ch.to_lowercase()),
         }
     }

@@ -80,12 +80,21 @@ fn fold_into(word: &str, key: &mut String) {
         key.extend(trimmed.chars().flat_map(char::to_lowercase));
         return;
     }
-    key.extend(
-        trimmed
-            .chars()
-            .filter(|c| c.is_alphanumeric() || matches!(c, '+' | '#' | '.'))
-            .flat_map(char::to_lowercase),
-    );
+    if trimmed.is_ascii() {
+        key.extend(
+            trimmed
+                .bytes()
+                .filter(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'#' | b'.'))
+                .map(|b| char::from(b.to_ascii_lowercase())),
+        );
+    } else {
+        key.extend(
+            trimmed
+                .chars()
+                .filter(|c| c.is_alphanumeric() || matches!(c, '+' | '#' | '.'))
+                .flat_map(char::to_lowercase),
+        );
+    }
     while key.ends_with('.') {
         key.pop();
     }
@@ -111,10 +120,9 @@ struct LexWord<'a> {
 pub(crate) fn lexicon_mentions(sentence: &str) -> Vec<(usize, usize, EntityType)> {
     let mut found = Vec::new();
     let mut words: Vec<LexWord<'_>> = Vec::new();
-    let mut offset = 0;
     for raw in sentence.split_whitespace() {
-        let raw_start = offset + sentence[offset..].find(raw).unwrap_or(0);
-        offset = raw_start + raw.len();
+        // `raw` borrows from `sentence`: its offset is the pointer difference.
+        let raw_start = raw.as_ptr() as usize - sentence.as_ptr() as usize;
         let lead = raw.len()
             - raw
                 .trim_start_matches(['(', '[', '"', '\'', '`', '*', '_', '<', '{'])

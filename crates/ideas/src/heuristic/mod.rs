@@ -54,17 +54,15 @@ pub use values::{ValueChange, stated_values, value_change};
 use crate::apply::apply_changes;
 use crate::change_set::{AnsweredQuestion, ChangeSet, NewIdea, RelationOut, SkipEvent};
 use crate::entities::Lexicon;
-use crate::extractor::{
-    ExtractBatch, ExtractError, GraphError, GraphView, IdeaExtractor, SessionEvents,
-};
+use crate::extractor::{ExtractBatch, ExtractError, GraphError, GraphView, IdeaExtractor};
 use crate::model::{Idea, Intent, RelationType, idea_id};
 use crate::overlay::Overlay;
-use crate::validate::validate;
+use crate::validate::validate_event;
 
 use answers::{AnswerInput, MAX_ANSWERED_PER_EVENT, Similarity, Statement, answers};
 use candidates::{CandidateList, Candidates, ListKind};
 use draft::{Sentence, drafts, read_sentences};
-use facts::{FactsCache, IdeaFacts};
+use facts::FactsCache;
 use intent::Speaker;
 use relations::{
     NewDecision, commit_evidence, commit_message, completions, decision_relations, done_evidence,
@@ -214,7 +212,7 @@ impl HeuristicEngine {
         for draft in &new_drafts {
             let id = idea_id(project_id, &event.event_id, &draft.content);
             if matches!(draft.intent, Intent::Decision | Intent::Preference) {
-                let facts = IdeaFacts::of(&draft.content);
+                let facts = self.facts.of_draft(&draft.content);
                 let new = NewDecision {
                     facts: &facts,
                     is_change: draft.is_change,
@@ -437,20 +435,12 @@ impl IdeaExtractor for HeuristicEngine {
         // Spans opened in this batch, by id: later updates fold into their opening.
         let mut opened: BTreeMap<String, usize> = BTreeMap::new();
         for event in batch.in_log_order() {
+            self.facts.forget_drafts();
             let mut changes = self.event_changes(event, &overlay)?;
             // Skips change nothing a later event reads: they go out, not on the overlay.
             let skips = std::mem::take(&mut changes.skip_events);
             if !is_empty(&changes) {
-                let single = ExtractBatch {
-                    mode: batch.mode,
-                    sessions: vec![SessionEvents {
-                        project_id: event.project_id.clone(),
-                        session_id: event.session_id.clone(),
-                        events: vec![event.clone()],
-                        seqs: vec![0],
-                    }],
-                };
-                let valid = validate(&changes, &single, &overlay, 0)?;
+                let valid = validate_event(&changes, event, &overlay, 0)?;
                 debug_assert!(
                     valid.rejected.is_empty(),
                     "heuristic proposal rejected: {:?}",
