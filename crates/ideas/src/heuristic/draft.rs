@@ -24,6 +24,7 @@ use crate::heuristic::mentions::{Mention, mentions};
 use crate::heuristic::pattern::Pattern;
 use crate::heuristic::settings::{settings, states_setting};
 use crate::heuristic::text::{clean_content, segment, split_clauses, split_top_level};
+use crate::heuristic::values::stated_values;
 use crate::model::{Intent, MIN_CONFIDENCE, normalized_content};
 
 /// Most ideas taken from one event.
@@ -170,6 +171,23 @@ pub(crate) struct Draft {
     pub is_change: bool,
     /// It carries a keep cue.
     pub is_keep: bool,
+    /// A decision that gives a new value to something it only points at ("let's make
+    /// it 10:15", "bump that to 8"): what it changes is what was just discussed.
+    pub is_elliptical: bool,
+}
+
+/// A change whose object is a pronoun, a value after it: "make it 10:15", "bump that
+/// to 8", "set them at 5". Matched on the cue text.
+static ELLIPTICAL: LazyLock<Pattern> = LazyLock::new(|| {
+    Pattern::new(
+        r"\b(?:make|set|change|bump|move|switch|raise|lower|increase|decrease|reduce|drop|push|put|cap|limit)\s+(?:it|that|this|them)\s+(?:(?:back |up |down )?(?:to|at|on)\s+)?[^\s.,;!?]",
+    )
+});
+
+/// Whether a decision sentence is an elliptical change (see [`Draft::is_elliptical`])
+/// that states a value.
+fn is_elliptical(sentence: &Sentence) -> bool {
+    ELLIPTICAL.is_match(&sentence.cue_text) && !stated_values(&sentence.raw).is_empty()
 }
 
 /// Phrases by which a speaker withdraws what they just proposed ("I propose X … no
@@ -232,8 +250,10 @@ pub(crate) fn drafts(sentences: &[Sentence], speaker: Speaker) -> Vec<Draft> {
             index += 1;
         }
         let found = mentions(&raw);
+        let elliptical = cue.intent == Intent::Decision && is_elliptical(sentence);
         let substantial = num_terms >= 2
             || !found.is_empty()
+            || elliptical
             || (num_terms >= 1 && (cue.intent == Intent::Question || sentence.is_clause));
         if !substantial || content.is_empty() {
             continue;
@@ -247,6 +267,7 @@ pub(crate) fn drafts(sentences: &[Sentence], speaker: Speaker) -> Vec<Draft> {
                 mentions: found,
                 is_change: sentence.is_change,
                 is_keep: sentence.is_keep,
+                is_elliptical: elliptical,
             },
         ));
     }
@@ -305,6 +326,7 @@ fn context_draft(sentences: &[Sentence], speaker: Speaker) -> Option<Draft> {
         mentions: found,
         is_change: false,
         is_keep: false,
+        is_elliptical: false,
     };
     for sentence in statements() {
         if let Some(cue) = sentence.cue_opt

@@ -834,3 +834,86 @@ fn a_stated_setting_is_superseded_by_a_new_value() {
         "a use of the value is no idea"
     );
 }
+
+/// "Let's move it to 03:30" changes what the session was just discussing: the decision
+/// in force that shares most with the latest ideas. With nothing under discussion, or
+/// two decisions equally likely, it changes nothing.
+#[test]
+fn an_elliptical_change_supersedes_the_decision_under_discussion() {
+    let (graph, _) = index_batches(vec![
+        vec![
+            user(
+                "u-1",
+                "s1",
+                at(0, 1),
+                "We decided to run the nightly integration suite at 01:00 UTC.",
+            ),
+            user(
+                "u-2",
+                "s1",
+                at(0, 2),
+                "Let's keep the staging replica count at 3 for the demo cluster.",
+            ),
+        ],
+        vec![
+            user(
+                "u-3",
+                "s2",
+                at(3, 1),
+                "The 01:00 run collides with the backup window. Could we move the nightly integration suite?",
+            ),
+            user(
+                "u-4",
+                "s2",
+                at(3, 3),
+                "OK, let's move it to 03:30 UTC then.",
+            ),
+        ],
+        vec![user(
+            "u-5",
+            "s3",
+            at(5, 1),
+            "Fine, let's set it to 5 replicas then.",
+        )],
+        vec![
+            user(
+                "u-6",
+                "s4",
+                at(6, 1),
+                "We decided the api pod memory limit is 512 MB.",
+            ),
+            user(
+                "u-7",
+                "s4",
+                at(6, 2),
+                "We decided the worker pod memory limit is 1 GB.",
+            ),
+            user(
+                "u-8",
+                "s4",
+                at(7, 1),
+                "Should we revisit the pod memory limit?",
+            ),
+            user("u-9", "s4", at(7, 2), "Let's set it to 2 GB."),
+        ],
+    ]);
+    let nightly = idea_with(
+        &graph,
+        "We decided to run the nightly integration suite at 01:00 UTC",
+    );
+    let moved = idea_with(&graph, "OK, let's move it to 03:30 UTC then");
+    assert_eq!(moved.intent, Intent::Decision);
+    assert_eq!(
+        nightly.superseded_by.as_deref(),
+        Some(moved.idea_id.as_str())
+    );
+    let replicas = idea_with(&graph, "Let's keep the staging replica count at 3");
+    assert!(
+        !replicas.is_superseded(),
+        "nothing under discussion in s3: {replicas:?}"
+    );
+    for limit in ["We decided the api pod", "We decided the worker pod"] {
+        let idea = idea_with(&graph, limit);
+        assert!(!idea.is_superseded(), "two limits equally likely: {idea:?}");
+    }
+}

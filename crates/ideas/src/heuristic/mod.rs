@@ -66,7 +66,7 @@ use facts::FactsCache;
 use intent::Speaker;
 use relations::{
     NewDecision, commit_evidence, commit_message, completions, decision_relations, done_evidence,
-    test_resolution, tests_passed,
+    elliptical_referents, test_resolution, tests_passed,
 };
 use skip::SkipReason;
 use topics::{SpanChange, SpanInput};
@@ -218,9 +218,30 @@ impl HeuristicEngine {
                     is_change: draft.is_change,
                     is_keep: draft.is_keep,
                 };
-                for (relation_type, to_idea_id) in
-                    decision_relations(&new, &current, &mut self.facts)
+                let mut relations = decision_relations(&new, &current, &mut self.facts);
+                if draft.is_elliptical
+                    && !relations
+                        .iter()
+                        .any(|(kind, _)| *kind == RelationType::Supersedes)
                 {
+                    let context: Vec<Arc<facts::IdeaFacts>> = view
+                        .recent_ideas(project_id, Some(&event.session_id), None, 3)?
+                        .iter()
+                        .filter(|idea| {
+                            idea.source.event_id != event.event_id
+                                && idea.valid_from_ms <= event.timestamp_ms
+                                && event.timestamp_ms - idea.valid_from_ms <= answers::ADJACENT_MS
+                        })
+                        .map(|idea| self.facts.get(idea))
+                        .collect();
+                    for old_id in
+                        elliptical_referents(&draft.content, &context, &current, &mut self.facts)
+                    {
+                        relations.retain(|(_, to)| *to != old_id);
+                        relations.push((RelationType::Supersedes, old_id));
+                    }
+                }
+                for (relation_type, to_idea_id) in relations {
                     if relation_type == RelationType::BuildsOn && !activated.contains(&to_idea_id) {
                         activated.push(to_idea_id.clone());
                     }

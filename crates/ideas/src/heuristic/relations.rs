@@ -12,7 +12,7 @@
 //! - **tool signals**: a test run that passes resolves the session's latest open problem
 //!   about tests (test, spec, CI, flaky, build, …).
 
-use std::sync::LazyLock;
+use std::sync::{Arc, LazyLock};
 
 use memory_types::{Event, EventKind};
 
@@ -21,6 +21,7 @@ use crate::heuristic::facts::{FactsCache, IdeaFacts, salient_terms};
 use crate::heuristic::intent::is_negated;
 use crate::heuristic::pattern::Pattern;
 use crate::heuristic::text::{MAX_IDEA_CHARS, truncate_at_word};
+use crate::heuristic::values::stated_values;
 use crate::model::{EntityType, Idea, Intent, RelationType};
 
 /// Most ideas a new idea supersedes, todos an event completes.
@@ -117,6 +118,60 @@ pub(crate) fn decision_relations(
         relations.push((RelationType::BuildsOn, old_id));
     }
     relations
+}
+
+/// The decisions in force an elliptical change ("let's make it 10:15", see
+/// `draft::Draft::is_elliptical`) replaces: those that share the most words with what
+/// the session just said (`context`, its latest ideas: "Can we revisit the daily
+/// standup?") and state a value the change does not repeat. People point at the
+/// subject under discussion; without a subject in the recent ideas nothing is
+/// superseded. Several decisions sharing most are one setting said twice only when
+/// they state a common value ("the metrics server is X" in two places); otherwise the
+/// pointer is ambiguous and nothing is superseded.
+pub(crate) fn elliptical_referents(
+    new_content: &str,
+    context: &[Arc<IdeaFacts>],
+    current: &[Idea],
+    cache: &mut FactsCache,
+) -> Vec<String> {
+    let new_values = stated_values(new_content);
+    let mut best: Vec<(String, Vec<String>)> = Vec::new();
+    let mut top = 0;
+    for old in current {
+        if !matches!(old.intent, Intent::Decision | Intent::Preference) {
+            continue;
+        }
+        let old_facts = cache.get(old);
+        let shared = old_facts
+            .words
+            .iter()
+            .filter(|word| context.iter().any(|said| said.words.contains(word)))
+            .count();
+        if shared == 0 || shared < top {
+            continue;
+        }
+        let old_values = stated_values(&old.content);
+        if old_values.iter().all(|value| new_values.contains(value)) {
+            continue;
+        }
+        if shared > top {
+            top = shared;
+            best.clear();
+        }
+        best.push((old.idea_id.clone(), old_values));
+    }
+    let one_setting = best.first().is_some_and(|(_, first_values)| {
+        first_values
+            .iter()
+            .any(|value| best.iter().all(|(_, values)| values.contains(value)))
+    });
+    if !one_setting {
+        return Vec::new();
+    }
+    best.into_iter()
+        .take(MAX_RESOLVED_PER_EVENT)
+        .map(|(idea_id, _)| idea_id)
+        .collect()
 }
 
 /// A technology the new idea negates that the old one names plainly, or the reverse.
