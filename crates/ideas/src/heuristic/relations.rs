@@ -5,7 +5,11 @@
 //!   half of the smaller idea's supersedes, unless the new idea repeats every value the
 //!   old one set; a technology the new idea negates ("we don't use Redis") that the old
 //!   one uses contradicts (supersedes with a change cue); three shared words and 60 %
-//!   builds on (one per new idea, the strongest).
+//!   builds on (one per new idea, the strongest). An elliptical change ("let's move it
+//!   to 03:30", "set it to 2 GB") names no setting: it supersedes the decision in force
+//!   that shares most words with the session's latest ideas (within 15 minutes: "Can
+//!   we move the nightly suite?"), when that pointer is unambiguous
+//!   ([`elliptical_referents`]).
 //! - **todo completion**: a sentence saying something is done ("implemented",
 //!   "merged", not "will be merged") or a commit message, holding two of the todo's terms
 //!   and half of them (40 % for a commit).
