@@ -73,6 +73,7 @@ fn batches(events: &[Event], size: usize) -> Vec<ExtractBatch> {
                         session_id: event.session_id.clone(),
                         events: vec![event.clone()],
                         seqs: vec![seq],
+                        context: Vec::new(),
                     }),
                 }
             }

@@ -129,6 +129,7 @@ fn index_case(events: &[CaseEvent]) -> Result<MemoryGraph> {
                 session_id: event.session_id.clone(),
                 events: vec![event.clone()],
                 seqs: vec![seq as u64 + 1],
+                context: Vec::new(),
             }),
         }
     }

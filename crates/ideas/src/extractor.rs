@@ -41,7 +41,15 @@ pub struct SessionEvents {
     /// engine that links across sessions walks the batch in this order, so the graph
     /// does not depend on how events were grouped into batches.
     pub seqs: Vec<u64>,
+    /// The session's events just before `events` (at most [`CONTEXT_EVENTS`], oldest
+    /// first), already indexed: what was just said, for reference only — an engine
+    /// proposes nothing from them. The agent reads them from the log, so an engine sees
+    /// the same conversation however the events were batched.
+    pub context: Vec<Event>,
 }
+
+/// Most events of a session's context (see [`SessionEvents::context`]).
+pub const CONTEXT_EVENTS: usize = 8;
 
 /// What an engine sees: several sessions, each clearly apart.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -30,8 +30,8 @@ pub use change_set::{
 };
 pub use entities::{Lexicon, canonical_key};
 pub use extractor::{
-    BatchMode, ExtractBatch, ExtractError, GraphError, GraphStore, GraphView, IdeaExtractor,
-    SessionEvents,
+    BatchMode, CONTEXT_EVENTS, ExtractBatch, ExtractError, GraphError, GraphStore, GraphView,
+    IdeaExtractor, SessionEvents,
 };
 pub use heuristic::{EmbedFn, HeuristicEngine, ValueChange, stated_values, value_change};
 pub use memory_graph::MemoryGraph;

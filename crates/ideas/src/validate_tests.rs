@@ -36,6 +36,7 @@ fn batch(events: Vec<Event>) -> ExtractBatch {
             session_id: events[0].session_id.clone(),
             events,
             seqs,
+            context: Vec::new(),
         }],
     }
 }
@@ -188,6 +189,7 @@ fn ids_of_another_project_do_not_resolve() {
             session_id: "s".into(),
             events: vec![other],
             seqs: vec![1],
+            context: Vec::new(),
         }],
     };
     let foreign = ChangeSet {

@@ -298,6 +298,7 @@ impl Fixture {
                     project_id: project.into(),
                     session_id: event.session_id.clone(),
                     seqs: vec![seq as u64],
+                    context: Vec::new(),
                     events: vec![event],
                 }),
             }

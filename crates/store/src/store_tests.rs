@@ -449,3 +449,37 @@ fn session_neighbors_are_the_turns_around_an_event_in_its_session() {
     assert_eq!(ids(at("a3")), (Some("a2".into()), None));
     assert_eq!(ids(at("b1")), (None, None));
 }
+
+#[test]
+fn session_before_is_the_turns_before_an_event_oldest_first() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = open(dir.path());
+    store
+        .append_events(&[
+            event("p", "a1", "a", 10),
+            event("p", "b1", "b", 11),
+            event("p", "a3", "a", 30),
+            event("p", "a2", "a", 20),
+            event("q", "a9", "a", 25),
+            event("p", "a4", "a", 40),
+        ])
+        .expect("append");
+    let before = |id: &str, limit: usize| {
+        let seq = store
+            .seq_of_event_id("p", id)
+            .expect("read")
+            .expect("stored");
+        let event = store.event(seq).expect("read").expect("stored");
+        store
+            .session_before(&event, seq, limit)
+            .expect("before")
+            .into_iter()
+            .map(|e| e.event_id)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(before("a4", 10), ["a1", "a2", "a3"]);
+    assert_eq!(before("a4", 2), ["a2", "a3"]);
+    assert_eq!(before("a3", 10), ["a1", "a2"]);
+    assert!(before("a1", 10).is_empty());
+    assert!(before("b1", 10).is_empty());
+}

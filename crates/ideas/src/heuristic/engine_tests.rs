@@ -59,6 +59,7 @@ pub(super) fn batch_of(events: &[(u64, Event)]) -> ExtractBatch {
                 session_id: event.session_id.clone(),
                 events: vec![event.clone()],
                 seqs: vec![*seq],
+                context: Vec::new(),
             }),
         }
     }
@@ -916,4 +917,65 @@ fn an_elliptical_change_supersedes_the_decision_under_discussion() {
         let idea = idea_with(&graph, limit);
         assert!(!idea.is_superseded(), "two limits equally likely: {idea:?}");
     }
+}
+
+/// The turn an elliptical change points back at need not be an idea, nor in the same
+/// batch: before a batch's first event the engine reads the session's context (the
+/// agent fills it from the log), and both batchings give the same supersession.
+#[test]
+fn an_elliptical_change_after_a_plain_turn_reads_the_sessions_context() {
+    let decision = user(
+        "r-1",
+        "s1",
+        at(0, 1),
+        "We decided the release train leaves on Tuesday.",
+    );
+    let complaint = user(
+        "r-2",
+        "s2",
+        at(4, 1),
+        "The Tuesday release train lands right in the middle of the security review.",
+    );
+    let change = user("r-3", "s2", at(4, 2), "OK, let's move it to Thursday then.");
+    let superseded_by = |graph: &MemoryGraph| {
+        idea_with(graph, "We decided the release train leaves on Tuesday")
+            .superseded_by
+            .clone()
+    };
+    // One batch holds the complaint and the change.
+    let (together, _) = index_batches(vec![
+        vec![decision.clone()],
+        vec![complaint.clone(), change.clone()],
+    ]);
+    let moved = idea_with(&together, "OK, let's move it to Thursday then");
+    assert_eq!(
+        superseded_by(&together).as_deref(),
+        Some(moved.idea_id.as_str())
+    );
+    // The change alone in its batch, the complaint only as context.
+    let mut graph = MemoryGraph::default();
+    let mut engine = HeuristicEngine::new();
+    index(&mut graph, &mut engine, &[(1, decision)]);
+    index(&mut graph, &mut engine, &[(2, complaint.clone())]);
+    let mut batch = batch_of(&[(3, change.clone())]);
+    batch.sessions[0].context = vec![complaint];
+    let changes = engine.extract(&batch, &graph).expect("extract");
+    let valid = validate(&changes, &batch, &graph, 7).expect("validate");
+    apply_changes(&mut graph, Lexicon::shipped(), &valid).expect("apply");
+    assert_eq!(superseded_by(&graph), superseded_by(&together));
+    // Without the context, nothing says what "it" is.
+    let mut alone = MemoryGraph::default();
+    let mut engine = HeuristicEngine::new();
+    index(&mut alone, &mut engine, &[(1, decision_again())]);
+    index(&mut alone, &mut engine, &[(3, change)]);
+    assert_eq!(superseded_by(&alone), None);
+}
+
+fn decision_again() -> Event {
+    user(
+        "r-1",
+        "s1",
+        at(0, 1),
+        "We decided the release train leaves on Tuesday.",
+    )
 }

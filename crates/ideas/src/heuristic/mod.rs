@@ -7,7 +7,9 @@
 //! time. Each event's changes are computed from that event and the graph as it stands
 //! (the stored graph under an [`Overlay`] holding the batch's earlier events), then
 //! validated against a one-event batch and applied to the overlay, so the next event
-//! sees them. Nothing depends on later events or on where a batch starts or ends: one
+//! sees them. The session's earlier turns come from the batch or, before its first
+//! event, from the session's context the agent read from the log
+//! ([`crate::SessionEvents::context`]). Nothing depends on later events or on where a batch starts or ends: one
 //! batch or the same events in several give the same graph. The returned change set is
 //! the events' change sets in order, topic updates folded into one per span.
 //!
@@ -62,7 +64,7 @@ use crate::validate::validate_event;
 use answers::{AnswerInput, MAX_ANSWERED_PER_EVENT, Similarity, Statement, answers};
 use candidates::{CandidateList, Candidates, ListKind};
 use draft::{Sentence, drafts, read_sentences};
-use facts::FactsCache;
+use facts::{FactsCache, salient_words};
 use intent::Speaker;
 use relations::{
     NewDecision, commit_evidence, commit_message, completions, decision_relations, done_evidence,
@@ -70,6 +72,14 @@ use relations::{
 };
 use skip::SkipReason;
 use topics::{SpanChange, SpanInput};
+
+/// Whether an event is a turn of the conversation (what a later turn can point back at).
+fn is_prose(event: &Event) -> bool {
+    matches!(
+        event.kind,
+        EventKind::UserMessage | EventKind::AssistantMessage | EventKind::Note
+    )
+}
 
 /// Most open questions, open todos and decisions in force considered per event.
 pub const CANDIDATE_LIMIT: usize = 200;
@@ -116,12 +126,15 @@ impl HeuristicEngine {
     fn event_changes(
         &mut self,
         event: &Event,
+        previous: &[&Event],
         view: &dyn GraphView,
     ) -> Result<ChangeSet, GraphError> {
         match event.kind {
-            EventKind::UserMessage => self.prose_changes(event, Speaker::User, view),
-            EventKind::AssistantMessage => self.prose_changes(event, Speaker::Assistant, view),
-            EventKind::Note => self.prose_changes(event, Speaker::Note, view),
+            EventKind::UserMessage => self.prose_changes(event, Speaker::User, previous, view),
+            EventKind::AssistantMessage => {
+                self.prose_changes(event, Speaker::Assistant, previous, view)
+            }
+            EventKind::Note => self.prose_changes(event, Speaker::Note, previous, view),
             EventKind::ToolCall | EventKind::ToolResult => self.tool_changes(event, view),
             EventKind::SessionEnd => Ok(ChangeSet {
                 topic_updates: topics::extend(event, view)?.into_iter().collect(),
@@ -131,10 +144,12 @@ impl HeuristicEngine {
         }
     }
 
+    /// `previous`: the session's earlier prose turns, oldest first.
     fn prose_changes(
         &mut self,
         event: &Event,
         speaker: Speaker,
+        previous: &[&Event],
         view: &dyn GraphView,
     ) -> Result<ChangeSet, GraphError> {
         let sentences = read_sentences(&event.text, speaker);
@@ -224,16 +239,23 @@ impl HeuristicEngine {
                         .iter()
                         .any(|(kind, _)| *kind == RelationType::Supersedes)
                 {
-                    let context: Vec<Arc<facts::IdeaFacts>> = view
-                        .recent_ideas(project_id, Some(&event.session_id), None, 3)?
-                        .iter()
-                        .filter(|idea| {
-                            idea.source.event_id != event.event_id
-                                && idea.valid_from_ms <= event.timestamp_ms
-                                && event.timestamp_ms - idea.valid_from_ms <= answers::ADJACENT_MS
-                        })
-                        .map(|idea| self.facts.get(idea))
-                        .collect();
+                    // What the session just said: its latest ideas and its last two
+                    // turns, within the reply window.
+                    let recent = |timestamp_ms: u64| {
+                        timestamp_ms <= event.timestamp_ms
+                            && event.timestamp_ms - timestamp_ms <= answers::ADJACENT_MS
+                    };
+                    let mut context: Vec<String> = Vec::new();
+                    for idea in view.recent_ideas(project_id, Some(&event.session_id), None, 3)? {
+                        if idea.source.event_id != event.event_id && recent(idea.valid_from_ms) {
+                            context.extend(self.facts.get(&idea).words.iter().cloned());
+                        }
+                    }
+                    for turn in previous.iter().rev().take(2) {
+                        if recent(turn.timestamp_ms) {
+                            context.extend(salient_words(&turn.text));
+                        }
+                    }
                     for old_id in
                         elliptical_referents(&draft.content, &context, &current, &mut self.facts)
                     {
@@ -455,9 +477,27 @@ impl IdeaExtractor for HeuristicEngine {
         let mut out = ChangeSet::default();
         // Spans opened in this batch, by id: later updates fold into their opening.
         let mut opened: BTreeMap<String, usize> = BTreeMap::new();
+        // Each session's turns so far, its context first: what an elliptical change
+        // points back at.
+        let mut turns: BTreeMap<(&str, &str), Vec<&Event>> = batch
+            .sessions
+            .iter()
+            .map(|session| {
+                let key = (session.project_id.as_str(), session.session_id.as_str());
+                (
+                    key,
+                    session.context.iter().filter(|e| is_prose(e)).collect(),
+                )
+            })
+            .collect();
         for event in batch.in_log_order() {
             self.facts.forget_drafts();
-            let mut changes = self.event_changes(event, &overlay)?;
+            let key = (event.project_id.as_str(), event.session_id.as_str());
+            let previous = turns.entry(key).or_default();
+            let mut changes = self.event_changes(event, previous, &overlay)?;
+            if is_prose(event) {
+                previous.push(event);
+            }
             // Skips change nothing a later event reads: they go out, not on the overlay.
             let skips = std::mem::take(&mut changes.skip_events);
             if !is_empty(&changes) {

@@ -7,8 +7,9 @@
 //!   one uses contradicts (supersedes with a change cue); three shared words and 60 %
 //!   builds on (one per new idea, the strongest). An elliptical change ("let's move it
 //!   to 03:30", "set it to 2 GB") names no setting: it supersedes the decision in force
-//!   that shares most words with the session's latest ideas (within 15 minutes: "Can
-//!   we move the nightly suite?"), when that pointer is unambiguous
+//!   that shares most words with what the session just said — its latest ideas and its
+//!   last two turns, within 15 minutes ("Can we move the nightly suite?", "The 01:00
+//!   run collides with the backups") — when that pointer is unambiguous
 //!   ([`elliptical_referents`]).
 //! - **todo completion**: a sentence saying something is done ("implemented",
 //!   "merged", not "will be merged") or a commit message, holding two of the todo's terms
@@ -16,7 +17,7 @@
 //! - **tool signals**: a test run that passes resolves the session's latest open problem
 //!   about tests (test, spec, CI, flaky, build, …).
 
-use std::sync::{Arc, LazyLock};
+use std::sync::LazyLock;
 
 use memory_types::{Event, EventKind};
 
@@ -126,15 +127,15 @@ pub(crate) fn decision_relations(
 
 /// The decisions in force an elliptical change ("let's make it 10:15", see
 /// `draft::Draft::is_elliptical`) replaces: those that share the most words with what
-/// the session just said (`context`, its latest ideas: "Can we revisit the daily
-/// standup?") and state a value the change does not repeat. People point at the
+/// the session just said (`context`: the words of its latest ideas and last two turns,
+/// "Can we revisit the daily standup?") and state a value the change does not repeat. People point at the
 /// subject under discussion; without a subject in the recent ideas nothing is
 /// superseded. Several decisions sharing most are one setting said twice only when
 /// they state a common value ("the metrics server is X" in two places); otherwise the
 /// pointer is ambiguous and nothing is superseded.
 pub(crate) fn elliptical_referents(
     new_content: &str,
-    context: &[Arc<IdeaFacts>],
+    context: &[String],
     current: &[Idea],
     cache: &mut FactsCache,
 ) -> Vec<String> {
@@ -149,7 +150,7 @@ pub(crate) fn elliptical_referents(
         let shared = old_facts
             .words
             .iter()
-            .filter(|word| context.iter().any(|said| said.words.contains(word)))
+            .filter(|word| context.contains(word))
             .count();
         if shared == 0 || shared < top {
             continue;

@@ -18,8 +18,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use memory_ideas::{
-    BatchMode, ExtractBatch, ExtractError, IdeaExtractor, Lexicon, SessionEvents, apply_changes,
-    apply_recall, validate,
+    BatchMode, CONTEXT_EVENTS, ExtractBatch, ExtractError, IdeaExtractor, Lexicon, SessionEvents,
+    apply_changes, apply_recall, validate,
 };
 use memory_store::{DerivedEntry, FeedItem, OutboxSeq, Store};
 use memory_types::{Clock, Event, EventKind, recalled_idea_ids};
@@ -127,6 +127,7 @@ impl IndexingAgent {
                     session_id: event.session_id.clone(),
                     events: Vec::new(),
                     seqs: Vec::new(),
+                    context: Vec::new(),
                 });
                 sessions.len() - 1
             });
@@ -148,10 +149,11 @@ impl IndexingAgent {
     fn run(
         &mut self,
         store: &Store,
-        input: BatchInput,
+        mut input: BatchInput,
         cursor: Option<OutboxSeq>,
     ) -> Result<usize, ConsumerError> {
         let started = Instant::now();
+        read_context(store, &mut input.batch)?;
         let engine = self.engine.engine();
         let mode = input.mode.as_str();
         let span = info_span!("indexing_batch", engine, mode, events = input.batch.len());
@@ -359,6 +361,7 @@ impl IndexingAgent {
                             session_id: session.session_id.clone(),
                             events: part.iter().map(|(_, event)| event.clone()).collect(),
                             seqs: part.iter().map(|(seq, _)| *seq).collect(),
+                            context: Vec::new(),
                         }],
                     },
                     recalls: Vec::new(),
@@ -401,6 +404,18 @@ impl IndexingAgent {
         );
         Ok(state)
     }
+}
+
+/// Fills each session's `context` with the events just before its first event in the
+/// log (see `SessionEvents::context`): one short read per session and batch.
+fn read_context(store: &Store, batch: &mut ExtractBatch) -> Result<(), ConsumerError> {
+    for session in &mut batch.sessions {
+        let (Some(first), Some(&seq)) = (session.events.first(), session.seqs.first()) else {
+            continue;
+        };
+        session.context = store.session_before(first, OutboxSeq(seq), CONTEXT_EVENTS)?;
+    }
+    Ok(())
 }
 
 /// The project and idea ids of a `memory_recalled` event.

@@ -300,3 +300,58 @@ fn backfill_redoes_what_the_agent_passed_one_session_at_a_time() {
     // The continuous mode's position is left alone.
     assert_eq!(store.cursor(INDEXING_AGENT).expect("cursor"), cursor);
 }
+
+/// Records each session's context (event ids) per batch.
+struct ContextRecorder(Arc<std::sync::Mutex<Vec<(String, Vec<String>)>>>);
+
+impl IdeaExtractor for ContextRecorder {
+    fn engine(&self) -> &'static str {
+        "context-recorder"
+    }
+
+    fn extract(
+        &mut self,
+        batch: &ExtractBatch,
+        _graph: &dyn GraphView,
+    ) -> Result<ChangeSet, ExtractError> {
+        let mut seen = self.0.lock().expect("lock");
+        for session in &batch.sessions {
+            seen.push((
+                session.events[0].event_id.clone(),
+                session
+                    .context
+                    .iter()
+                    .map(|event| event.event_id.clone())
+                    .collect(),
+            ));
+        }
+        Ok(ChangeSet::default())
+    }
+}
+
+/// The agent hands the engine each session's turns before the batch, from the log:
+/// one event per batch sees the same conversation as one batch for all.
+#[test]
+fn each_session_comes_with_the_turns_before_it() {
+    let (_dir, store) = open_store();
+    store.append_events(&conversation()).expect("append");
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let recorder = Arc::clone(&seen);
+    let settings = IndexingSettings::new(Arc::new(move || {
+        Box::new(ContextRecorder(Arc::clone(&recorder)))
+    }));
+    let mut agent = IndexingAgent::open(&store, settings).expect("open");
+    run(&store, &mut agent, 1);
+    let seen = seen.lock().expect("lock").clone();
+    let context_of = |first: &str| {
+        seen.iter()
+            .find(|(id, _)| id == first)
+            .map(|(_, context)| context.clone())
+            .expect("batch seen")
+    };
+    assert!(context_of("e1").is_empty());
+    assert_eq!(context_of("e2"), ["e1"]);
+    assert!(context_of("e3").is_empty(), "another session");
+    assert_eq!(context_of("e4"), ["e3"]);
+    assert_eq!(context_of("e5"), ["e1", "e2"]);
+}

@@ -120,6 +120,7 @@ fn batches() -> Vec<(ExtractBatch, ChangeSet)> {
             project_id: "p".into(),
             session_id: events[0].session_id.clone(),
             seqs: (0..events.len() as u64).collect(),
+            context: Vec::new(),
             events,
         }],
     };

@@ -77,6 +77,42 @@ impl Store {
         })
     }
 
+    /// Up to `limit` events of `event`'s session just before it (the event at `seq`), in
+    /// session time order, oldest first: the conversation an engine reads a batch
+    /// against ("let's make it 10:15" after "the 9:30 standup clashes with …").
+    ///
+    /// # Errors
+    /// Storage or decoding failures.
+    pub fn session_before(
+        &self,
+        event: &Event,
+        seq: OutboxSeq,
+        limit: usize,
+    ) -> Result<Vec<Event>> {
+        let key = keys::session_key(
+            &event.project_id,
+            &event.session_id,
+            event.timestamp_ms,
+            seq,
+        );
+        let prefix = keys::session_prefix(&event.project_id, &event.session_id);
+        let mut before = Vec::with_capacity(limit);
+        for guard in self
+            .inner
+            .events_by_session
+            .range(prefix..key)
+            .rev()
+            .take(limit)
+        {
+            let position = keys::trailing_seq("events_by_session", &guard.key()?)?;
+            if let Some(found) = self.event(position)? {
+                before.push(found);
+            }
+        }
+        before.reverse();
+        Ok(before)
+    }
+
     /// The events just before and just after the event at `seq` in its session, in
     /// session time order (`None` at either end). Conversation context: the question a
     /// turn answers, the reply it got.
