@@ -17,7 +17,7 @@ use std::sync::LazyLock;
 
 use crate::heuristic::facts::salient_terms;
 use crate::heuristic::intent::{
-    Cue, Speaker, change_and_keep, cue_text, decision_list_start, is_question_shaped,
+    Cue, Speaker, change_and_keep, cue_text, decision_list_start, is_negated, is_question_shaped,
     lead_in_intent, read,
 };
 use crate::heuristic::mentions::{Mention, mentions};
@@ -176,18 +176,34 @@ pub(crate) struct Draft {
     pub is_elliptical: bool,
 }
 
-/// A change whose object is a pronoun, a value after it: "make it 10:15", "bump that
-/// to 8", "set them at 5". Matched on the cue text.
+/// A change whose object is a pronoun: "make it 10:15", "bump that to 8", "set them at
+/// 5" (any case; the value is read after the match).
 static ELLIPTICAL: LazyLock<Pattern> = LazyLock::new(|| {
     Pattern::new(
-        r"\b(?:make|set|change|bump|move|switch|raise|lower|increase|decrease|reduce|drop|push|put|cap|limit)\s+(?:it|that|this|them)\s+(?:(?:back |up |down )?(?:to|at|on)\s+)?[^\s.,;!?]",
+        r"(?i)\b(?:make|set|change|bump|move|switch|raise|lower|increase|decrease|reduce|drop|push|put|cap|limit)\s+(?:it|that|this|them)\b(?:\s+(?:back\s+|up\s+|down\s+)?(?:to|at|on)\b)?",
     )
 });
 
-/// Whether a decision sentence is an elliptical change (see [`Draft::is_elliptical`])
-/// that states a value.
+/// Whether a decision sentence is an elliptical change (see [`Draft::is_elliptical`]):
+/// the pronoun change is not itself set aside ("rather than bump it, switch to …",
+/// "don't change it") and a value follows within three words.
 fn is_elliptical(sentence: &Sentence) -> bool {
-    ELLIPTICAL.is_match(&sentence.cue_text) && !stated_values(&sentence.raw).is_empty()
+    let raw = sentence.raw.as_str();
+    ELLIPTICAL.find_iter(raw).any(|found| {
+        let before = &raw[..found.start()];
+        let set_aside = is_negated(before)
+            || before
+                .split_whitespace()
+                .rev()
+                .take(2)
+                .any(|word| matches!(word.to_ascii_lowercase().as_str(), "than" | "of"));
+        let tail: String = raw[found.end()..]
+            .split_whitespace()
+            .take(3)
+            .collect::<Vec<_>>()
+            .join(" ");
+        !set_aside && !stated_values(&tail).is_empty()
+    })
 }
 
 /// Phrases by which a speaker withdraws what they just proposed ("I propose X … no
@@ -409,6 +425,23 @@ mod tests {
                     .to_owned()
             )]
         );
+    }
+
+    #[test]
+    fn an_elliptical_change_gives_a_value_to_a_pronoun_it_does_not_set_aside() {
+        let elliptical = |text: &str| {
+            read_sentences(text, Speaker::User)
+                .iter()
+                .any(is_elliptical)
+        };
+        assert!(elliptical("Let's bump it to 2 GB."));
+        assert!(elliptical("Fine, make it Wednesday then."));
+        assert!(elliptical("OK, let's move that to 03:30 UTC."));
+        assert!(!elliptical(
+            "Rather than bump it I'd switch to jose@5: typed claims."
+        ));
+        assert!(!elliptical("Don't change it to 5 GB."));
+        assert!(!elliptical("Let's make it clear in the README."));
     }
 
     #[test]

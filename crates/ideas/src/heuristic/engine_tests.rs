@@ -979,3 +979,28 @@ fn decision_again() -> Event {
         "We decided the release train leaves on Tuesday.",
     )
 }
+
+/// A decision that sets a value is replaced by a new value for it, not by a change on
+/// the same subject: switching the JWT library leaves the token expiry in force.
+#[test]
+fn a_change_on_the_same_subject_leaves_a_setting_in_force() {
+    let (graph, _) = index_batches(vec![
+        vec![user(
+            "j-1",
+            "s1",
+            at(0, 1),
+            "We decided the JWT access token expiry is 15 minutes.",
+        )],
+        vec![user(
+            "j-2",
+            "s1",
+            at(0, 8),
+            "Let's switch the JWT access token signing to jose instead of jsonwebtoken.",
+        )],
+    ]);
+    let expiry = idea_with(
+        &graph,
+        "We decided the JWT access token expiry is 15 minutes",
+    );
+    assert!(!expiry.is_superseded(), "{expiry:?}");
+}

@@ -229,6 +229,7 @@ impl HeuristicEngine {
             if matches!(draft.intent, Intent::Decision | Intent::Preference) {
                 let facts = self.facts.of_draft(&draft.content);
                 let new = NewDecision {
+                    content: &draft.content,
                     facts: &facts,
                     is_change: draft.is_change,
                     is_keep: draft.is_keep,

@@ -2,7 +2,8 @@
 //! - **supersedes / builds_on / contradicts** between a new decision (or preference) and
 //!   the decisions in force: the same setting given another value supersedes, the same
 //!   value builds on; a change cue ("switch to", "instead of") with two shared words and
-//!   half of the smaller idea's supersedes, unless the new idea repeats every value the
+//!   half of the smaller idea's supersedes a decision that sets no value, or one whose
+//!   value the new idea replaces by one of its kind (`values::value_change`), unless the new idea repeats every value the
 //!   old one set; a technology the new idea negates ("we don't use Redis") that the old
 //!   one uses contradicts (supersedes with a change cue); three shared words and 60 %
 //!   builds on (one per new idea, the strongest). An elliptical change ("let's move it
@@ -26,7 +27,7 @@ use crate::heuristic::facts::{FactsCache, IdeaFacts, salient_terms};
 use crate::heuristic::intent::is_negated;
 use crate::heuristic::pattern::Pattern;
 use crate::heuristic::text::{MAX_IDEA_CHARS, truncate_at_word};
-use crate::heuristic::values::stated_values;
+use crate::heuristic::values::{stated_values, value_change};
 use crate::model::{EntityType, Idea, Intent, RelationType};
 
 /// Most ideas a new idea supersedes, todos an event completes.
@@ -34,6 +35,8 @@ const MAX_RESOLVED_PER_EVENT: usize = 3;
 
 /// A new decision or preference, as supersession sees it.
 pub(crate) struct NewDecision<'a> {
+    /// Its content.
+    pub content: &'a str,
     /// Its facts.
     pub facts: &'a IdeaFacts,
     /// It carries a change cue.
@@ -85,7 +88,17 @@ pub(crate) fn decision_relations(
             })
         } else if agrees || repeats_values {
             None
-        } else if new.is_change && !new.is_keep && shared >= 2 && shared * 2 >= smaller {
+        } else if new.is_change
+            && !new.is_keep
+            && shared >= 2
+            && shared * 2 >= smaller
+            && (old_facts.settings.is_empty()
+                || !value_change(&old.content, new.content).old.is_empty())
+        {
+            // A decision that sets a value ("the JWT access token expiry is 15 minutes")
+            // is replaced by a new value of its kind ("2 hours instead of half an hour
+            // for the TTL"), not by any change on the same subject ("switch JWT signing
+            // to jose"): only choices without a setting go by words alone.
             Some(RelationType::Supersedes)
         } else {
             None

@@ -302,7 +302,10 @@ fn backfill_redoes_what_the_agent_passed_one_session_at_a_time() {
 }
 
 /// Records each session's context (event ids) per batch.
-struct ContextRecorder(Arc<std::sync::Mutex<Vec<(String, Vec<String>)>>>);
+/// (first event id of a session in a batch, its context's event ids)
+type Seen = Vec<(String, Vec<String>)>;
+
+struct ContextRecorder(Arc<std::sync::Mutex<Seen>>);
 
 impl IdeaExtractor for ContextRecorder {
     fn engine(&self) -> &'static str {
