@@ -87,7 +87,9 @@ const CUES: &[(Intent, f32, &str)] = &[
     // every sentence is matched against).
     (Intent::Decision, 0.7, r"^(?:we (?:should |will |'ll |have |just )?)?(?:switch|switching|switched|move|moved|moving|migrate|migrated|migrating|bump|bumped|bumping|raise|raised|lower|lowered) (?:the|our)\b"),
     (Intent::Decision, 0.7, r"\bwe no longer use\b"),
-    (Intent::Decision, 0.6, r"\b(?:is|are) no longer\b"),
+    // "The heap is no longer -Xmx2g", "retries are no longer three": a value after it;
+    // "the loops are no longer commit-bound" describes, it decides nothing.
+    (Intent::Decision, 0.6, r"\b(?:is|are) no longer (?:the |an? |our )?(?:\S*\d|\S*[#@/_:.]\w|(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|sixty|hundred)\b)"),
     (Intent::Decision, 0.7, r"\bgoing with\b"),
     (Intent::Decision, 0.65, r"\bwe(?:'ll| will) keep\b"),
     (Intent::Decision, 0.65, r"\breplaces\b"),

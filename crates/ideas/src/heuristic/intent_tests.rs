@@ -58,6 +58,31 @@ fn decisions() {
 }
 
 #[test]
+fn no_longer_decides_only_with_a_value_after_it() {
+    assert_eq!(
+        intent_of(
+            "The retry count is no longer 3, it's 5 from today.",
+            Speaker::User
+        ),
+        Some(Intent::Decision)
+    );
+    assert_eq!(
+        intent_of(
+            "The search indexer's heap is no longer -Xmx2g.",
+            Speaker::User
+        ),
+        Some(Intent::Decision)
+    );
+    assert_ne!(
+        intent_of(
+            "The per-partition loops are no longer commit-bound, next bottleneck is decode.",
+            Speaker::Assistant
+        ),
+        Some(Intent::Decision)
+    );
+}
+
+#[test]
 fn conclusions() {
     for sentence in [
         "Turns out the consumer was committing synchronously after every message.",
