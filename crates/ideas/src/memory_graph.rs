@@ -112,6 +112,13 @@ pub fn entity_matches(entity: &Entity, needle: &str) -> bool {
 }
 
 impl MemoryGraph {
+    /// A session's spans, sorted (none when it has none).
+    fn spans_of(&self, project_id: &str, session_id: &str) -> &[TopicSpan] {
+        self.spans
+            .get(&(project_id.to_owned(), session_id.to_owned()))
+            .map_or(&[], Vec::as_slice)
+    }
+
     /// Every idea, by (project, id).
     pub fn ideas(&self) -> impl Iterator<Item = &Idea> {
         self.ideas.values()
@@ -310,11 +317,7 @@ impl GraphView for MemoryGraph {
         project_id: &str,
         session_id: &str,
     ) -> Result<Vec<TopicSpan>, GraphError> {
-        Ok(self
-            .spans
-            .get(&(project_id.to_owned(), session_id.to_owned()))
-            .cloned()
-            .unwrap_or_default())
+        Ok(self.spans_of(project_id, session_id).to_vec())
     }
 
     /// The last of the sorted spans, without copying the others (the engine asks for
@@ -324,10 +327,7 @@ impl GraphView for MemoryGraph {
         project_id: &str,
         session_id: &str,
     ) -> Result<Option<TopicSpan>, GraphError> {
-        Ok(self
-            .spans
-            .get(&(project_id.to_owned(), session_id.to_owned()))
-            .and_then(|spans| spans.last().cloned()))
+        Ok(self.spans_of(project_id, session_id).last().cloned())
     }
 
     fn session_span(
@@ -337,9 +337,10 @@ impl GraphView for MemoryGraph {
         span_id: &str,
     ) -> Result<Option<TopicSpan>, GraphError> {
         Ok(self
-            .spans
-            .get(&(project_id.to_owned(), session_id.to_owned()))
-            .and_then(|spans| spans.iter().find(|span| span.span_id == span_id).cloned()))
+            .spans_of(project_id, session_id)
+            .iter()
+            .find(|span| span.span_id == span_id)
+            .cloned())
     }
 
     fn relations(&self, project_id: &str, idea_id: &str) -> Result<Vec<Relation>, GraphError> {

@@ -419,41 +419,9 @@ proptest! {
     }
 }
 
-#[test]
-fn session_neighbors_are_the_turns_around_an_event_in_its_session() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let store = open(dir.path());
-    // Two sessions interleaved in the log, one event out of time order, another project.
-    store
-        .append_events(&[
-            event("p", "a1", "a", 10),
-            event("p", "b1", "b", 11),
-            event("p", "a3", "a", 30),
-            event("p", "a2", "a", 20),
-            event("q", "a9", "a", 25),
-        ])
-        .expect("append");
-    let at = |id: &str| {
-        let seq = store
-            .seq_of_event_id("p", id)
-            .expect("read")
-            .expect("stored");
-        let event = store.event(seq).expect("read").expect("stored");
-        store.session_neighbors(&event, seq).expect("neighbors")
-    };
-    let ids = |(before, after): (Option<Event>, Option<Event>)| {
-        (before.map(|e| e.event_id), after.map(|e| e.event_id))
-    };
-    assert_eq!(ids(at("a2")), (Some("a1".into()), Some("a3".into())));
-    assert_eq!(ids(at("a1")), (None, Some("a2".into())));
-    assert_eq!(ids(at("a3")), (Some("a2".into()), None));
-    assert_eq!(ids(at("b1")), (None, None));
-}
-
-#[test]
-fn session_before_is_the_turns_before_an_event_oldest_first() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let store = open(dir.path());
+/// Two sessions interleaved in the log, one event out of time order, another project
+/// with a session of the same name.
+fn interleaved_sessions(store: &Store) {
     store
         .append_events(&[
             event("p", "a1", "a", 10),
@@ -464,12 +432,41 @@ fn session_before_is_the_turns_before_an_event_oldest_first() {
             event("p", "a4", "a", 40),
         ])
         .expect("append");
+}
+
+/// The stored event `id` of project `p`, with its position.
+fn stored(store: &Store, id: &str) -> (Event, OutboxSeq) {
+    let seq = store
+        .seq_of_event_id("p", id)
+        .expect("read")
+        .expect("stored");
+    (store.event(seq).expect("read").expect("stored"), seq)
+}
+
+#[test]
+fn session_neighbors_are_the_turns_around_an_event_in_its_session() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = open(dir.path());
+    interleaved_sessions(&store);
+    let at = |id: &str| {
+        let (event, seq) = stored(&store, id);
+        let (before, after) = store.session_neighbors(&event, seq).expect("neighbors");
+        (before.map(|e| e.event_id), after.map(|e| e.event_id))
+    };
+    assert_eq!(at("a2"), (Some("a1".into()), Some("a3".into())));
+    assert_eq!(at("a1"), (None, Some("a2".into())));
+    assert_eq!(at("a3"), (Some("a2".into()), Some("a4".into())));
+    assert_eq!(at("a4"), (Some("a3".into()), None));
+    assert_eq!(at("b1"), (None, None));
+}
+
+#[test]
+fn session_before_is_the_turns_before_an_event_oldest_first() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = open(dir.path());
+    interleaved_sessions(&store);
     let before = |id: &str, limit: usize| {
-        let seq = store
-            .seq_of_event_id("p", id)
-            .expect("read")
-            .expect("stored");
-        let event = store.event(seq).expect("read").expect("stored");
+        let (event, seq) = stored(&store, id);
         store
             .session_before(&event, seq, limit)
             .expect("before")

@@ -25,6 +25,12 @@ use crate::model::{Idea, Intent};
 /// little overlap.
 pub(crate) const ADJACENT_MS: u64 = 15 * 60 * 1_000;
 
+/// Whether something at `earlier_ms` is within [`ADJACENT_MS`] before `now_ms`: the
+/// window in which a turn replies to, or points back at, what was just said.
+pub(crate) fn is_adjacent(earlier_ms: u64, now_ms: u64) -> bool {
+    earlier_ms <= now_ms && now_ms - earlier_ms <= ADJACENT_MS
+}
+
 /// Most questions one event answers.
 pub(crate) const MAX_ANSWERED_PER_EVENT: usize = 3;
 
@@ -185,7 +191,7 @@ pub(crate) fn answers(
         let adjacent = same_session
             && idea.intent == Intent::Question
             && is_latest
-            && event.timestamp_ms - idea.valid_from_ms <= ADJACENT_MS
+            && is_adjacent(idea.valid_from_ms, event.timestamp_ms)
             && !input.asks
             && num_words >= 6
             && (matched >= 1 || num_terms <= 2);

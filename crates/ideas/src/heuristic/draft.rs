@@ -18,7 +18,7 @@ use std::sync::LazyLock;
 use crate::heuristic::facts::salient_terms;
 use crate::heuristic::intent::{
     Cue, Speaker, change_and_keep, cue_text, decision_list_start, is_negated, is_question_shaped,
-    lead_in_intent, read,
+    is_replaced, lead_in_intent, read,
 };
 use crate::heuristic::mentions::{Mention, mentions};
 use crate::heuristic::pattern::Pattern;
@@ -190,13 +190,8 @@ static ELLIPTICAL: LazyLock<Pattern> = LazyLock::new(|| {
 fn is_elliptical(sentence: &Sentence) -> bool {
     let raw = sentence.raw.as_str();
     ELLIPTICAL.find_iter(raw).any(|found| {
-        let before = &raw[..found.start()];
-        let set_aside = is_negated(before)
-            || before
-                .split_whitespace()
-                .rev()
-                .take(2)
-                .any(|word| matches!(word.to_ascii_lowercase().as_str(), "than" | "of"));
+        let before = raw[..found.start()].to_lowercase();
+        let set_aside = is_negated(&before) || is_replaced(&before);
         let tail: String = raw[found.end()..]
             .split_whitespace()
             .take(3)

@@ -80,20 +80,15 @@ fn fold_into(word: &str, key: &mut String) {
         key.extend(trimmed.chars().flat_map(char::to_lowercase));
         return;
     }
-    if trimmed.is_ascii() {
-        key.extend(
-            trimmed
-                .bytes()
-                .filter(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'#' | b'.'))
-                .map(|b| char::from(b.to_ascii_lowercase())),
-        );
-    } else {
-        key.extend(
-            trimmed
-                .chars()
-                .filter(|c| c.is_alphanumeric() || matches!(c, '+' | '#' | '.'))
-                .flat_map(char::to_lowercase),
-        );
+    for ch in trimmed.chars() {
+        if ch.is_ascii() {
+            // The common case, without `to_lowercase`'s iterator.
+            if ch.is_ascii_alphanumeric() || matches!(ch, '+' | '#' | '.') {
+                key.push(ch.to_ascii_lowercase());
+            }
+        } else if ch.is_alphanumeric() {
+            key.extend(ch.to_lowercase());
+        }
     }
     while key.ends_with('.') {
         key.pop();

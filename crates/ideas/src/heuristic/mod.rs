@@ -9,8 +9,8 @@
 //! validated against a one-event batch and applied to the overlay, so the next event
 //! sees them. The session's earlier turns come from the batch or, before its first
 //! event, from the session's context the agent read from the log
-//! ([`crate::SessionEvents::context`]). Nothing depends on later events or on where a batch starts or ends: one
-//! batch or the same events in several give the same graph. The returned change set is
+//! ([`crate::SessionEvents::context`]). Nothing depends on later events or on where a
+//! batch starts or ends: one batch or the same events in several give the same graph. The returned change set is
 //! the events' change sets in order, topic updates folded into one per span.
 //!
 //! Per event it reads at most [`CANDIDATE_LIMIT`] open questions, open todos and
@@ -144,6 +144,31 @@ impl HeuristicEngine {
         }
     }
 
+    /// The words of what the session said just before `event` (within
+    /// [`answers::ADJACENT_MS`]): its latest ideas and its last two turns (`previous`,
+    /// oldest first) — what an elliptical change points back at.
+    fn just_said(
+        &mut self,
+        event: &Event,
+        previous: &[&Event],
+        view: &dyn GraphView,
+    ) -> Result<Vec<String>, GraphError> {
+        let mut words: Vec<String> = Vec::new();
+        for idea in view.recent_ideas(&event.project_id, Some(&event.session_id), None, 3)? {
+            if idea.source.event_id != event.event_id
+                && answers::is_adjacent(idea.valid_from_ms, event.timestamp_ms)
+            {
+                words.extend(self.facts.get(&idea).words.iter().cloned());
+            }
+        }
+        for turn in previous.iter().rev().take(2) {
+            if answers::is_adjacent(turn.timestamp_ms, event.timestamp_ms) {
+                words.extend(salient_words(&turn.text));
+            }
+        }
+        Ok(words)
+    }
+
     /// `previous`: the session's earlier prose turns, oldest first.
     fn prose_changes(
         &mut self,
@@ -240,23 +265,7 @@ impl HeuristicEngine {
                         .iter()
                         .any(|(kind, _)| *kind == RelationType::Supersedes)
                 {
-                    // What the session just said: its latest ideas and its last two
-                    // turns, within the reply window.
-                    let recent = |timestamp_ms: u64| {
-                        timestamp_ms <= event.timestamp_ms
-                            && event.timestamp_ms - timestamp_ms <= answers::ADJACENT_MS
-                    };
-                    let mut context: Vec<String> = Vec::new();
-                    for idea in view.recent_ideas(project_id, Some(&event.session_id), None, 3)? {
-                        if idea.source.event_id != event.event_id && recent(idea.valid_from_ms) {
-                            context.extend(self.facts.get(&idea).words.iter().cloned());
-                        }
-                    }
-                    for turn in previous.iter().rev().take(2) {
-                        if recent(turn.timestamp_ms) {
-                            context.extend(salient_words(&turn.text));
-                        }
-                    }
+                    let context = self.just_said(event, previous, view)?;
                     for old_id in
                         elliptical_referents(&draft.content, &context, &current, &mut self.facts)
                     {
@@ -297,7 +306,7 @@ impl HeuristicEngine {
         // only when a question of the session is recent enough to be replied to.
         let may_reply = open_questions.iter().any(|idea| {
             idea.source.session_id == event.session_id
-                && event.timestamp_ms - idea.valid_from_ms <= answers::ADJACENT_MS
+                && answers::is_adjacent(idea.valid_from_ms, event.timestamp_ms)
         });
         let latest_idea_event = if statements.is_empty() || !may_reply {
             None

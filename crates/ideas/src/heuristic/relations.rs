@@ -3,8 +3,8 @@
 //!   the decisions in force: the same setting given another value supersedes, the same
 //!   value builds on; a change cue ("switch to", "instead of") with two shared words and
 //!   half of the smaller idea's supersedes a decision that sets no value, or one whose
-//!   value the new idea replaces by one of its kind (`values::value_change`), unless the new idea repeats every value the
-//!   old one set; a technology the new idea negates ("we don't use Redis") that the old
+//!   value the new idea replaces by one of its kind (`values::value_change`), unless
+//!   the new idea repeats every value the old one set; a technology the new idea negates ("we don't use Redis") that the old
 //!   one uses contradicts (supersedes with a change cue); three shared words and 60 %
 //!   builds on (one per new idea, the strongest). An elliptical change ("let's move it
 //!   to 03:30", "set it to 2 GB") names no setting: it supersedes the decision in force
@@ -141,9 +141,9 @@ pub(crate) fn decision_relations(
 /// The decisions in force an elliptical change ("let's make it 10:15", see
 /// `draft::Draft::is_elliptical`) replaces: those that share the most words with what
 /// the session just said (`context`: the words of its latest ideas and last two turns,
-/// "Can we revisit the daily standup?") and state a value the change does not repeat. People point at the
-/// subject under discussion; without a subject in the recent ideas nothing is
-/// superseded. Several decisions sharing most are one setting said twice only when
+/// "Can we revisit the daily standup?") and state a value the change does not repeat.
+/// People point at the subject under discussion; with nothing said just before,
+/// nothing is superseded. Several decisions sharing most are one setting said twice only when
 /// they state a common value ("the metrics server is X" in two places); otherwise the
 /// pointer is ambiguous and nothing is superseded.
 pub(crate) fn elliptical_referents(

@@ -131,16 +131,12 @@ impl Store {
             seq,
         );
         let prefix = keys::session_prefix(&event.project_id, &event.session_id);
-        let index = &self.inner.events_by_session;
-        let mut end = prefix.clone();
+        let mut end = prefix;
         end.extend_from_slice(&[0xff; 17]);
-        let before = match index.range(prefix.clone()..key.clone()).next_back() {
-            Some(guard) => self.event(keys::trailing_seq("events_by_session", &guard.key()?)?)?,
-            None => None,
-        };
+        let before = self.session_before(event, seq, 1)?.pop();
         let mut after_start = key;
         after_start.push(0);
-        let after = match index.range(after_start..end).next() {
+        let after = match self.inner.events_by_session.range(after_start..end).next() {
             Some(guard) => self.event(keys::trailing_seq("events_by_session", &guard.key()?)?)?,
             None => None,
         };
