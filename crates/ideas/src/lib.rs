@@ -33,7 +33,9 @@ pub use extractor::{
     BatchMode, CONTEXT_EVENTS, ExtractBatch, ExtractError, GraphError, GraphStore, GraphView,
     IdeaExtractor, SessionEvents,
 };
-pub use heuristic::{EmbedFn, HeuristicEngine, ValueChange, stated_values, value_change};
+pub use heuristic::{
+    EmbedFn, HeuristicEngine, ValueChange, explicit_change, stated_values, value_change,
+};
 pub use memory_graph::MemoryGraph;
 pub use model::{
     Entity, EntityType, Idea, IdeaSource, Intent, MIN_CONFIDENCE, RECALL_SALIENCE_STEP, Relation,

@@ -11,12 +11,17 @@
 //! replacement changed (`memory_ideas::value_change`: "30 minutes" → "2 hours"). A
 //! turn from before the replacement that states an old value and none of the new ones
 //! counts like the superseded decision: × [`SUPERSEDED_PENALTY`], and its result says
-//! it was superseded and by what.
+//! it was superseded and by what. A decision in force among the best hits that says
+//! itself which value it replaced ("It's thirty days now, not one week anymore",
+//! `memory_ideas::explicit_change`) counts the same way: the turns that stated the old
+//! value are stale even when none of them became an idea to supersede.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
 
-use memory_ideas::{GraphView, Idea, Intent, ValueChange, stated_values, value_change};
+use memory_ideas::{
+    GraphView, Idea, Intent, ValueChange, explicit_change, stated_values, value_change,
+};
 use memory_projections::IdeaGraph;
 use memory_search::DocType;
 use memory_store::Store;
@@ -98,7 +103,8 @@ impl<'a> IdeaLens<'a> {
         }
     }
 
-    /// Notes what the superseded ideas among the best of `ranked` changed, so that
+    /// Notes what the superseded ideas among the best of `ranked` changed, and what the
+    /// decisions in force among them say they replaced, so that
     /// [`IdeaLens::event_factor`] can tell turns that still use an old value.
     pub(crate) fn note_value_changes(&mut self, ranked: &[RankedDoc]) {
         let mut seen: Vec<String> = Vec::new();
@@ -109,10 +115,14 @@ impl<'a> IdeaLens<'a> {
                 _ => continue,
             };
             for older in ideas {
-                if !self.is_stale(&older) || seen.contains(&older.idea_id) {
+                if seen.contains(&older.idea_id) {
                     continue;
                 }
                 seen.push(older.idea_id.clone());
+                if !self.is_stale(&older) {
+                    self.note_explicit_change(older);
+                    continue;
+                }
                 let (Some(newer_id), Some(replaced_at_ms)) =
                     (older.superseded_by.as_deref(), older.valid_until_ms)
                 else {
@@ -130,6 +140,28 @@ impl<'a> IdeaLens<'a> {
                     });
                 }
             }
+        }
+    }
+
+    /// Notes the values a decision in force says it replaced ("16 workers, not 8
+    /// anymore", `memory_ideas::explicit_change`): the turns before it that state an
+    /// old value — decisions or not — are stale like a superseded decision's.
+    fn note_explicit_change(&mut self, newer: Idea) {
+        if newer.intent != Intent::Decision
+            || self
+                .filter
+                .as_of_ms
+                .is_some_and(|at| newer.valid_from_ms > at)
+        {
+            return;
+        }
+        let change = explicit_change(&newer.content);
+        if !change.old.is_empty() {
+            self.stale_values.push(StaleValues {
+                change,
+                replaced_at_ms: newer.valid_from_ms,
+                newer_id: newer.idea_id,
+            });
         }
     }
 

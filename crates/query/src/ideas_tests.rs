@@ -521,6 +521,90 @@ fn a_turn_using_a_replaced_value_counts_as_superseded() {
     );
 }
 
+/// A decision in force that says which value it replaced ("thirty days now, not one
+/// week anymore") makes the earlier turns stating the old value stale, though none of
+/// them is an idea: the change comes before them, where without the decision (or as
+/// of before it) the old statement comes first.
+#[test]
+fn a_decision_naming_the_value_it_replaced_makes_earlier_statements_stale() {
+    const NEW: &str = "Loki log retention is thirty days now, not one week anymore.";
+    let later = T0 + 9 * DAY;
+    let events = vec![
+        user(
+            "r1",
+            "s1",
+            T0,
+            "Loki log retention is one week: the log retention of Loki drops anything older.",
+        ),
+        user("r2", "s1", T0 + MINUTE, "Can you check the ingest lag?"),
+        end("p", "r3", "s1", T0 + 2 * MINUTE),
+        user("r4", "s2", later, NEW),
+        end("p", "r5", "s2", later + MINUTE),
+    ];
+    let evidence_order = |with_decision: bool, extra: Value| {
+        let mut fixture = Fixture::of_events(&events, true);
+        let (first, second): (Vec<Event>, Vec<Event>) = events
+            .iter()
+            .cloned()
+            .partition(|event| event.session_id == "s1");
+        fixture.apply("p", first, ChangeSet::default());
+        let ideas = if with_decision {
+            vec![new_idea("r4", NEW, Intent::Decision, &[])]
+        } else {
+            Vec::new()
+        };
+        fixture.apply(
+            "p",
+            second,
+            ChangeSet {
+                ideas,
+                ..ChangeSet::default()
+            },
+        );
+        let mut body = json!({"query": "Loki log retention", "mode": "keyword", "limit": 10});
+        if let (Some(body), Some(extra)) = (body.as_object_mut(), extra.as_object()) {
+            body.extend(extra.clone());
+        }
+        let answer = fixture.call("search", body);
+        let mut order: Vec<String> = Vec::new();
+        let mut stale: Vec<String> = Vec::new();
+        for result in answer["results"].as_array().expect("results") {
+            if result["is_superseded"] == true {
+                stale.push(
+                    result["evidence"][0]["event_id"]
+                        .as_str()
+                        .unwrap_or("")
+                        .to_owned(),
+                );
+            }
+            for event in result["evidence"].as_array().expect("evidence") {
+                let id = event["event_id"].as_str().unwrap_or("").to_owned();
+                if !order.contains(&id) {
+                    order.push(id);
+                }
+            }
+        }
+        (order, stale)
+    };
+    let position = |order: &[String], id: &str| {
+        order
+            .iter()
+            .position(|found| found == id)
+            .unwrap_or_else(|| panic!("no {id} in {order:?}"))
+    };
+    let (order, stale) = evidence_order(true, json!({}));
+    assert!(position(&order, "r4") < position(&order, "r1"), "{order:?}");
+    assert!(!stale.contains(&"r4".to_owned()), "{stale:?}");
+    let (order, _) = evidence_order(false, json!({}));
+    assert!(
+        position(&order, "r1") < position(&order, "r4"),
+        "without: {order:?}"
+    );
+    let (order, stale) = evidence_order(true, json!({"as_of": "2026-03-05T00:00:00Z"}));
+    assert_eq!(order.first().map(String::as_str), Some("r1"), "{order:?}");
+    assert!(stale.is_empty(), "{stale:?}");
+}
+
 /// Collects what the service reports as recalled.
 #[derive(Default)]
 struct Recalls(std::sync::Mutex<Vec<(String, String, Vec<String>)>>);

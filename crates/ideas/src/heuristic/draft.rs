@@ -7,7 +7,9 @@
 //! ("Found the leak.") takes the next sentence with it. A sentence without a cue that
 //! states a setting as in force ("The database connection pool size is 10", see
 //! `settings::states_setting`) is a decision at confidence 0.5: it records what is
-//! configured, and a later value for the same setting supersedes it.
+//! configured, and a later value for the same setting supersedes it. A sentence that
+//! says which value it replaced by which ("It's thirty days now, not one week
+//! anymore", see `values::explicit_change`) is a change decision whatever its cues.
 //!
 //! Context ideas are sparing: only when the event gives no other idea, at most one — a
 //! "we use X" sentence naming something, a note's first sentence naming something, or a
@@ -24,7 +26,7 @@ use crate::heuristic::mentions::{Mention, mentions};
 use crate::heuristic::pattern::Pattern;
 use crate::heuristic::settings::{settings, states_setting};
 use crate::heuristic::text::{clean_content, segment, split_clauses, split_top_level};
-use crate::heuristic::values::stated_values;
+use crate::heuristic::values::{ValueChange, explicit_change, stated_values};
 use crate::model::{Intent, MIN_CONFIDENCE, normalized_content};
 
 /// Most ideas taken from one event.
@@ -174,6 +176,9 @@ pub(crate) struct Draft {
     /// A decision that gives a new value to something it only points at ("let's make
     /// it 10:15", "bump that to 8"): what it changes is what was just discussed.
     pub is_elliptical: bool,
+    /// The values it says it replaced, and those it states ([`explicit_change`]: "16
+    /// workers, not 8 workers anymore"); empty when it says it replaced none.
+    pub replaced: ValueChange,
 }
 
 /// A change whose object is a pronoun: "make it 10:15", "bump that to 8", "set them at
@@ -235,7 +240,17 @@ pub(crate) fn drafts(sentences: &[Sentence], speaker: Speaker) -> Vec<Draft> {
     while index < sentences.len() {
         let sentence = &sentences[index];
         index += 1;
+        let replaced = if sentence.is_question || sentence.is_header {
+            ValueChange::default()
+        } else {
+            explicit_change(&sentence.raw)
+        };
         let cue_opt = sentence.cue_opt.or_else(|| stated_setting_cue(sentence));
+        let cue_opt = if replaced.old.is_empty() {
+            cue_opt
+        } else {
+            Some(changed_value_cue(cue_opt))
+        };
         let Some(cue) = cue_opt else {
             continue;
         };
@@ -276,9 +291,10 @@ pub(crate) fn drafts(sentences: &[Sentence], speaker: Speaker) -> Vec<Draft> {
                 intent: cue.intent,
                 confidence: cue.confidence,
                 mentions: found,
-                is_change: sentence.is_change,
+                is_change: sentence.is_change || !replaced.old.is_empty(),
                 is_keep: sentence.is_keep,
                 is_elliptical: elliptical,
+                replaced,
             },
         ));
     }
@@ -310,6 +326,32 @@ pub(crate) fn drafts(sentences: &[Sentence], speaker: Speaker) -> Vec<Draft> {
     drafts.into_iter().map(|(_, draft)| draft).collect()
 }
 
+/// Confidence of a decision read off a statement that replaces a value by another of
+/// its kind (no decision cue, see [`changed_value_cue`]): as strong as a cued change
+/// ("let's switch"), since it says both what was and what is.
+const CHANGED_VALUE_CONFIDENCE: f32 = 0.7;
+
+/// The cue of a sentence that says which value it replaced by which ("It's thirty days
+/// now, not one week anymore", "moved the registry to GHCR (from Docker Hub)"): a
+/// decision — what it changed is now in force — unless it is already a decision, a
+/// preference, a todo (a change still to make) or a question.
+fn changed_value_cue(cue_opt: Option<Cue>) -> Cue {
+    match cue_opt {
+        Some(cue)
+            if matches!(
+                cue.intent,
+                Intent::Decision | Intent::Preference | Intent::Todo | Intent::Question
+            ) =>
+        {
+            cue
+        }
+        _ => Cue {
+            intent: Intent::Decision,
+            confidence: CHANGED_VALUE_CONFIDENCE,
+        },
+    }
+}
+
 /// Confidence of a decision read off a setting stated as in force (no cue, see
 /// `settings::states_setting`): below a cued decision, above the floor.
 const STATED_SETTING_CONFIDENCE: f32 = 0.5;
@@ -338,6 +380,7 @@ fn context_draft(sentences: &[Sentence], speaker: Speaker) -> Option<Draft> {
         is_change: false,
         is_keep: false,
         is_elliptical: false,
+        replaced: ValueChange::default(),
     };
     for sentence in statements() {
         if let Some(cue) = sentence.cue_opt

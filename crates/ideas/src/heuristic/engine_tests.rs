@@ -836,6 +836,66 @@ fn a_stated_setting_is_superseded_by_a_new_value() {
     );
 }
 
+/// A turn that says which value it replaced ("16 workers, not 8 workers anymore",
+/// "(was RabbitMQ)") is a change decision, whatever else its cues say, and supersedes
+/// the decisions that state the old value; a decision naming the same number about
+/// something else stays in force.
+#[test]
+fn a_statement_of_what_it_replaced_supersedes_the_old_value() {
+    let (graph, _) = index_batches(vec![
+        vec![
+            user(
+                "u-1",
+                "s1",
+                at(0, 1),
+                "We'll use RabbitMQ between the services; it's what ops knows how to run.",
+            ),
+            user(
+                "u-2",
+                "s1",
+                at(0, 2),
+                "The Celery worker concurrency is 8 per node.",
+            ),
+            user(
+                "u-3",
+                "s1",
+                at(0, 3),
+                "We decided the retry count for webhooks is 8.",
+            ),
+        ],
+        vec![
+            assistant(
+                "a-1",
+                "s2",
+                at(4, 1),
+                "Applied: NATS is what the message broker is set to now (was RabbitMQ); the change is in settings.py.",
+            ),
+            user(
+                "u-4",
+                "s2",
+                at(4, 2),
+                "Reminder that Celery worker concurrency is 16, not 8 anymore.",
+            ),
+        ],
+    ]);
+    let broker = idea_with(&graph, "Applied: NATS is what the message broker");
+    assert_eq!(broker.intent, Intent::Decision);
+    let rabbit = idea_with(&graph, "We'll use RabbitMQ between the services");
+    assert_eq!(
+        rabbit.superseded_by.as_deref(),
+        Some(broker.idea_id.as_str())
+    );
+    let concurrency = idea_with(&graph, "Reminder that Celery worker concurrency is 16");
+    assert_eq!(concurrency.intent, Intent::Decision);
+    let old = idea_with(&graph, "The Celery worker concurrency is 8");
+    assert_eq!(
+        old.superseded_by.as_deref(),
+        Some(concurrency.idea_id.as_str())
+    );
+    let retries = idea_with(&graph, "We decided the retry count for webhooks is 8");
+    assert!(!retries.is_superseded(), "{retries:?}");
+}
+
 /// "Let's move it to 03:30" changes what the session was just discussing: the decision
 /// in force that shares most with the latest ideas. With nothing under discussion, or
 /// two decisions equally likely, it changes nothing.

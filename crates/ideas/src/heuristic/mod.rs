@@ -51,7 +51,7 @@ use memory_types::{Event, EventKind};
 
 pub use answers::EmbedFn;
 pub use draft::MAX_IDEAS_PER_EVENT;
-pub use values::{ValueChange, stated_values, value_change};
+pub use values::{ValueChange, explicit_change, stated_values, value_change};
 
 use crate::apply::apply_changes;
 use crate::change_set::{AnsweredQuestion, ChangeSet, NewIdea, RelationOut, SkipEvent};
@@ -258,6 +258,7 @@ impl HeuristicEngine {
                     facts: &facts,
                     is_change: draft.is_change,
                     is_keep: draft.is_keep,
+                    replaced: &draft.replaced,
                 };
                 let mut relations = decision_relations(&new, &current, &mut self.facts);
                 if draft.is_elliptical

@@ -1,7 +1,8 @@
 //! How a new event relates to ideas already in the graph (answers: see `answers`):
 //! - **supersedes / builds_on / contradicts** between a new decision (or preference) and
 //!   the decisions in force: the same setting given another value supersedes, the same
-//!   value builds on; a change cue ("switch to", "instead of") with two shared words and
+//!   value builds on; a decision that says which value it replaced ("16 workers, not 8
+//!   anymore", "(was RabbitMQ)") supersedes those that state the replaced value; a change cue ("switch to", "instead of") with two shared words and
 //!   half of the smaller idea's supersedes a decision that sets no value, or one whose
 //!   value the new idea replaces by one of its kind (`values::value_change`), unless
 //!   the new idea repeats every value the old one set; a technology the new idea negates ("we don't use Redis") that the old
@@ -27,7 +28,7 @@ use crate::heuristic::facts::{FactsCache, IdeaFacts, salient_terms};
 use crate::heuristic::intent::is_negated;
 use crate::heuristic::pattern::Pattern;
 use crate::heuristic::text::{MAX_IDEA_CHARS, truncate_at_word};
-use crate::heuristic::values::{stated_values, value_change};
+use crate::heuristic::values::{ValueChange, stated_values, value_change};
 use crate::model::{EntityType, Idea, Intent, RelationType};
 
 /// Most ideas a new idea supersedes, todos an event completes.
@@ -43,6 +44,9 @@ pub(crate) struct NewDecision<'a> {
     pub is_change: bool,
     /// It carries a keep cue.
     pub is_keep: bool,
+    /// The values it says it replaced, and those it states
+    /// (`values::explicit_change`).
+    pub replaced: &'a ValueChange,
 }
 
 /// The relations from a new decision to the decisions in force (`current`, none of
@@ -78,7 +82,8 @@ pub(crate) fn decision_relations(
                 .iter()
                 .flat_map(|setting| setting.values.iter())
                 .all(|value| new.facts.values.contains(value));
-        let relation_opt = if conflicts {
+        let relation_opt = if conflicts || replaces_stated_value(new.replaced, &old.content, shared)
+        {
             Some(RelationType::Supersedes)
         } else if clash {
             Some(if new.is_change {
@@ -136,6 +141,21 @@ pub(crate) fn decision_relations(
         relations.push((RelationType::BuildsOn, old_id));
     }
     relations
+}
+
+/// Whether a decision that says which values it replaced ("It's thirty days now, not
+/// one week anymore") replaces one `old` states: `old` states a replaced value and none
+/// of the new ones. A name says what it is on its own ("was RabbitMQ"); a quantity
+/// ("not 8") needs a word in common too (`shared`), since many settings are 8.
+fn replaces_stated_value(replaced: &ValueChange, old: &str, shared: usize) -> bool {
+    if replaced.old.is_empty() {
+        return false;
+    }
+    let old_values = stated_values(old);
+    old_values
+        .iter()
+        .any(|value| replaced.old.contains(value) && (shared >= 1 || !value.contains(':')))
+        && !old_values.iter().any(|value| replaced.new.contains(value))
 }
 
 /// The decisions in force an elliptical change ("let's make it 10:15", see

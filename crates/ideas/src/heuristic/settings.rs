@@ -678,13 +678,54 @@ fn spelled_quantity(words: &[Word<'_>], index: usize) -> Option<(String, usize)>
     normalise(number, &unit.lower).map(|value| (value, unit_at + 1 - index))
 }
 
+/// A number written as one word: "one" … "nineteen", the tens "twenty" … "ninety",
+/// a hyphenated compound ("twenty-five"), "hundred" and "thousand" (as in "a hundred").
 fn spelled_number(word: &str) -> Option<f64> {
-    const NUMBERS: [&str; 12] = [
-        "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
+    const UNITS: [&str; 19] = [
+        "one",
+        "two",
+        "three",
+        "four",
+        "five",
+        "six",
+        "seven",
+        "eight",
+        "nine",
+        "ten",
+        "eleven",
         "twelve",
+        "thirteen",
+        "fourteen",
+        "fifteen",
+        "sixteen",
+        "seventeen",
+        "eighteen",
+        "nineteen",
     ];
-    let at = NUMBERS.iter().position(|number| *number == word)?;
-    Some((at + 1) as f64)
+    const TENS: [&str; 8] = [
+        "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety",
+    ];
+    let unit = |word: &str| {
+        UNITS
+            .iter()
+            .position(|number| *number == word)
+            .map(|at| at + 1)
+    };
+    let tens = |word: &str| {
+        TENS.iter()
+            .position(|number| *number == word)
+            .map(|at| 10 * (at + 2))
+    };
+    let value = match word {
+        "hundred" => 100,
+        "thousand" => 1000,
+        _ => match word.split_once('-') {
+            Some((high, low)) => tens(high)? + unit(low).filter(|low| *low < 10)?,
+            None => unit(word).or_else(|| tens(word))?,
+        },
+    };
+    #[allow(clippy::cast_precision_loss)]
+    Some(value as f64)
 }
 
 fn byte_size(unit: &str) -> Option<f64> {

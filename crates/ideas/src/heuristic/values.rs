@@ -15,9 +15,16 @@
 //!   no stop word ("ask Priya"), a weekday.
 //!
 //! A value after a negation or a replacement marker ("not X", "no longer X",
-//! "instead of X", "switch from X", "from X to Y") is *replaced*, not stated.
+//! "instead of X", "switch from X", "from X to Y") or a marker of what it was before
+//! ("previously X", "(was X)", "to Y (from X)") is *replaced*, not stated.
+//!
+//! A statement that replaces a value by one of its kind says itself what changed
+//! ([`explicit_change`]: "It's thirty days now, not one week anymore", "moved the
+//! timeout to 4 seconds (from 10s)", "NATS is the broker now (was RabbitMQ)"): the
+//! turns before it that state the old value are stale whether or not they became ideas.
 
 use crate::entities::canonical_key;
+use crate::heuristic::intent::is_replaced;
 use crate::heuristic::mentions::mentions;
 use crate::heuristic::settings::{is_after_marker, is_name_value, quantity, words_of};
 
@@ -34,6 +41,10 @@ struct Value {
     key: String,
     kind: Kind,
     replaced: bool,
+    /// Replaced by a marker that says so ("not X", "instead of X", "(was X)"), not
+    /// only the movement of "from X to Y", which as often tells a measurement
+    /// ("p99 fell from 800 ms to 120 ms") as a change of setting.
+    said_replaced: bool,
 }
 
 /// The values `text` states (not those it negates or replaces), as comparable keys.
@@ -90,18 +101,128 @@ pub fn value_change(older: &str, newer: &str) -> ValueChange {
     }
 }
 
+/// What `text` itself says it changed: the values it marks as replaced ("not one week
+/// anymore", "(from 10s)", "was RabbitMQ", "instead of Jira") of a kind it also
+/// states (`old`), and the values it states (`new`). Both empty when it replaces
+/// nothing, or only negates ("we don't use Jira" names no replacement).
+#[must_use]
+pub fn explicit_change(text: &str) -> ValueChange {
+    if !might_replace(text) {
+        return ValueChange::default();
+    }
+    let found = values(text);
+    let old: Vec<String> = found
+        .iter()
+        .filter(|value| {
+            value.said_replaced
+                && found
+                    .iter()
+                    .any(|other| !other.replaced && other.kind == value.kind)
+        })
+        .map(|value| value.key.clone())
+        .collect();
+    if old.is_empty() {
+        return ValueChange::default();
+    }
+    ValueChange {
+        old,
+        new: found
+            .into_iter()
+            .filter(|value| !value.replaced)
+            .map(|value| value.key)
+            .collect(),
+    }
+}
+
+/// Words without which no value of a text is replaced: a cheap test before reading
+/// its values (most turns have none of them).
+const REPLACE_MARKERS: [&str; 16] = [
+    "not", "n't", "no ", "never", "without", "instead", "rather", "from", "was", "used to",
+    "previous", "formerly", "replac", "drop", "remov", "off",
+];
+
+fn might_replace(text: &str) -> bool {
+    let lower = text.to_ascii_lowercase();
+    REPLACE_MARKERS.iter().any(|marker| lower.contains(marker))
+}
+
+/// Whether a value follows a marker of what it was before, given the sentence's words
+/// before it (lowercase): "previously X", "formerly X", "used to be X", and a
+/// parenthesis opening with "from" or "was" ("moved the timeout to 4 seconds (from
+/// 10s)", "NATS (was RabbitMQ)"; [`values`] reads those as "formerly"). A bare "was X"
+/// or "down from X" tells as often what a measurement was.
+fn is_former<S: AsRef<str>>(before: &[S]) -> bool {
+    let word = |back: usize| {
+        before
+            .len()
+            .checked_sub(back)
+            .map_or("", |at| before[at].as_ref())
+    };
+    match word(1) {
+        "previously" | "formerly" => true,
+        "be" => word(2) == "to" && word(3) == "used",
+        _ => false,
+    }
+}
+
+/// Whether the words before a value say it was replaced: a marker of what it was
+/// ([`is_former`]), a replacement ("instead of X", "switch from X", "rather than X"),
+/// "no longer X", or "not X" when `not_replaces` ("16 workers, not 8"; a name only in
+/// "not X anymore": "covers clicks, but not Enter" sets a name aside, it replaces
+/// nothing). Not every negation: "0 errors", "without Redis", "never Friday" deny, they
+/// name nothing that held before.
+fn is_said_replaced<S: AsRef<str>>(before: &[S], not_replaces: bool) -> bool {
+    let word = |back: usize| {
+        before
+            .len()
+            .checked_sub(back)
+            .map_or("", |at| before[at].as_ref())
+    };
+    let last_three: Vec<&str> = (1..=3).rev().map(word).filter(|w| !w.is_empty()).collect();
+    is_former(before)
+        || (not_replaces && word(1) == "not")
+        || (word(2) == "no" && word(1) == "longer")
+        || is_replaced(&last_three.join(" "))
+}
+
+/// The lowercase words of `text`, punctuation trimmed.
+fn lower_words(text: &str) -> Vec<String> {
+    text.split_whitespace()
+        .map(|word| {
+            word.trim_matches(|c: char| !c.is_alphanumeric())
+                .to_lowercase()
+        })
+        .filter(|word| !word.is_empty())
+        .collect()
+}
+
 /// Every value of `text`, each key once (stated wins over replaced).
 fn values(text: &str) -> Vec<Value> {
-    let plain = text.replace(['*', '`', '"', '(', ')'], " ");
+    let plain = text
+        .replace("(from ", " formerly ")
+        .replace("(was ", " formerly ")
+        .replace(['*', '`', '"', '(', ')'], " ");
     let mut found: Vec<Value> = Vec::new();
     for sentence in plain.split([';', '\n']).flat_map(sentences) {
+        let lower_sentence = sentence.to_lowercase();
+        let anymore = lower_sentence.contains("anymore") || lower_sentence.contains("any more");
         for mention in mentions(sentence) {
-            add(&mut found, mention.key, Kind::Name, mention.is_negated);
+            let before = lower_words(&sentence[..mention.start]);
+            let said = is_said_replaced(&before, anymore);
+            add(
+                &mut found,
+                mention.key,
+                Kind::Name,
+                (mention.is_negated || said, said),
+            );
         }
         let words = words_of(sentence);
+        let lower: Vec<&str> = words.iter().map(|word| word.lower.as_str()).collect();
         let mut index = 0;
         while index < words.len() {
-            let replaced = is_after_marker(&words, index);
+            let marked = is_after_marker(&words, index);
+            let said = is_said_replaced(&lower[..index], true);
+            let replaced = (marked || said, said);
             if let Some((value, consumed)) = quantity(&words, index) {
                 let dimension = dimension_of(&value);
                 add(&mut found, value, Kind::Quantity(dimension), replaced);
@@ -109,11 +230,12 @@ fn values(text: &str) -> Vec<Value> {
                 continue;
             }
             if is_name_value(&words, index) {
+                let said = is_said_replaced(&lower[..index], anymore);
                 add(
                     &mut found,
                     canonical_key(words[index].text),
                     Kind::Name,
-                    replaced,
+                    (marked || said, said),
                 );
             }
             index += 1;
@@ -142,16 +264,21 @@ fn sentences(part: &str) -> Vec<&str> {
     found
 }
 
-fn add(found: &mut Vec<Value>, key: String, kind: Kind, replaced: bool) {
+/// Adds a value, `(replaced, said_replaced)`: stated anywhere wins over replaced.
+fn add(found: &mut Vec<Value>, key: String, kind: Kind, (replaced, said): (bool, bool)) {
     if key.is_empty() {
         return;
     }
     match found.iter_mut().find(|value| value.key == key) {
-        Some(value) => value.replaced &= replaced,
+        Some(value) => {
+            value.replaced &= replaced;
+            value.said_replaced = value.replaced && (value.said_replaced || said);
+        }
         None => found.push(Value {
             key,
             kind,
             replaced,
+            said_replaced: replaced && said,
         }),
     }
 }
@@ -232,6 +359,58 @@ mod tests {
         assert!(!change.is_used_by(&stated_values("Bumped it from 30 min to 2 hours.")));
         assert!(!change.is_used_by(&stated_values("Both 30 minutes and 2 hours work.")));
         assert!(!change.is_used_by(&stated_values("The cache hit rate is fine.")));
+    }
+
+    #[test]
+    fn a_statement_says_what_it_replaced() {
+        let change = explicit_change("It's thirty days now, not one week anymore (log retention).");
+        assert_eq!(change.old, ["dur:604800"], "{change:?}");
+        assert_eq!(change.new, ["dur:2592000"], "{change:?}");
+        let change = explicit_change(
+            "After the pager storm we moved the timeout on calls to the payment provider to 4 seconds (from 10s).",
+        );
+        assert_eq!(change.old, ["dur:10"], "{change:?}");
+        assert!(change.new.contains(&"dur:4".to_owned()), "{change:?}");
+        let change = explicit_change(
+            "Applied: NATS is what the message broker is set to now (was RabbitMQ).",
+        );
+        assert_eq!(change.old, ["rabbitmq"], "{change:?}");
+        assert!(change.new.contains(&"nats".to_owned()), "{change:?}");
+        // "From X to Y" tells a measurement as often as a change: no change said.
+        let change = explicit_change("Peak connections dropped from 105 to 56.");
+        assert_eq!(change, ValueChange::default());
+        assert_eq!(
+            stated_values("Peak connections dropped from 105 to 56."),
+            ["n:56"]
+        );
+        // A denial names nothing that held before ("0" and "never" deny), and a name
+        // set aside is no name replaced.
+        assert_eq!(
+            explicit_change("Disabling the button covers clicks, but not Enter pressed twice."),
+            ValueChange::default()
+        );
+        assert_eq!(
+            explicit_change("Release 0.12.9: refresh token rotation and the CI cache fix."),
+            ValueChange::default()
+        );
+        assert_eq!(
+            explicit_change("The skew tolerance was 0, and the Grafana pods drift by 312 ms."),
+            ValueChange::default()
+        );
+        // A negation that names no replacement, a value of another kind, or no marker
+        // at all: nothing was replaced.
+        assert_eq!(
+            explicit_change("We don't use Jira."),
+            ValueChange::default()
+        );
+        assert_eq!(
+            explicit_change("Not 30 minutes, and ask Priya about it."),
+            ValueChange::default()
+        );
+        assert_eq!(
+            explicit_change("Set the TTL to 30 minutes in config/cache.yaml."),
+            ValueChange::default()
+        );
     }
 
     #[test]
