@@ -68,6 +68,9 @@ pub(crate) fn results(
 ) -> crate::Result<(Vec<SearchResult>, usize)> {
     let mut lens = IdeaLens::new(view.store, view.project_id, plan.ideas);
     lens.note_value_changes(&ranked);
+    if !plan.now_terms.is_empty() {
+        lens.note_newer_values(view, &ranked, &plan.now_terms);
+    }
     let ranked = match ranking {
         Some(weights) => rerank(ranked, &lens, weights, plan.now_ms),
         None => ranked,

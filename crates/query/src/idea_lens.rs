@@ -20,12 +20,13 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 
 use memory_ideas::{
-    GraphView, Idea, Intent, ValueChange, explicit_change, stated_values, value_change,
+    GraphView, Idea, Intent, SettingValues, ValueChange, explicit_change, stated_values,
+    value_change,
 };
 use memory_projections::IdeaGraph;
 use memory_search::DocType;
 use memory_store::Store;
-use memory_types::Event;
+use memory_types::{Event, EventKind};
 use tracing::warn;
 
 use crate::api::SourceSession;
@@ -59,14 +60,59 @@ pub(crate) const SUPERSEDED_PENALTY: f32 = 0.5;
 /// about something else.
 const VALUE_CHANGE_HITS: usize = 30;
 
+/// How many turns (event and idea hits, among the first [`VALUE_CHANGE_HITS`] hits)
+/// [`IdeaLens::note_newer_values`] compares: the statements that answer a question
+/// about now rank among the first, and each pair costs a comparison of their values.
+const NEWER_VALUE_HITS: usize = 10;
+
+/// Most values a newer statement may state to count as a restatement of a setting
+/// ([`IdeaLens::note_newer_values`]): "Going forward: issue tracker = Linear" states
+/// one or two; a turn naming many things is about something else.
+const MAX_NEWER_VALUES: usize = 3;
+
+/// What replaced a value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Replacement {
+    /// An idea of the graph: the result says it was superseded, and by what.
+    Idea(String),
+    /// A newer statement among the hits of a question about now (no idea behind it):
+    /// it ranks the old value lower, and claims nothing.
+    NewerStatement,
+}
+
 /// What one replacement changed, as far as it matters to evidence.
 struct StaleValues {
     change: ValueChange,
     /// When the replacement was made (the old idea's `valid_until`): turns after it
     /// that name the old value talk about the change, they do not use it.
     replaced_at_ms: u64,
-    /// The replacing idea.
-    newer_id: String,
+    /// What replaced it.
+    newer: Replacement,
+}
+
+/// One event of the project by id; `None` when absent or unreadable (logged).
+fn read_event(view: ProjectView<'_>, event_id: &str) -> Option<Event> {
+    let read = || -> Result<Option<Event>, memory_store::StoreError> {
+        match view.store.seq_of_event_id(view.project_id, event_id)? {
+            Some(seq) => view.store.event(seq),
+            None => Ok(None),
+        }
+    };
+    match read() {
+        Ok(event) => event,
+        Err(err) => {
+            warn!(error = %err, event_id, "event of a hit unreadable");
+            None
+        }
+    }
+}
+
+/// Whether a person or an agent wrote the event (not a tool, not a marker).
+fn is_prose(event: &Event) -> bool {
+    matches!(
+        event.kind,
+        EventKind::UserMessage | EventKind::AssistantMessage | EventKind::Note
+    )
 }
 
 /// The ideas graph as one search sees it.
@@ -77,8 +123,8 @@ pub(crate) struct IdeaLens<'a> {
     by_event: RefCell<HashMap<String, Vec<Idea>>>,
     sessions: RefCell<HashMap<String, Option<SourceSession>>>,
     stale_values: Vec<StaleValues>,
-    /// Events found to use a replaced value: the replacing idea's id.
-    stale_by_value: RefCell<HashMap<String, Option<String>>>,
+    /// Events found to use a replaced value: what replaced it.
+    stale_by_value: RefCell<HashMap<String, Option<Replacement>>>,
 }
 
 impl<'a> IdeaLens<'a> {
@@ -136,7 +182,7 @@ impl<'a> IdeaLens<'a> {
                     self.stale_values.push(StaleValues {
                         change,
                         replaced_at_ms,
-                        newer_id: newer.idea_id,
+                        newer: Replacement::Idea(newer.idea_id),
                     });
                 }
             }
@@ -160,13 +206,77 @@ impl<'a> IdeaLens<'a> {
             self.stale_values.push(StaleValues {
                 change,
                 replaced_at_ms: newer.valid_from_ms,
-                newer_id: newer.idea_id,
+                newer: Replacement::Idea(newer.idea_id),
             });
         }
     }
 
-    /// The idea that replaced a value `event` still uses, if it does (cached).
-    fn value_replaced_by(&self, event: &Event) -> Option<String> {
+    /// For a question about now (`tense::asks_about_now`): among the best hits, a turn
+    /// that states a value of some kind ("80 percent for the coverage gate") and a
+    /// later turn that states another value of that kind and not this one ("with the
+    /// 85% threshold …"; values of settings only, not people's names:
+    /// `memory_ideas::setting_change`), both sharing a term with the question, are
+    /// two statements of what was asked, and the later one is what holds now. The earlier one, and the
+    /// turns before the later one that state the same old value, rank lower
+    /// (× [`SUPERSEDED_PENALTY`]); nothing claims they were superseded, since no idea
+    /// says so. Only the prose of people and agents counts (tool output states many
+    /// values of many things), a question states nothing, and a newer turn stating
+    /// more than [`MAX_NEWER_VALUES`] values is about something else.
+    pub(crate) fn note_newer_values(
+        &mut self,
+        view: ProjectView<'_>,
+        ranked: &[RankedDoc],
+        terms: &[String],
+    ) {
+        let mut statements: Vec<(u64, String, SettingValues)> = Vec::new();
+        let turns = ranked
+            .iter()
+            .take(VALUE_CHANGE_HITS)
+            .filter(|doc| matches!(doc.doc_type, DocType::Event | DocType::Idea))
+            .take(NEWER_VALUE_HITS);
+        for doc in turns {
+            let event = match doc.doc_type {
+                DocType::Event => read_event(view, &doc.doc_id),
+                _ => self
+                    .idea(&doc.doc_id)
+                    .and_then(|idea| read_event(view, &idea.source.event_id)),
+            };
+            let Some(event) = event.filter(is_prose) else {
+                continue;
+            };
+            if event.text.trim_end().ends_with('?')
+                || statements.iter().any(|(_, text, _)| *text == event.text)
+            {
+                continue;
+            }
+            let event_terms = memory_text::query_terms(&event.text);
+            if !terms.iter().any(|term| event_terms.contains(term)) {
+                continue;
+            }
+            let values = SettingValues::of(&event.text);
+            if !values.is_empty() {
+                statements.push((event.timestamp_ms, event.text, values));
+            }
+        }
+        for (older_at, _, older) in &statements {
+            for (newer_at, _, newer) in &statements {
+                if newer_at <= older_at {
+                    continue;
+                }
+                let change = older.change_to(newer);
+                if !change.old.is_empty() && change.new.len() <= MAX_NEWER_VALUES {
+                    self.stale_values.push(StaleValues {
+                        change,
+                        replaced_at_ms: *newer_at,
+                        newer: Replacement::NewerStatement,
+                    });
+                }
+            }
+        }
+    }
+
+    /// What replaced a value `event` still uses, if it does (cached).
+    fn value_replaced_by(&self, event: &Event) -> Option<Replacement> {
         if self.stale_values.is_empty() {
             return None;
         }
@@ -183,7 +293,7 @@ impl<'a> IdeaLens<'a> {
                         .change
                         .is_used_by(stated.get_or_insert_with(|| stated_values(&event.text)))
             })
-            .map(|stale| stale.newer_id.clone());
+            .map(|stale| stale.newer.clone());
         self.stale_by_value
             .borrow_mut()
             .insert(event.event_id.clone(), found.clone());
@@ -193,11 +303,10 @@ impl<'a> IdeaLens<'a> {
     /// The idea that replaced a value the event of a result uses, when
     /// [`IdeaLens::event_factor`] found it so.
     pub(crate) fn value_superseded_by(&self, event_id: &str) -> Option<String> {
-        self.stale_by_value
-            .borrow()
-            .get(event_id)
-            .cloned()
-            .flatten()
+        match self.stale_by_value.borrow().get(event_id) {
+            Some(Some(Replacement::Idea(idea_id))) => Some(idea_id.clone()),
+            _ => None,
+        }
     }
 
     /// One idea of the project.

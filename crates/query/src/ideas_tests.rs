@@ -605,6 +605,75 @@ fn a_decision_naming_the_value_it_replaced_makes_earlier_statements_stale() {
     assert!(stale.is_empty(), "{stale:?}");
 }
 
+/// Asked how things are now, of two statements of a value (neither an idea), the newer
+/// comes first; asked about the past, or with a tool's output as the newer statement,
+/// the order is the index's. Nothing claims a supersession.
+#[test]
+fn asked_about_now_a_newer_statement_of_the_value_comes_first() {
+    let later = T0 + 12 * DAY;
+    let events = |newer_kind: EventKind| {
+        vec![
+            user(
+                "c1",
+                "s1",
+                T0,
+                "The coverage gate is 80 percent; the coverage gate blocks merges below that.",
+            ),
+            end("p", "c2", "s1", T0 + MINUTE),
+            event(
+                "p",
+                "c3",
+                "s2",
+                later,
+                newer_kind,
+                "With the coverage gate at 85% the payments module needs more tests for its error paths, retries and the refund branch.",
+            ),
+            end("p", "c4", "s2", later + MINUTE),
+        ]
+    };
+    let order = |newer_kind: EventKind, query: &str| {
+        let events = events(newer_kind);
+        let mut fixture = Fixture::of_events(&events, true);
+        fixture.apply("p", events.clone(), ChangeSet::default());
+        let answer = fixture.call(
+            "search",
+            json!({"query": query, "mode": "keyword", "limit": 10}),
+        );
+        let mut order: Vec<String> = Vec::new();
+        for result in answer["results"].as_array().expect("results") {
+            assert_eq!(result["is_superseded"], false, "{answer}");
+            for event in result["evidence"].as_array().expect("evidence") {
+                let id = event["event_id"].as_str().unwrap_or("").to_owned();
+                if ["c1", "c3"].contains(&id.as_str()) && !order.contains(&id) {
+                    order.push(id);
+                }
+            }
+        }
+        order
+    };
+    assert_eq!(
+        order(
+            EventKind::UserMessage,
+            "What coverage gate do we enforce now?"
+        ),
+        ["c3", "c1"]
+    );
+    assert_eq!(
+        order(
+            EventKind::UserMessage,
+            "What coverage gate did we start with?"
+        ),
+        ["c1", "c3"]
+    );
+    assert_eq!(
+        order(
+            EventKind::ToolResult,
+            "What coverage gate do we enforce now?"
+        ),
+        ["c1", "c3"]
+    );
+}
+
 /// Collects what the service reports as recalled.
 #[derive(Default)]
 struct Recalls(std::sync::Mutex<Vec<(String, String, Vec<String>)>>);

@@ -49,6 +49,7 @@ mod segments;
 mod service;
 mod sessions;
 mod teleport;
+mod tense;
 mod tier;
 
 pub use error::{QueryError, Result};

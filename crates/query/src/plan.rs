@@ -56,6 +56,10 @@ pub(crate) struct SearchPlan {
     pub(crate) ideas: IdeaFilter,
     /// "Now" of the search (the request's `now`, else the clock), epoch ms.
     pub(crate) now_ms: u64,
+    /// When the query asks how things are now (`crate::tense`) and no `as_of` asks
+    /// about another time, its terms (`memory_text::query_terms`): of two statements
+    /// of a value sharing a term with it, the newer answers. Empty otherwise.
+    pub(crate) now_terms: Vec<String>,
 }
 
 /// The request's conditions on ideas (`include_superseded`, `as_of`, `min_salience`,
@@ -163,6 +167,11 @@ impl SearchPlan {
         let now_ms = u64::try_from(now_or(request.now.as_ref())?.timestamp_millis()).unwrap_or(0);
         Ok(SearchPlan {
             now_ms,
+            now_terms: if as_of_ms.is_none() && crate::tense::asks_about_now(&request.query) {
+                memory_text::query_terms(&request.query)
+            } else {
+                Vec::new()
+            },
             ideas: IdeaFilter {
                 include_superseded: request.include_superseded.unwrap_or(false),
                 as_of_ms,

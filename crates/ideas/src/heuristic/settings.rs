@@ -579,7 +579,7 @@ pub(crate) fn is_after_marker(words: &[Word<'_>], index: usize) -> bool {
     is_negated(&before) || is_replaced(&before) || from_to
 }
 
-const WEEKDAYS: [&str; 7] = [
+pub(crate) const WEEKDAYS: [&str; 7] = [
     "monday",
     "tuesday",
     "wednesday",
@@ -672,7 +672,10 @@ fn spelled_quantity(words: &[Word<'_>], index: usize) -> Option<(String, usize)>
         (spelled_number(&word.lower)?, index + 1)
     };
     let unit = words.get(unit_at)?;
-    if duration_seconds(&unit.lower).is_none() && byte_size(&unit.lower).is_none() {
+    if duration_seconds(&unit.lower).is_none()
+        && byte_size(&unit.lower).is_none()
+        && !is_percent(&unit.lower)
+    {
         return None;
     }
     normalise(number, &unit.lower).map(|value| (value, unit_at + 1 - index))
@@ -743,13 +746,13 @@ fn normalise(number: f64, unit: &str) -> Option<String> {
     if let Some((_, per)) = unit.split_once('/') {
         return duration_seconds(per).map(|seconds| rate(number, seconds));
     }
-    if unit == "%" {
+    let lower = unit.to_lowercase();
+    if is_percent(&lower) {
         return Some(format!("pct:{}", format_number(number)));
     }
     if unit == "M" {
         return Some(format!("n:{}", format_number(number * 1e6)));
     }
-    let lower = unit.to_lowercase();
     if let Some(seconds) = duration_seconds(&lower) {
         return Some(format!("dur:{}", format_number(number * seconds)));
     }
@@ -758,6 +761,11 @@ fn normalise(number: f64, unit: &str) -> Option<String> {
     }
     let bytes = byte_size(&lower)?;
     Some(format!("bytes:{}", format_number(number * bytes)))
+}
+
+/// "80%", "80 percent" and "80 pct" are one value.
+fn is_percent(unit: &str) -> bool {
+    matches!(unit, "%" | "percent" | "pct")
 }
 
 fn duration_seconds(unit: &str) -> Option<f64> {

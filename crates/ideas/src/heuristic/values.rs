@@ -27,6 +27,7 @@ use crate::entities::canonical_key;
 use crate::heuristic::intent::is_replaced;
 use crate::heuristic::mentions::mentions;
 use crate::heuristic::settings::{is_after_marker, is_name_value, quantity, words_of};
+use crate::model::EntityType;
 
 /// What kind of value: quantities of one dimension compare among themselves
 /// (`dur`, `bytes`, `pct`, `rate`, `n`), names among themselves.
@@ -45,6 +46,9 @@ struct Value {
     /// only the movement of "from X to Y", which as often tells a measurement
     /// ("p99 fell from 800 ms to 120 ms") as a change of setting.
     said_replaced: bool,
+    /// A person's name or a capitalised word ("Priya", "Paris"): a value of settings
+    /// now and then, of conversation all the time (see [`setting_change`]).
+    plain: bool,
 }
 
 /// The values `text` states (not those it negates or replaces), as comparable keys.
@@ -82,11 +86,52 @@ impl ValueChange {
 /// What `newer` replaced of `older` (see [`ValueChange`]).
 #[must_use]
 pub fn value_change(older: &str, newer: &str) -> ValueChange {
-    let newer_values: Vec<Value> = values(newer)
-        .into_iter()
-        .filter(|value| !value.replaced)
-        .collect();
-    let old = values(older)
+    change_of(values(older), values(newer))
+}
+
+/// [`value_change`] among the values settings have — quantities, value-shaped words
+/// (`us-east-1`, `3.12`), technologies, files, identifiers, weekdays — leaving out
+/// people's names and other capitalised words. Two turns of a conversation name
+/// different people all the time ("Thanks, Mel!"); two statements about one setting
+/// naming different values of the kinds above is what a change looks like.
+#[must_use]
+pub fn setting_change(older: &str, newer: &str) -> ValueChange {
+    SettingValues::of(older).change_to(&SettingValues::of(newer))
+}
+
+/// The values of settings a text states or replaces (see [`setting_change`]), read
+/// once to compare with many texts.
+#[derive(Clone, Debug)]
+pub struct SettingValues(Vec<Value>);
+
+impl SettingValues {
+    /// The values of settings in `text`.
+    #[must_use]
+    pub fn of(text: &str) -> Self {
+        SettingValues(
+            values(text)
+                .into_iter()
+                .filter(|value| !value.plain)
+                .collect(),
+        )
+    }
+
+    /// What a newer text with `newer` values replaced of these ([`setting_change`]).
+    #[must_use]
+    pub fn change_to(&self, newer: &SettingValues) -> ValueChange {
+        change_of(self.0.clone(), newer.0.clone())
+    }
+
+    /// Whether the text states no value of a setting.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.0.iter().all(|value| value.replaced)
+    }
+}
+
+fn change_of(older: Vec<Value>, newer: Vec<Value>) -> ValueChange {
+    let newer_values: Vec<Value> = newer.into_iter().filter(|value| !value.replaced).collect();
+    let old = older
         .into_iter()
         .filter(|value| {
             !value.replaced
@@ -209,10 +254,10 @@ fn values(text: &str) -> Vec<Value> {
         for mention in mentions(sentence) {
             let before = lower_words(&sentence[..mention.start]);
             let said = is_said_replaced(&before, anymore);
+            let plain = mention.entity_type == EntityType::Person;
             add(
                 &mut found,
-                mention.key,
-                Kind::Name,
+                (mention.key, Kind::Name, plain),
                 (mention.is_negated || said, said),
             );
         }
@@ -225,16 +270,24 @@ fn values(text: &str) -> Vec<Value> {
             let replaced = (marked || said, said);
             if let Some((value, consumed)) = quantity(&words, index) {
                 let dimension = dimension_of(&value);
-                add(&mut found, value, Kind::Quantity(dimension), replaced);
+                add(
+                    &mut found,
+                    (value, Kind::Quantity(dimension), false),
+                    replaced,
+                );
                 index += consumed;
                 continue;
             }
             if is_name_value(&words, index) {
                 let said = is_said_replaced(&lower[..index], anymore);
+                let text = words[index].text;
+                let plain = text
+                    .chars()
+                    .all(|c| c.is_alphabetic() || c == '-' || c == '\'')
+                    && !is_weekday(lower[index]);
                 add(
                     &mut found,
-                    canonical_key(words[index].text),
-                    Kind::Name,
+                    (canonical_key(text), Kind::Name, plain),
                     (marked || said, said),
                 );
             }
@@ -264,8 +317,13 @@ fn sentences(part: &str) -> Vec<&str> {
     found
 }
 
-/// Adds a value, `(replaced, said_replaced)`: stated anywhere wins over replaced.
-fn add(found: &mut Vec<Value>, key: String, kind: Kind, (replaced, said): (bool, bool)) {
+/// Adds a value, `(key, kind, plain)` and `(replaced, said_replaced)`: stated anywhere
+/// wins over replaced, and a value plain once is plain.
+fn add(
+    found: &mut Vec<Value>,
+    (key, kind, plain): (String, Kind, bool),
+    (replaced, said): (bool, bool),
+) {
     if key.is_empty() {
         return;
     }
@@ -273,14 +331,20 @@ fn add(found: &mut Vec<Value>, key: String, kind: Kind, (replaced, said): (bool,
         Some(value) => {
             value.replaced &= replaced;
             value.said_replaced = value.replaced && (value.said_replaced || said);
+            value.plain |= plain;
         }
         None => found.push(Value {
             key,
             kind,
             replaced,
             said_replaced: replaced && said,
+            plain,
         }),
     }
+}
+
+fn is_weekday(word: &str) -> bool {
+    crate::heuristic::settings::WEEKDAYS.contains(&word.trim_end_matches('s'))
 }
 
 fn dimension_of(value: &str) -> &'static str {
@@ -318,6 +382,9 @@ mod tests {
         );
         assert_eq!(stated_values("With the half an hour TTL"), ["dur:1800"]);
         assert_eq!(stated_values("Going with two hours"), ["dur:7200"]);
+        assert_eq!(stated_values("The gate is 80 percent."), ["pct:80"]);
+        assert_eq!(stated_values("The gate is eighty percent."), ["pct:80"]);
+        assert_eq!(stated_values("The gate is 80%."), ["pct:80"]);
     }
 
     #[test]
@@ -411,6 +478,32 @@ mod tests {
             explicit_change("Set the TTL to 30 minutes in config/cache.yaml."),
             ValueChange::default()
         );
+    }
+
+    #[test]
+    fn a_setting_change_leaves_people_and_capitalised_words_out() {
+        let change = setting_change(
+            "Thanks Mel! The coverage gate is 80 percent.",
+            "Hey Caroline, with the 85% threshold we need more tests.",
+        );
+        assert_eq!(change.old, ["pct:80"], "{change:?}");
+        assert_eq!(change.new, ["pct:85"], "{change:?}");
+        let change = setting_change(
+            "Thanks Mel! I went to the support group.",
+            "Hey Caroline, I painted a lake.",
+        );
+        assert_eq!(change, ValueChange::default());
+        // What value_change would call a change.
+        assert!(
+            !value_change("Thanks Mel! I went there.", "Hey Caroline, look.")
+                .old
+                .is_empty()
+        );
+        let change = setting_change(
+            "Deploys go out on Thursday from us-east-1.",
+            "Deploys go out on Tuesday from us-east-1.",
+        );
+        assert_eq!(change.old, ["thursday"], "{change:?}");
     }
 
     #[test]
