@@ -67,7 +67,7 @@ pub(crate) fn results(
     plan: &SearchPlan,
 ) -> crate::Result<(Vec<SearchResult>, usize)> {
     let mut lens = IdeaLens::new(view.store, view.project_id, plan.ideas);
-    lens.note_value_changes(&ranked);
+    lens.note_value_changes(view, &ranked);
     if !plan.now_terms.is_empty() {
         lens.note_newer_values(view, &ranked, &plan.now_terms);
     }

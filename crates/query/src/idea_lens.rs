@@ -11,8 +11,8 @@
 //! replacement changed (`memory_ideas::value_change`: "30 minutes" → "2 hours"). A
 //! turn from before the replacement that states an old value and none of the new ones
 //! counts like the superseded decision: × [`SUPERSEDED_PENALTY`], and its result says
-//! it was superseded and by what. A decision in force among the best hits that says
-//! itself which value it replaced ("It's thirty days now, not one week anymore",
+//! it was superseded and by what. A turn among the best hits that says itself which
+//! value it replaced ("It's thirty days now, not one week anymore",
 //! `memory_ideas::explicit_change`) counts the same way: the turns that stated the old
 //! value are stale even when none of them became an idea to supersede.
 
@@ -150,23 +150,37 @@ impl<'a> IdeaLens<'a> {
     }
 
     /// Notes what the superseded ideas among the best of `ranked` changed, and what the
-    /// decisions in force among them say they replaced, so that
-    /// [`IdeaLens::event_factor`] can tell turns that still use an old value.
-    pub(crate) fn note_value_changes(&mut self, ranked: &[RankedDoc]) {
+    /// turns among them say they replaced, so that [`IdeaLens::event_factor`] can tell
+    /// turns that still use an old value.
+    pub(crate) fn note_value_changes(&mut self, view: ProjectView<'_>, ranked: &[RankedDoc]) {
         let mut seen: Vec<String> = Vec::new();
+        let mut seen_events: Vec<String> = Vec::new();
         for doc in ranked.iter().take(VALUE_CHANGE_HITS) {
-            let ideas = match doc.doc_type {
-                DocType::Idea => self.idea(&doc.doc_id).into_iter().collect(),
-                DocType::Event => self.ideas_of_event(&doc.doc_id),
+            let (ideas, event_id) = match doc.doc_type {
+                DocType::Idea => {
+                    let idea = self.idea(&doc.doc_id);
+                    let event_id = idea.as_ref().map(|idea| idea.source.event_id.clone());
+                    (idea.into_iter().collect(), event_id)
+                }
+                DocType::Event => (self.ideas_of_event(&doc.doc_id), Some(doc.doc_id.clone())),
                 _ => continue,
             };
+            if let Some(event_id) = event_id
+                && !seen_events.contains(&event_id)
+            {
+                let text = match doc.doc_type {
+                    DocType::Event => doc.text.as_deref(),
+                    _ => None,
+                };
+                self.note_explicit_change(view, &event_id, text);
+                seen_events.push(event_id);
+            }
             for older in ideas {
                 if seen.contains(&older.idea_id) {
                     continue;
                 }
                 seen.push(older.idea_id.clone());
                 if !self.is_stale(&older) {
-                    self.note_explicit_change(older);
                     continue;
                 }
                 let (Some(newer_id), Some(replaced_at_ms)) =
@@ -189,26 +203,43 @@ impl<'a> IdeaLens<'a> {
         }
     }
 
-    /// Notes the values a decision in force says it replaced ("16 workers, not 8
-    /// anymore", `memory_ideas::explicit_change`): the turns before it that state an
-    /// old value — decisions or not — are stale like a superseded decision's.
-    fn note_explicit_change(&mut self, newer: Idea) {
-        if newer.intent != Intent::Decision
-            || self
-                .filter
-                .as_of_ms
-                .is_some_and(|at| newer.valid_from_ms > at)
+    /// Notes the values a turn among the best hits says it replaced ("It's thirty days
+    /// now, not one week anymore", `memory_ideas::explicit_change`): the turns before
+    /// it that state an old value — ideas or not — are stale like a superseded
+    /// decision's. Their results say so when the turn is a decision in force (the
+    /// engine makes it one when it replaced a decision); otherwise they only rank lower.
+    /// `text` is the hit's stored text when the index had it: most turns say no
+    /// replacement, and are not read from the log to find that out.
+    fn note_explicit_change(&mut self, view: ProjectView<'_>, event_id: &str, text: Option<&str>) {
+        if text.is_some_and(|text| explicit_change(text).old.is_empty()) {
+            return;
+        }
+        let Some(event) = read_event(view, event_id).filter(is_prose) else {
+            return;
+        };
+        if self
+            .filter
+            .as_of_ms
+            .is_some_and(|at| event.timestamp_ms > at)
         {
             return;
         }
-        let change = explicit_change(&newer.content);
-        if !change.old.is_empty() {
-            self.stale_values.push(StaleValues {
-                change,
-                replaced_at_ms: newer.valid_from_ms,
-                newer: Replacement::Idea(newer.idea_id),
-            });
+        let change = explicit_change(&event.text);
+        if change.old.is_empty() {
+            return;
         }
+        let newer = self
+            .ideas_of_event(event_id)
+            .into_iter()
+            .find(|idea| idea.intent == Intent::Decision && !self.is_stale(idea))
+            .map_or(Replacement::NewerStatement, |idea| {
+                Replacement::Idea(idea.idea_id)
+            });
+        self.stale_values.push(StaleValues {
+            change,
+            replaced_at_ms: event.timestamp_ms,
+            newer,
+        });
     }
 
     /// For a question about now (`tense::asks_about_now`): among the best hits, a turn

@@ -9,7 +9,8 @@
 //! `settings::states_setting`) is a decision at confidence 0.5: it records what is
 //! configured, and a later value for the same setting supersedes it. A sentence that
 //! says which value it replaced by which ("It's thirty days now, not one week
-//! anymore", see `values::explicit_change`) is a change decision whatever its cues.
+//! anymore", see `values::explicit_change`) is a change decision whatever its cues,
+//! when it replaces a decision in force (the engine checks; [`Draft::unless_it_replaces`]).
 //!
 //! Context ideas are sparing: only when the event gives no other idea, at most one — a
 //! "we use X" sentence naming something, a note's first sentence naming something, or a
@@ -179,6 +180,11 @@ pub(crate) struct Draft {
     /// The values it says it replaced, and those it states ([`explicit_change`]: "16
     /// workers, not 8 workers anymore"); empty when it says it replaced none.
     pub replaced: ValueChange,
+    /// A decision only because it says which value it replaced: what it was without
+    /// that (another cue, or no idea at all). It stays a decision only when it
+    /// replaces a decision in force — "the 6th connection went over IPv6 instead of
+    /// IPv4" narrates, it changes nothing anyone decided.
+    pub unless_it_replaces: Option<Option<Cue>>,
 }
 
 /// A change whose object is a pronoun: "make it 10:15", "bump that to 8", "set them at
@@ -246,10 +252,12 @@ pub(crate) fn drafts(sentences: &[Sentence], speaker: Speaker) -> Vec<Draft> {
             explicit_change(&sentence.raw)
         };
         let cue_opt = sentence.cue_opt.or_else(|| stated_setting_cue(sentence));
-        let cue_opt = if replaced.old.is_empty() {
-            cue_opt
+        let (cue_opt, unless_it_replaces) = if replaced.old.is_empty() {
+            (cue_opt, None)
         } else {
-            Some(changed_value_cue(cue_opt))
+            let cue = changed_value_cue(cue_opt);
+            let promoted = cue_opt.is_none_or(|original| original.intent != cue.intent);
+            (Some(cue), promoted.then_some(cue_opt))
         };
         let Some(cue) = cue_opt else {
             continue;
@@ -295,6 +303,7 @@ pub(crate) fn drafts(sentences: &[Sentence], speaker: Speaker) -> Vec<Draft> {
                 is_keep: sentence.is_keep,
                 is_elliptical: elliptical,
                 replaced,
+                unless_it_replaces,
             },
         ));
     }
@@ -381,6 +390,7 @@ fn context_draft(sentences: &[Sentence], speaker: Speaker) -> Option<Draft> {
         is_keep: false,
         is_elliptical: false,
         replaced: ValueChange::default(),
+        unless_it_replaces: None,
     };
     for sentence in statements() {
         if let Some(cue) = sentence.cue_opt

@@ -839,7 +839,7 @@ fn a_stated_setting_is_superseded_by_a_new_value() {
 /// A turn that says which value it replaced ("16 workers, not 8 workers anymore",
 /// "(was RabbitMQ)") is a change decision, whatever else its cues say, and supersedes
 /// the decisions that state the old value; a decision naming the same number about
-/// something else stays in force.
+/// something else stays in force, and a turn replacing nothing decided is no decision.
 #[test]
 fn a_statement_of_what_it_replaced_supersedes_the_old_value() {
     let (graph, _) = index_batches(vec![
@@ -876,8 +876,20 @@ fn a_statement_of_what_it_replaced_supersedes_the_old_value() {
                 at(4, 2),
                 "Reminder that Celery worker concurrency is 16, not 8 anymore.",
             ),
+            assistant(
+                "a-2",
+                "s2",
+                at(4, 3),
+                "Supertest opens a new connection per request, and the 6th one went over IPv6 instead of IPv4-mapped.",
+            ),
         ],
     ]);
+    assert!(
+        graph
+            .ideas()
+            .all(|idea| !(idea.content.starts_with("Supertest") && idea.intent == Intent::Decision)),
+        "what replaces nothing decided is no decision"
+    );
     let broker = idea_with(&graph, "Applied: NATS is what the message broker");
     assert_eq!(broker.intent, Intent::Decision);
     let rabbit = idea_with(&graph, "We'll use RabbitMQ between the services");

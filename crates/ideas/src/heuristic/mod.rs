@@ -253,6 +253,7 @@ impl HeuristicEngine {
         let mut changes = ChangeSet::default();
         for draft in &new_drafts {
             let id = idea_id(project_id, &event.event_id, &draft.content);
+            let (mut intent, mut confidence) = (draft.intent, draft.confidence);
             if matches!(draft.intent, Intent::Decision | Intent::Preference) {
                 let facts = self.facts.of_draft(&draft.content);
                 let new = NewDecision {
@@ -276,6 +277,20 @@ impl HeuristicEngine {
                         relations.push((RelationType::Supersedes, old_id));
                     }
                 }
+                if let Some(original) = draft.unless_it_replaces
+                    && !relations
+                        .iter()
+                        .any(|(kind, _)| *kind == RelationType::Supersedes)
+                {
+                    // It says what it replaced, but nothing decided had that value.
+                    match original {
+                        Some(cue) if cue.intent != Intent::Context => {
+                            (intent, confidence) = (cue.intent, cue.confidence);
+                            relations.clear();
+                        }
+                        _ => continue,
+                    }
+                }
                 for (relation_type, to_idea_id) in relations {
                     if relation_type == RelationType::BuildsOn && !activated.contains(&to_idea_id) {
                         activated.push(to_idea_id.clone());
@@ -291,8 +306,8 @@ impl HeuristicEngine {
             changes.ideas.push(NewIdea {
                 source_event_id: event.event_id.clone(),
                 content: draft.content.clone(),
-                intent: draft.intent,
-                confidence: draft.confidence,
+                intent,
+                confidence,
                 importance: None,
                 entities: draft
                     .mentions
