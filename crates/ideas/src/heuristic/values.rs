@@ -24,7 +24,10 @@
 //! turns before it that state the old value are stale whether or not they became ideas.
 
 use crate::entities::canonical_key;
+use std::sync::LazyLock;
+
 use crate::heuristic::intent::is_replaced;
+use crate::heuristic::pattern::Pattern;
 use crate::heuristic::mentions::mentions;
 use crate::heuristic::settings::{is_after_marker, is_name_value, quantity, words_of};
 use crate::model::EntityType;
@@ -179,16 +182,18 @@ pub fn explicit_change(text: &str) -> ValueChange {
     }
 }
 
-/// Words without which no value of a text is replaced: a cheap test before reading
-/// its values (most turns have none of them).
-const REPLACE_MARKERS: [&str; 16] = [
-    "not", "n't", "no ", "never", "without", "instead", "rather", "from", "was", "used to",
-    "previous", "formerly", "replac", "drop", "remov", "off",
-];
+/// The markers [`is_said_replaced`] reads, as one pattern: a text without any states
+/// no replaced value, and most turns have none. Found here, the text's values are read
+/// (costly: entity mentions, quantities), so "not" counts only before a number (a
+/// digit or a spelled one) or in a sentence with "anymore", the two ways it replaces.
+static MIGHT_REPLACE: LazyLock<Pattern> = LazyLock::new(|| {
+    Pattern::new(
+        r"(?i)\b(?:instead of|rather than|no longer|previously|formerly|used to be|switch(?:ed|ing)? from|migrat(?:e|ed|ing) from|mov(?:e|ed|ing) off|away from|replac(?:e|es|ed|ing)|drop(?:s|ped|ping)?|remov(?:e|es|ed|ing)|anymore|any more)\b|\((?:from|was) |\bnot\s+(?:[0-9]|(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|half)\b)",
+    )
+});
 
 fn might_replace(text: &str) -> bool {
-    let lower = text.to_ascii_lowercase();
-    REPLACE_MARKERS.iter().any(|marker| lower.contains(marker))
+    MIGHT_REPLACE.is_match(text)
 }
 
 /// Whether a value follows a marker of what it was before, given the sentence's words
@@ -223,22 +228,44 @@ fn is_said_replaced<S: AsRef<str>>(before: &[S], not_replaces: bool) -> bool {
             .checked_sub(back)
             .map_or("", |at| before[at].as_ref())
     };
-    let last_three: Vec<&str> = (1..=3).rev().map(word).filter(|w| !w.is_empty()).collect();
+    // The last words of `intent::is_replaced`'s markers: only after one of them is the
+    // phrase put together and checked.
+    const REPLACED_ENDS: [&str; 11] = [
+        "of", "from", "off", "than", "replace", "replacing", "replaced", "drop", "dropping",
+        "remove", "removing",
+    ];
     is_former(before)
         || (not_replaces && word(1) == "not")
         || (word(2) == "no" && word(1) == "longer")
-        || is_replaced(&last_three.join(" "))
+        || (REPLACED_ENDS.contains(&word(1)) && {
+            let last_three: Vec<&str> =
+                (1..=3).rev().map(word).filter(|w| !w.is_empty()).collect();
+            is_replaced(&last_three.join(" "))
+        })
 }
 
-/// The lowercase words of `text`, punctuation trimmed.
-fn lower_words(text: &str) -> Vec<String> {
-    text.split_whitespace()
+/// The last three words of `text`, lowercase, punctuation trimmed, in order: all that
+/// [`is_said_replaced`] reads.
+fn last_lower_words(text: &str) -> Vec<String> {
+    let mut words: Vec<String> = text
+        .split_whitespace()
+        .rev()
         .map(|word| {
             word.trim_matches(|c: char| !c.is_alphanumeric())
                 .to_lowercase()
         })
         .filter(|word| !word.is_empty())
-        .collect()
+        .take(3)
+        .collect();
+    words.reverse();
+    words
+}
+
+/// Whether `text` holds `needle` (ASCII), whatever the case, without a lowercase copy.
+fn contains_ignore_case(text: &str, needle: &str) -> bool {
+    text.as_bytes()
+        .windows(needle.len())
+        .any(|window| window.eq_ignore_ascii_case(needle.as_bytes()))
 }
 
 /// Every value of `text`, each key once (stated wins over replaced).
@@ -249,10 +276,10 @@ fn values(text: &str) -> Vec<Value> {
         .replace(['*', '`', '"', '(', ')'], " ");
     let mut found: Vec<Value> = Vec::new();
     for sentence in plain.split([';', '\n']).flat_map(sentences) {
-        let lower_sentence = sentence.to_lowercase();
-        let anymore = lower_sentence.contains("anymore") || lower_sentence.contains("any more");
+        let anymore = contains_ignore_case(sentence, "anymore")
+            || contains_ignore_case(sentence, "any more");
         for mention in mentions(sentence) {
-            let before = lower_words(&sentence[..mention.start]);
+            let before = last_lower_words(&sentence[..mention.start]);
             let said = is_said_replaced(&before, anymore);
             let plain = mention.entity_type == EntityType::Person;
             add(
