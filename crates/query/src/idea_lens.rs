@@ -13,8 +13,10 @@
 //! counts like the superseded decision: × [`SUPERSEDED_PENALTY`], and its result says
 //! it was superseded and by what. A turn among the best hits that says itself which
 //! value it replaced ("It's thirty days now, not one week anymore",
-//! `memory_ideas::explicit_change`) counts the same way: the turns that stated the old
-//! value are stale even when none of them became an idea to supersede.
+//! `memory_ideas::explicit_change`) ranks the same way: the turns before it that stated
+//! the old value (and share a term with it) count half even when none of them became
+//! an idea, and say they were superseded when that turn is a decision carrying the
+//! change.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -88,6 +90,10 @@ struct StaleValues {
     replaced_at_ms: u64,
     /// What replaced it.
     newer: Replacement,
+    /// The terms of the turn that said it replaced the value (`explicit_change`), one
+    /// of which a turn must share to count as using it: "p99 is 120 ms now, not 800
+    /// ms" says nothing of another 800 ms. Empty when the graph linked the two.
+    subject: Vec<String>,
 }
 
 /// One event of the project by id; `None` when absent or unreadable (logged).
@@ -169,10 +175,10 @@ impl<'a> IdeaLens<'a> {
                 && !seen_events.contains(&event_id)
             {
                 let text = match doc.doc_type {
-                    DocType::Event => doc.text.as_deref(),
-                    _ => None,
+                    DocType::Event => doc.text.clone(),
+                    _ => ideas.first().map(|idea: &Idea| idea.content.clone()),
                 };
-                self.note_explicit_change(view, &event_id, text);
+                self.note_explicit_change(view, &event_id, text.as_deref());
                 seen_events.push(event_id);
             }
             for older in ideas {
@@ -197,6 +203,7 @@ impl<'a> IdeaLens<'a> {
                         change,
                         replaced_at_ms,
                         newer: Replacement::Idea(newer.idea_id),
+                        subject: Vec::new(),
                     });
                 }
             }
@@ -231,7 +238,11 @@ impl<'a> IdeaLens<'a> {
         let newer = self
             .ideas_of_event(event_id)
             .into_iter()
-            .find(|idea| idea.intent == Intent::Decision && !self.is_stale(idea))
+            .find(|idea| {
+                idea.intent == Intent::Decision
+                    && !self.is_stale(idea)
+                    && !explicit_change(&idea.content).old.is_empty()
+            })
             .map_or(Replacement::NewerStatement, |idea| {
                 Replacement::Idea(idea.idea_id)
             });
@@ -239,6 +250,7 @@ impl<'a> IdeaLens<'a> {
             change,
             replaced_at_ms: event.timestamp_ms,
             newer,
+            subject: memory_text::query_terms(&event.text),
         });
     }
 
@@ -300,6 +312,7 @@ impl<'a> IdeaLens<'a> {
                         change,
                         replaced_at_ms: *newer_at,
                         newer: Replacement::NewerStatement,
+                        subject: Vec::new(),
                     });
                 }
             }
@@ -315,14 +328,28 @@ impl<'a> IdeaLens<'a> {
             return found.clone();
         }
         let mut stated: Option<Vec<String>> = None;
+        let mut terms: Option<Vec<String>> = None;
+        let mut uses = |stale: &StaleValues| {
+            event.timestamp_ms < stale.replaced_at_ms
+                && stale
+                    .change
+                    .is_used_by(stated.get_or_insert_with(|| stated_values(&event.text)))
+                && (stale.subject.is_empty() || {
+                    let terms = terms.get_or_insert_with(|| memory_text::query_terms(&event.text));
+                    stale.subject.iter().any(|term| terms.contains(term))
+                })
+        };
+        // A replacement the graph names first: its result says by what.
         let found = self
             .stale_values
             .iter()
-            .find(|stale| {
-                event.timestamp_ms < stale.replaced_at_ms
-                    && stale
-                        .change
-                        .is_used_by(stated.get_or_insert_with(|| stated_values(&event.text)))
+            .filter(|stale| matches!(stale.newer, Replacement::Idea(_)))
+            .find(|stale| uses(stale))
+            .or_else(|| {
+                self.stale_values
+                    .iter()
+                    .filter(|stale| stale.newer == Replacement::NewerStatement)
+                    .find(|stale| uses(stale))
             })
             .map(|stale| stale.newer.clone());
         self.stale_by_value

@@ -32,7 +32,7 @@ const PRESENT: [&str; 9] = [
 
 /// Whether `question` asks how things are now (see the module doc).
 pub(crate) fn asks_about_now(question: &str) -> bool {
-    let lower = question.to_lowercase();
+    let lower = question.to_lowercase().replace('\u{2019}', "'");
     let words: Vec<&str> = lower
         .split(|c: char| !(c.is_alphanumeric() || c == '\''))
         .filter(|word| !word.is_empty())

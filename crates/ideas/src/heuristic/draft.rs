@@ -9,8 +9,9 @@
 //! `settings::states_setting`) is a decision at confidence 0.5: it records what is
 //! configured, and a later value for the same setting supersedes it. A sentence that
 //! says which value it replaced by which ("It's thirty days now, not one week
-//! anymore", see `values::explicit_change`) is a change decision whatever its cues,
-//! when it replaces a decision in force (the engine checks; [`Draft::unless_it_replaces`]).
+//! anymore", see `values::explicit_change`) is a change decision unless it is a todo,
+//! preference or question, when it replaces a decision in force (the engine checks;
+//! [`Draft::unless_it_replaces`]).
 //!
 //! Context ideas are sparing: only when the event gives no other idea, at most one — a
 //! "we use X" sentence naming something, a note's first sentence naming something, or a
@@ -299,7 +300,10 @@ pub(crate) fn drafts(sentences: &[Sentence], speaker: Speaker) -> Vec<Draft> {
                 intent: cue.intent,
                 confidence: cue.confidence,
                 mentions: found,
-                is_change: sentence.is_change || !replaced.old.is_empty(),
+                // A promoted sentence supersedes by the value it replaced
+                // (`relations::replaces_stated_value`), not by the looser change-cue rules.
+                is_change: sentence.is_change
+                    || (!replaced.old.is_empty() && unless_it_replaces.is_none()),
                 is_keep: sentence.is_keep,
                 is_elliptical: elliptical,
                 replaced,

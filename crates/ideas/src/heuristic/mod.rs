@@ -284,11 +284,11 @@ impl HeuristicEngine {
                 {
                     // It says what it replaced, but nothing decided had that value.
                     match original {
-                        Some(cue) if cue.intent != Intent::Context => {
+                        Some(cue) => {
                             (intent, confidence) = (cue.intent, cue.confidence);
                             relations.clear();
                         }
-                        _ => continue,
+                        None => continue,
                     }
                 }
                 for (relation_type, to_idea_id) in relations {

@@ -145,16 +145,14 @@ pub(crate) fn decision_relations(
 
 /// Whether a decision that says which values it replaced ("It's thirty days now, not
 /// one week anymore") replaces one `old` states: `old` states a replaced value and none
-/// of the new ones. A name says what it is on its own ("was RabbitMQ"); a quantity
-/// ("not 8") needs a word in common too (`shared`), since many settings are 8.
+/// of the new ones, and shares a word with it (`shared`): many settings are 8, many
+/// things happen on Monday.
 fn replaces_stated_value(replaced: &ValueChange, old: &str, shared: usize) -> bool {
-    if replaced.old.is_empty() {
+    if replaced.old.is_empty() || shared == 0 {
         return false;
     }
     let old_values = stated_values(old);
-    old_values
-        .iter()
-        .any(|value| replaced.old.contains(value) && (shared >= 1 || !value.contains(':')))
+    old_values.iter().any(|value| replaced.old.contains(value))
         && !old_values.iter().any(|value| replaced.new.contains(value))
 }
 

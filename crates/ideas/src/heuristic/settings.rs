@@ -681,8 +681,9 @@ fn spelled_quantity(words: &[Word<'_>], index: usize) -> Option<(String, usize)>
     normalise(number, &unit.lower).map(|value| (value, unit_at + 1 - index))
 }
 
-/// A number written as one word: "one" … "nineteen", the tens "twenty" … "ninety",
-/// a hyphenated compound ("twenty-five"), "hundred" and "thousand" (as in "a hundred").
+/// A number written as one word: "one" … "nineteen", the tens "twenty" … "ninety", a
+/// hyphenated compound ("twenty-five"). Not "hundred": "two hundred ms" would read as
+/// 100 ms, since the words before it are not read.
 fn spelled_number(word: &str) -> Option<f64> {
     const UNITS: [&str; 19] = [
         "one",
@@ -719,13 +720,9 @@ fn spelled_number(word: &str) -> Option<f64> {
             .position(|number| *number == word)
             .map(|at| 10 * (at + 2))
     };
-    let value = match word {
-        "hundred" => 100,
-        "thousand" => 1000,
-        _ => match word.split_once('-') {
-            Some((high, low)) => tens(high)? + unit(low).filter(|low| *low < 10)?,
-            None => unit(word).or_else(|| tens(word))?,
-        },
+    let value = match word.split_once('-') {
+        Some((high, low)) => tens(high)? + unit(low).filter(|low| *low < 10)?,
+        None => unit(word).or_else(|| tens(word))?,
     };
     #[allow(clippy::cast_precision_loss)]
     Some(value as f64)

@@ -27,8 +27,8 @@ use crate::entities::canonical_key;
 use std::sync::LazyLock;
 
 use crate::heuristic::intent::is_replaced;
-use crate::heuristic::pattern::Pattern;
 use crate::heuristic::mentions::mentions;
+use crate::heuristic::pattern::Pattern;
 use crate::heuristic::settings::{is_after_marker, is_name_value, quantity, words_of};
 use crate::model::EntityType;
 
@@ -188,7 +188,7 @@ pub fn explicit_change(text: &str) -> ValueChange {
 /// digit or a spelled one) or in a sentence with "anymore", the two ways it replaces.
 static MIGHT_REPLACE: LazyLock<Pattern> = LazyLock::new(|| {
     Pattern::new(
-        r"(?i)\b(?:instead of|rather than|no longer|previously|formerly|used to be|switch(?:ed|ing)? from|migrat(?:e|ed|ing) from|mov(?:e|ed|ing) off|away from|replac(?:e|es|ed|ing)|drop(?:s|ped|ping)?|remov(?:e|es|ed|ing)|anymore|any more)\b|\((?:from|was) |\bnot\s+(?:[0-9]|(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|half)\b)",
+        r"(?i)\b(?:instead of|rather than|no longer|previously|formerly|used to be|switch(?:ed|ing)? from|migrat(?:e|ed|ing) from|mov(?:e|ed|ing) off|away from|replac(?:e|es|ed|ing)|drop(?:s|ped|ping)?|remov(?:e|es|ed|ing)|anymore|any more)\b|\((?:from|was) |\bnot\s+[`*]*(?:[0-9]|(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|half)\b)",
     )
 });
 
@@ -220,8 +220,9 @@ fn is_former<S: AsRef<str>>(before: &[S]) -> bool {
 /// "no longer X", or "not X" when `not_replaces` ("16 workers, not 8"; a name only in
 /// "not X anymore": "covers clicks, but not Enter" sets a name aside, it replaces
 /// nothing). Not every negation: "0 errors", "without Redis", "never Friday" deny, they
-/// name nothing that held before.
-fn is_said_replaced<S: AsRef<str>>(before: &[S], not_replaces: bool) -> bool {
+/// name nothing that held before. A quantity is not replaced by "drop", "remove" or
+/// "replace" ("removed 3 flaky tests" counts tests, it replaces no 3).
+fn is_said_replaced<S: AsRef<str>>(before: &[S], (not_replaces, quantity): (bool, bool)) -> bool {
     let word = |back: usize| {
         before
             .len()
@@ -231,15 +232,28 @@ fn is_said_replaced<S: AsRef<str>>(before: &[S], not_replaces: bool) -> bool {
     // The last words of `intent::is_replaced`'s markers: only after one of them is the
     // phrase put together and checked.
     const REPLACED_ENDS: [&str; 11] = [
-        "of", "from", "off", "than", "replace", "replacing", "replaced", "drop", "dropping",
-        "remove", "removing",
+        "of",
+        "from",
+        "off",
+        "than",
+        "replace",
+        "replacing",
+        "replaced",
+        "drop",
+        "dropping",
+        "remove",
+        "removing",
     ];
+    let ends = if quantity {
+        &REPLACED_ENDS[..4]
+    } else {
+        &REPLACED_ENDS[..]
+    };
     is_former(before)
         || (not_replaces && word(1) == "not")
         || (word(2) == "no" && word(1) == "longer")
-        || (REPLACED_ENDS.contains(&word(1)) && {
-            let last_three: Vec<&str> =
-                (1..=3).rev().map(word).filter(|w| !w.is_empty()).collect();
+        || (ends.contains(&word(1)) && {
+            let last_three: Vec<&str> = (1..=3).rev().map(word).filter(|w| !w.is_empty()).collect();
             is_replaced(&last_three.join(" "))
         })
 }
@@ -272,15 +286,17 @@ fn contains_ignore_case(text: &str, needle: &str) -> bool {
 fn values(text: &str) -> Vec<Value> {
     let plain = text
         .replace("(from ", " formerly ")
+        .replace("(From ", " formerly ")
         .replace("(was ", " formerly ")
+        .replace("(Was ", " formerly ")
         .replace(['*', '`', '"', '(', ')'], " ");
     let mut found: Vec<Value> = Vec::new();
     for sentence in plain.split([';', '\n']).flat_map(sentences) {
         let anymore = contains_ignore_case(sentence, "anymore")
-            || contains_ignore_case(sentence, "any more");
+            || contains_ignore_case(sentence, " any more");
         for mention in mentions(sentence) {
             let before = last_lower_words(&sentence[..mention.start]);
-            let said = is_said_replaced(&before, anymore);
+            let said = is_said_replaced(&before, (anymore, false));
             let plain = mention.entity_type == EntityType::Person;
             add(
                 &mut found,
@@ -293,7 +309,7 @@ fn values(text: &str) -> Vec<Value> {
         let mut index = 0;
         while index < words.len() {
             let marked = is_after_marker(&words, index);
-            let said = is_said_replaced(&lower[..index], true);
+            let said = is_said_replaced(&lower[..index], (true, true));
             let replaced = (marked || said, said);
             if let Some((value, consumed)) = quantity(&words, index) {
                 let dimension = dimension_of(&value);
@@ -306,7 +322,7 @@ fn values(text: &str) -> Vec<Value> {
                 continue;
             }
             if is_name_value(&words, index) {
-                let said = is_said_replaced(&lower[..index], anymore);
+                let said = is_said_replaced(&lower[..index], (anymore, false));
                 let text = words[index].text;
                 let plain = text
                     .chars()
