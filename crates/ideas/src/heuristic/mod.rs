@@ -283,12 +283,14 @@ impl HeuristicEngine {
                         .any(|(kind, _)| *kind == RelationType::Supersedes)
                 {
                     // It says what it replaced, but nothing decided had that value.
+                    // Back to what it was; a context idea only as the event's one idea
+                    // (context ideas are sparing, see `draft`).
                     match original {
-                        Some(cue) => {
+                        Some(cue) if cue.intent != Intent::Context || new_drafts.len() == 1 => {
                             (intent, confidence) = (cue.intent, cue.confidence);
                             relations.clear();
                         }
-                        None => continue,
+                        _ => continue,
                     }
                 }
                 for (relation_type, to_idea_id) in relations {
