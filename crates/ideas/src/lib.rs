@@ -34,8 +34,8 @@ pub use extractor::{
     IdeaExtractor, SessionEvents,
 };
 pub use heuristic::{
-    EmbedFn, HeuristicEngine, SettingValues, ValueChange, explicit_change, setting_change,
-    stated_values, value_change,
+    EmbedFn, HeuristicEngine, SettingValues, ValueChange, explicit_change, stated_values,
+    value_change,
 };
 pub use memory_graph::MemoryGraph;
 pub use model::{

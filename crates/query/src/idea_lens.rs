@@ -131,6 +131,9 @@ pub(crate) struct IdeaLens<'a> {
     stale_values: Vec<StaleValues>,
     /// Events found to use a replaced value: what replaced it.
     stale_by_value: RefCell<HashMap<String, Option<Replacement>>>,
+    /// Turns of the best hits read from the log ([`IdeaLens::event`]): both value
+    /// rules read the same ones.
+    events: RefCell<HashMap<String, Option<Event>>>,
 }
 
 impl<'a> IdeaLens<'a> {
@@ -152,6 +155,7 @@ impl<'a> IdeaLens<'a> {
             sessions: RefCell::new(HashMap::new()),
             stale_values: Vec::new(),
             stale_by_value: RefCell::new(HashMap::new()),
+            events: RefCell::new(HashMap::new()),
         }
     }
 
@@ -221,7 +225,7 @@ impl<'a> IdeaLens<'a> {
         if text.is_some_and(|text| explicit_change(text).old.is_empty()) {
             return;
         }
-        let Some(event) = read_event(view, event_id).filter(is_prose) else {
+        let Some(event) = self.event(view, event_id).filter(is_prose) else {
             return;
         };
         if self
@@ -258,7 +262,7 @@ impl<'a> IdeaLens<'a> {
     /// that states a value of some kind ("80 percent for the coverage gate") and a
     /// later turn that states another value of that kind and not this one ("with the
     /// 85% threshold …"; values of settings only, not people's names:
-    /// `memory_ideas::setting_change`), both sharing a term with the question, are
+    /// `memory_ideas::SettingValues`), both sharing a term with the question, are
     /// two statements of what was asked, and the later one is what holds now. The earlier one, and the
     /// turns before the later one that state the same old value, rank lower
     /// (× [`SUPERSEDED_PENALTY`]); nothing claims they were superseded, since no idea
@@ -279,10 +283,10 @@ impl<'a> IdeaLens<'a> {
             .take(NEWER_VALUE_HITS);
         for doc in turns {
             let event = match doc.doc_type {
-                DocType::Event => read_event(view, &doc.doc_id),
+                DocType::Event => self.event(view, &doc.doc_id),
                 _ => self
                     .idea(&doc.doc_id)
-                    .and_then(|idea| read_event(view, &idea.source.event_id)),
+                    .and_then(|idea| self.event(view, &idea.source.event_id)),
             };
             let Some(event) = event.filter(is_prose) else {
                 continue;
@@ -365,6 +369,18 @@ impl<'a> IdeaLens<'a> {
             Some(Some(Replacement::Idea(idea_id))) => Some(idea_id.clone()),
             _ => None,
         }
+    }
+
+    /// One turn of the project, read from the log once per search.
+    fn event(&self, view: ProjectView<'_>, event_id: &str) -> Option<Event> {
+        if let Some(event) = self.events.borrow().get(event_id) {
+            return event.clone();
+        }
+        let event = read_event(view, event_id);
+        self.events
+            .borrow_mut()
+            .insert(event_id.to_owned(), event.clone());
+        event
     }
 
     /// One idea of the project.

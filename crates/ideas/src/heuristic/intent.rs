@@ -393,32 +393,47 @@ pub(crate) fn is_negated(before: &str) -> bool {
         })
 }
 
+/// The markers after which a thing is the old one (see [`is_replaced`]).
+const REPLACEMENT_MARKERS: [&str; 19] = [
+    "instead of",
+    "switch from",
+    "switched from",
+    "switching from",
+    "migrate from",
+    "migrated from",
+    "migrating from",
+    "moving off",
+    "move off",
+    "moved off",
+    "away from",
+    "replace",
+    "replacing",
+    "replaced",
+    "drop",
+    "dropping",
+    "remove",
+    "removing",
+    "rather than",
+];
+
 /// "instead of X", "switch from X", "replace X", "rather than X": X is the old thing.
 pub(crate) fn is_replaced(before: &str) -> bool {
     let before = before.trim_end_matches(|c: char| !c.is_alphanumeric());
-    [
-        "instead of",
-        "switch from",
-        "switched from",
-        "switching from",
-        "migrate from",
-        "migrated from",
-        "migrating from",
-        "moving off",
-        "move off",
-        "moved off",
-        "away from",
-        "replace",
-        "replacing",
-        "replaced",
-        "drop",
-        "dropping",
-        "remove",
-        "removing",
-        "rather than",
-    ]
-    .iter()
-    .any(|marker| before.ends_with(marker))
+    REPLACEMENT_MARKERS
+        .iter()
+        .any(|marker| before.ends_with(marker))
+}
+
+/// Whether `word` ends a marker of [`is_replaced`] — only then can the words before a
+/// thing be one — counting the one-word verbs ("replace", "drop", "remove") only when
+/// `with_verbs`: "removed 3 flaky tests" counts tests, it replaces no 3.
+pub(crate) fn ends_replacement_marker(word: &str, with_verbs: bool) -> bool {
+    REPLACEMENT_MARKERS
+        .iter()
+        .any(|marker| match marker.rsplit_once(' ') {
+            Some((_, last)) => last == word,
+            None => with_verbs && *marker == word,
+        })
 }
 
 static LEAD_IN: LazyLock<Pattern> = LazyLock::new(|| {

@@ -51,9 +51,7 @@ use memory_types::{Event, EventKind};
 
 pub use answers::EmbedFn;
 pub use draft::MAX_IDEAS_PER_EVENT;
-pub use values::{
-    SettingValues, ValueChange, explicit_change, setting_change, stated_values, value_change,
-};
+pub use values::{SettingValues, ValueChange, explicit_change, stated_values, value_change};
 
 use crate::apply::apply_changes;
 use crate::change_set::{AnsweredQuestion, ChangeSet, NewIdea, RelationOut, SkipEvent};

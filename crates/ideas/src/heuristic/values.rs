@@ -26,7 +26,7 @@
 use crate::entities::canonical_key;
 use std::sync::LazyLock;
 
-use crate::heuristic::intent::is_replaced;
+use crate::heuristic::intent::{ends_replacement_marker, is_replaced};
 use crate::heuristic::mentions::mentions;
 use crate::heuristic::pattern::Pattern;
 use crate::heuristic::settings::{is_after_marker, is_name_value, quantity, words_of};
@@ -50,7 +50,7 @@ struct Value {
     /// ("p99 fell from 800 ms to 120 ms") as a change of setting.
     said_replaced: bool,
     /// A person's name or a capitalised word ("Priya", "Paris"): a value of settings
-    /// now and then, of conversation all the time (see [`setting_change`]).
+    /// now and then, of conversation all the time (see [`SettingValues`]).
     plain: bool,
 }
 
@@ -92,18 +92,12 @@ pub fn value_change(older: &str, newer: &str) -> ValueChange {
     change_of(values(older), values(newer))
 }
 
-/// [`value_change`] among the values settings have — quantities, value-shaped words
-/// (`us-east-1`, `3.12`), technologies, files, identifiers, weekdays — leaving out
-/// people's names and other capitalised words. Two turns of a conversation name
-/// different people all the time ("Thanks, Mel!"); two statements about one setting
-/// naming different values of the kinds above is what a change looks like.
-#[must_use]
-pub fn setting_change(older: &str, newer: &str) -> ValueChange {
-    SettingValues::of(older).change_to(&SettingValues::of(newer))
-}
-
-/// The values of settings a text states or replaces (see [`setting_change`]), read
-/// once to compare with many texts.
+/// The values of settings a text states or replaces, read once to compare with many
+/// texts: quantities, value-shaped words (`us-east-1`, `3.12`), technologies, files,
+/// identifiers, weekdays — not people's names nor other capitalised words. Two turns
+/// of a conversation name different people all the time ("Thanks, Mel!"); two
+/// statements about one setting naming different values of the kinds above is what a
+/// change looks like.
 #[derive(Clone, Debug)]
 pub struct SettingValues(Vec<Value>);
 
@@ -119,7 +113,8 @@ impl SettingValues {
         )
     }
 
-    /// What a newer text with `newer` values replaced of these ([`setting_change`]).
+    /// What a newer text with `newer` values replaced of these ([`value_change`] among
+    /// values of settings).
     #[must_use]
     pub fn change_to(&self, newer: &SettingValues) -> ValueChange {
         change_of(self.0.clone(), newer.0.clone())
@@ -229,30 +224,10 @@ fn is_said_replaced<S: AsRef<str>>(before: &[S], (not_replaces, quantity): (bool
             .checked_sub(back)
             .map_or("", |at| before[at].as_ref())
     };
-    // The last words of `intent::is_replaced`'s markers: only after one of them is the
-    // phrase put together and checked.
-    const REPLACED_ENDS: [&str; 11] = [
-        "of",
-        "from",
-        "off",
-        "than",
-        "replace",
-        "replacing",
-        "replaced",
-        "drop",
-        "dropping",
-        "remove",
-        "removing",
-    ];
-    let ends = if quantity {
-        &REPLACED_ENDS[..4]
-    } else {
-        &REPLACED_ENDS[..]
-    };
     is_former(before)
         || (not_replaces && word(1) == "not")
         || (word(2) == "no" && word(1) == "longer")
-        || (ends.contains(&word(1)) && {
+        || (ends_replacement_marker(word(1), !quantity) && {
             let last_three: Vec<&str> = (1..=3).rev().map(word).filter(|w| !w.is_empty()).collect();
             is_replaced(&last_three.join(" "))
         })
@@ -523,15 +498,19 @@ mod tests {
         );
     }
 
+    fn setting_change_of(older: &str, newer: &str) -> ValueChange {
+        SettingValues::of(older).change_to(&SettingValues::of(newer))
+    }
+
     #[test]
     fn a_setting_change_leaves_people_and_capitalised_words_out() {
-        let change = setting_change(
+        let change = setting_change_of(
             "Thanks Mel! The coverage gate is 80 percent.",
             "Hey Caroline, with the 85% threshold we need more tests.",
         );
         assert_eq!(change.old, ["pct:80"], "{change:?}");
         assert_eq!(change.new, ["pct:85"], "{change:?}");
-        let change = setting_change(
+        let change = setting_change_of(
             "Thanks Mel! I went to the support group.",
             "Hey Caroline, I painted a lake.",
         );
@@ -542,7 +521,7 @@ mod tests {
                 .old
                 .is_empty()
         );
-        let change = setting_change(
+        let change = setting_change_of(
             "Deploys go out on Thursday from us-east-1.",
             "Deploys go out on Tuesday from us-east-1.",
         );
