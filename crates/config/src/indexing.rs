@@ -9,6 +9,12 @@ pub enum IndexingEngine {
     /// Offline and deterministic: cue phrases, the shipped lexicon, term overlap.
     #[default]
     Heuristic,
+    /// The `[llm]` model with the design's tools; per batch part, the heuristic engine
+    /// stands in when the model is down, slow, over budget or wrong twice. Requires
+    /// `[llm] enabled`.
+    Llm,
+    /// `llm` when `[llm]` is enabled, else `heuristic`.
+    Auto,
 }
 
 /// `[indexing]`: the indexing agent (ideas, entities, relations, topic spans).
@@ -36,6 +42,18 @@ pub struct IndexingConfig {
     /// times, changed nothing in the graph and cut the engine from thousands of events
     /// per second to about a hundred (docs/benchmarks.md).
     pub similarity: bool,
+    /// LLM engine: most tool calls per batch part. Default 15.
+    pub llm_max_tool_calls: usize,
+    /// LLM engine: tokens (read + written) per batch part in continuous mode; a larger
+    /// batch is cut into parts. Default 10 000 (the design's ~10k per cycle).
+    pub llm_batch_tokens: usize,
+    /// LLM engine: tokens per batch part in backfill mode. Default 50 000.
+    pub llm_backfill_batch_tokens: usize,
+    /// LLM engine: most tokens the model may write per step. Default 2 048.
+    pub llm_max_answer_tokens: u32,
+    /// LLM engine: how long a model server that failed is left alone before it is
+    /// asked again, seconds (batches meanwhile go to the heuristic engine). Default 30.
+    pub llm_cooldown_secs: u64,
 }
 
 impl Default for IndexingConfig {
@@ -47,6 +65,11 @@ impl Default for IndexingConfig {
             batch_events: 1_024,
             backfill_batch_events: 2_000,
             similarity: false,
+            llm_max_tool_calls: 15,
+            llm_batch_tokens: 10_000,
+            llm_backfill_batch_tokens: 50_000,
+            llm_max_answer_tokens: 2_048,
+            llm_cooldown_secs: 30,
         }
     }
 }

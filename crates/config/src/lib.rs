@@ -31,7 +31,7 @@ pub use consumers::ConsumerConfig;
 pub use error::{ConfigError, Result};
 pub use indexing::{IndexingConfig, IndexingEngine};
 pub use ingest::IngestConfig;
-pub use llm::LlmConfig;
+pub use llm::{LlmConfig, ToolProtocol};
 pub use model::Config;
 pub use nats::{JetStreamConfig, NatsConfig};
 pub use store::{DurabilityConfig, StoreConfig};

@@ -1,4 +1,5 @@
-//! `[llm]`: the optional LLM summarizer and its API key.
+//! `[llm]`: the optional language model (summaries, the indexing agent's LLM engine,
+//! search phrases), its API key and its spend limits.
 
 use serde::{Deserialize, Serialize};
 
@@ -30,6 +31,38 @@ pub struct LlmConfig {
     pub max_tokens: u32,
     /// Sampling temperature, 0 to 2; 0 is the most repeatable. Default 0.0.
     pub temperature: f64,
+    /// Most requests per minute, all purposes together; 0 for no limit. A request that
+    /// cannot get a slot within its time limit is not sent (its caller falls back).
+    /// Default 60.
+    pub requests_per_minute: u32,
+    /// Most tokens (read + written) per UTC day, all purposes together; 0 for no limit.
+    /// Once reached, no request is sent until midnight UTC: summaries are extractive,
+    /// ideas heuristic, search phrases offline; `memory_llm_tokens_today` and one ERROR
+    /// line say so. The count survives restarts (`<data_dir>/llm-spend.json`).
+    /// Default 2 000 000.
+    pub daily_token_cap: u64,
+    /// How the indexing agent's model calls its tools: `native` (OpenAI `tools` /
+    /// `tool_calls`), `json` (every step a `response_format: json_schema` object, for
+    /// small local models that honour schemas but emit no native tool calls) or `auto`
+    /// (a probe at start tries native tool calls and settles on `json` when the model
+    /// answers without one). Default `auto`.
+    pub tool_protocol: ToolProtocol,
+    /// Write TOC summaries with the model (when `enabled`). Default true; false keeps
+    /// the extractive summaries and uses the model for ideas or phrases only.
+    pub summaries: bool,
+}
+
+/// `[llm] tool_protocol`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolProtocol {
+    /// Probe at start.
+    #[default]
+    Auto,
+    /// OpenAI `tools` / `tool_calls`.
+    Native,
+    /// Constrained JSON steps (`response_format: json_schema`).
+    Json,
 }
 
 impl Default for LlmConfig {
@@ -44,6 +77,10 @@ impl Default for LlmConfig {
             max_retries: 2,
             max_tokens: 400,
             temperature: 0.0,
+            requests_per_minute: 60,
+            daily_token_cap: 2_000_000,
+            tool_protocol: ToolProtocol::Auto,
+            summaries: true,
         }
     }
 }

@@ -170,6 +170,19 @@ impl Config {
         if self.indexing.backfill_batch_events == 0 {
             return invalid("indexing.backfill_batch_events", "must be greater than 0");
         }
+        if self.indexing.engine == crate::IndexingEngine::Llm && !self.llm.enabled {
+            return invalid(
+                "indexing.engine",
+                "\"llm\" needs a model: set [llm] enabled = true (or use \"auto\")",
+            );
+        }
+        if self.indexing.llm_batch_tokens < 1_000 || self.indexing.llm_backfill_batch_tokens < 1_000
+        {
+            return invalid(
+                "indexing.llm_batch_tokens",
+                "llm_batch_tokens and llm_backfill_batch_tokens must be at least 1000",
+            );
+        }
         let llm = &self.llm;
         if !(llm.base_url.starts_with("http://") || llm.base_url.starts_with("https://")) {
             return invalid("llm.base_url", "must be an http:// or https:// URL");
@@ -213,6 +226,13 @@ impl Config {
         }
         if self.teleport.vector.index_threads == Some(0) {
             return invalid("teleport.vector.index_threads", "must be greater than 0");
+        }
+        let floor = self.teleport.vector.min_similarity;
+        if !(floor.is_finite() && (0.0..=1.0).contains(&floor)) {
+            return invalid(
+                "teleport.vector.min_similarity",
+                "must be a number from 0 to 1",
+            );
         }
         if self.teleport.vector.query_threads == 0 {
             return invalid("teleport.vector.query_threads", "must be greater than 0");

@@ -152,7 +152,15 @@ pub struct VectorIndexConfig {
     /// workers then slow the vector search that follows (8.6 ms against 5.2), so a
     /// hybrid search is slower overall (docs/benchmarks.md). More cores change that.
     pub query_threads: usize,
+    /// Cosine similarity below which a vector hit is no hit (the search-first spec's
+    /// floor, 0.40 for MiniLM): a search on a topic the memory never saw returns nothing
+    /// rather than its nearest strangers. 0 keeps every hit. Default: see
+    /// docs/benchmarks.md, "Cosine floor".
+    pub min_similarity: f32,
 }
+
+/// The default of `[teleport.vector] min_similarity`.
+pub const DEFAULT_MIN_SIMILARITY: f32 = 0.30;
 
 impl Default for VectorIndexConfig {
     fn default() -> Self {
@@ -169,6 +177,7 @@ impl Default for VectorIndexConfig {
             ef_search: 200,
             index_threads: None,
             query_threads: 1,
+            min_similarity: DEFAULT_MIN_SIMILARITY,
         }
     }
 }

@@ -123,6 +123,7 @@ pub(crate) fn query_service(
             },
             expand_query: config.teleport.expand_query,
             ranking: ranking_weights(&config.teleport.ranking),
+            min_similarity: config.teleport.vector.min_similarity,
         })
 }
 

@@ -115,6 +115,7 @@ pub fn vector_settings(
 /// Pipeline tuning from config; the BM25 index lives under `data_dir` unless
 /// configured elsewhere.
 pub fn pipeline_config(config: &Config, data_dir: &Path) -> PipelineConfig {
+    let spend = llm_spend(config, data_dir);
     let consumers = &config.consumers;
     PipelineConfig {
         max_batch_events: config.ingest.max_batch_events,
@@ -148,11 +149,11 @@ pub fn pipeline_config(config: &Config, data_dir: &Path) -> PipelineConfig {
             ..GripConfig::default()
         },
         rollup: RollupConfig {
-            summarizer: summarizer(config),
+            summarizer: summarizer(config, &spend),
         },
         bm25: bm25_settings(config, data_dir),
         vector: vector_settings(config, data_dir),
-        indexing: indexing_settings(config),
+        indexing: indexing_settings(config, &spend),
         indexing_window: Duration::from_millis(config.indexing.window_ms),
         indexing_batch_events: config.indexing.batch_events,
         // Validated when the configuration was loaded.
@@ -175,34 +176,98 @@ fn embedder_config(config: &Config) -> memory_embed::EmbedderConfig {
     embedder
 }
 
+/// The daemon's one model spend (`[llm] requests_per_minute`, `daily_token_cap`), its
+/// day count kept in `<data_dir>/llm-spend.json`: summaries, the indexing agent and
+/// search phrases count against it together (one per data dir and process, however
+/// many parts of the daemon ask).
+pub fn llm_spend(config: &Config, data_dir: &Path) -> Arc<memory_llm::Spend> {
+    static SPENDS: std::sync::OnceLock<
+        std::sync::Mutex<std::collections::HashMap<std::path::PathBuf, Arc<memory_llm::Spend>>>,
+    > = std::sync::OnceLock::new();
+    let ledger = data_dir.join("llm-spend.json");
+    let mut spends = SPENDS
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    Arc::clone(spends.entry(ledger.clone()).or_insert_with(|| {
+        Arc::new(memory_llm::Spend::with_ledger(
+            memory_llm::SpendLimits::from_config(&config.llm),
+            ledger,
+        ))
+    }))
+}
+
 /// The indexing agent's settings, `None` when `[indexing]` is disabled. The heuristic
 /// engine judges meaning with the vector index's embedding model when both the index
-/// and `[indexing] similarity` (off by default) are on.
-pub fn indexing_settings(config: &Config) -> Option<IndexingSettings> {
+/// and `[indexing] similarity` (off by default) are on. The LLM engine (`engine = "llm"`,
+/// or `"auto"` with `[llm] enabled`) keeps a heuristic engine to fall back on.
+pub fn indexing_settings(
+    config: &Config,
+    spend: &Arc<memory_llm::Spend>,
+) -> Option<IndexingSettings> {
     if !config.indexing.enabled {
         return None;
     }
     let similarity = (config.indexing.similarity && config.teleport.vector_enabled())
         .then(|| memory_projections::model_similarity(embedder_config(config)));
-    let engine: EngineFactory = match config.indexing.engine {
-        IndexingEngine::Heuristic => Arc::new(move || {
-            let engine = memory_ideas::HeuristicEngine::new();
-            Box::new(match &similarity {
-                Some(embed) => engine.with_similarity(Arc::clone(embed)),
-                None => engine,
+    let heuristic = move || -> Box<dyn memory_ideas::IdeaExtractor> {
+        let engine = memory_ideas::HeuristicEngine::new();
+        Box::new(match &similarity {
+            Some(embed) => engine.with_similarity(Arc::clone(embed)),
+            None => engine,
+        })
+    };
+    let use_llm = match config.indexing.engine {
+        IndexingEngine::Heuristic => false,
+        IndexingEngine::Llm => true,
+        IndexingEngine::Auto => config.llm.enabled,
+    };
+    let client = if use_llm {
+        match memory_llm::ChatClient::new(&config.llm) {
+            Ok(client) => Some(client.with_spend(Arc::clone(spend))),
+            Err(err) => {
+                tracing::error!(error = %err, "cannot use the configured LLM; ideas come from the heuristic engine");
+                None
+            }
+        }
+    } else {
+        None
+    };
+    let engine: EngineFactory = match client {
+        None => Arc::new(heuristic),
+        Some(client) => {
+            let indexing = &config.indexing;
+            let llm_settings = memory_indexer::LlmEngineSettings {
+                max_tool_calls: indexing.llm_max_tool_calls,
+                continuous_tokens: indexing.llm_batch_tokens,
+                backfill_tokens: indexing.llm_backfill_batch_tokens,
+                protocol: config.llm.tool_protocol,
+                cooldown: Duration::from_secs(indexing.llm_cooldown_secs),
+                max_answer_tokens: indexing.llm_max_answer_tokens,
+            };
+            Arc::new(move || {
+                Box::new(memory_indexer::LlmEngine::with_fallback(
+                    client.clone(),
+                    llm_settings.clone(),
+                    heuristic(),
+                ))
             })
-        }),
+        }
     };
     let mut settings = IndexingSettings::new(engine);
     settings.backfill_batch_events = config.indexing.backfill_batch_events;
     Some(settings)
 }
 
-/// The configured summarizer: extractive unless `[llm]` is enabled. The LLM one falls
-/// back to extractive per item on any failure, so a model that is down never stalls the
-/// pipeline; a configuration it cannot even start from is reported and replaced.
-fn summarizer(config: &Config) -> Arc<dyn memory_summarize::Summarizer> {
-    match memory_llm::summarizer_for(&config.llm) {
+/// The configured summarizer: extractive unless `[llm]` is enabled (and `summaries`).
+/// The LLM one falls back to extractive per item on any failure, so a model that is
+/// down never stalls the pipeline; a configuration it cannot even start from is
+/// reported and replaced.
+fn summarizer(
+    config: &Config,
+    spend: &Arc<memory_llm::Spend>,
+) -> Arc<dyn memory_summarize::Summarizer> {
+    match memory_llm::summarizer_for(&config.llm, Some(Arc::clone(spend))) {
         Ok(summarizer) => Arc::from(summarizer),
         Err(err) => {
             tracing::error!(error = %err, "cannot use the configured LLM; summaries are extractive");

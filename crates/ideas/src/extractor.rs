@@ -209,6 +209,13 @@ pub trait GraphView {
         session_id: &str,
     ) -> Result<Vec<TopicSpan>, GraphError>;
 
+    /// Spans of every session of the project, most recently active first, up to
+    /// `limit` (the LLM engine's `find_similar_topics` and `get_topic_hierarchy`).
+    ///
+    /// # Errors
+    /// Store failures.
+    fn project_spans(&self, project_id: &str, limit: usize) -> Result<Vec<TopicSpan>, GraphError>;
+
     /// A session's latest span.
     ///
     /// # Errors
@@ -298,6 +305,13 @@ pub enum ExtractError {
 pub trait IdeaExtractor: Send {
     /// `heuristic` or `llm`: the `engine` label of the metrics.
     fn engine(&self) -> &'static str;
+
+    /// The engine that wrote the last change set and the `outcome` label of
+    /// `memory_indexing_batches_total`: `ok`, or `fallback` / `partial_fallback` when
+    /// another engine stood in for all or part of it. Default: this engine, `ok`.
+    fn last_run(&self) -> (&'static str, &'static str) {
+        (self.engine(), "ok")
+    }
 
     /// Proposes the changes `batch` implies, given the graph as it is.
     ///

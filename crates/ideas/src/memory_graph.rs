@@ -320,6 +320,16 @@ impl GraphView for MemoryGraph {
         Ok(self.spans_of(project_id, session_id).to_vec())
     }
 
+    fn project_spans(&self, project_id: &str, limit: usize) -> Result<Vec<TopicSpan>, GraphError> {
+        let all: Vec<TopicSpan> = self
+            .spans
+            .iter()
+            .filter(|((project, _), _)| project == project_id)
+            .flat_map(|(_, spans)| spans.iter().cloned())
+            .collect();
+        Ok(latest_spans(all, limit))
+    }
+
     /// The last of the sorted spans, without copying the others (the engine asks for
     /// it on every turn).
     fn current_span(
@@ -350,6 +360,18 @@ impl GraphView for MemoryGraph {
             .cloned()
             .unwrap_or_default())
     }
+}
+
+/// The `limit` most recently active of `spans` (latest last event first, then id).
+#[must_use]
+pub fn latest_spans(mut spans: Vec<TopicSpan>, limit: usize) -> Vec<TopicSpan> {
+    spans.sort_by(|a, b| {
+        b.last_ms
+            .cmp(&a.last_ms)
+            .then_with(|| a.span_id.cmp(&b.span_id))
+    });
+    spans.truncate(limit);
+    spans
 }
 
 /// Orders a session's spans: by first event time, then id.

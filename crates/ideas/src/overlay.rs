@@ -13,8 +13,8 @@ use std::rc::Rc;
 
 use crate::extractor::{GraphError, GraphStore, GraphView};
 use crate::memory_graph::{
-    MemoryGraph, is_current_decision, is_open_question, is_open_todo, matches_filters,
-    rank_by_terms, recent_first, sort_spans,
+    MemoryGraph, is_current_decision, is_open_question, is_open_todo, latest_spans,
+    matches_filters, rank_by_terms, recent_first, sort_spans,
 };
 use crate::model::{Entity, Idea, Intent, Relation, SkippedEvent, TopicSpan};
 
@@ -292,6 +292,23 @@ impl GraphView for Overlay<'_> {
         let mut spans: Vec<TopicSpan> = by_id.into_values().collect();
         sort_spans(&mut spans);
         Ok(spans)
+    }
+
+    fn project_spans(&self, project_id: &str, limit: usize) -> Result<Vec<TopicSpan>, GraphError> {
+        // A span the top rewrote can be among the base's latest or not: read enough of
+        // the base that the top's versions replace, then cut.
+        let top = self.top.project_spans(project_id, usize::MAX)?;
+        let mut by_id: BTreeMap<String, TopicSpan> = BTreeMap::new();
+        for span in self
+            .base
+            .project_spans(project_id, limit.saturating_add(top.len()))?
+        {
+            by_id.insert(span.span_id.clone(), span);
+        }
+        for span in top {
+            by_id.insert(span.span_id.clone(), span);
+        }
+        Ok(latest_spans(by_id.into_values().collect(), limit))
     }
 
     /// The latest of the merged spans without merging them all: the base's latest (in

@@ -14,6 +14,7 @@
 //! any other status, and a success whose body is not a chat completion, fail at once.
 
 use std::fmt;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use memory_config::LlmConfig;
@@ -27,6 +28,7 @@ use ureq::tls::{RootCerts, TlsConfig};
 
 use crate::error::{LlmError, Result};
 use crate::metrics::LLM_METRICS;
+use crate::spend::{Purpose, Spend, SpendLimits, TokenUsage};
 
 /// First retry delay; doubles with each further retry.
 pub const DEFAULT_BACKOFF_BASE: Duration = Duration::from_millis(200);
@@ -45,6 +47,8 @@ pub enum ChatRole {
     User,
     /// An earlier answer of the model.
     Assistant,
+    /// The result of a tool the model called (native tool protocol).
+    Tool,
 }
 
 /// One message of a chat completion request.
@@ -54,6 +58,133 @@ pub struct ChatMessage {
     pub role: ChatRole,
     /// What is said.
     pub content: String,
+    /// The tools an assistant message called (native tool protocol).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCall>,
+    /// The call a tool message answers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+}
+
+/// A tool the model may call (OpenAI `tools[].function`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolSpec {
+    /// The function name.
+    pub name: String,
+    /// What it does, for the model.
+    pub description: String,
+    /// Its arguments, a JSON schema of an object.
+    pub parameters: serde_json::Value,
+}
+
+impl ToolSpec {
+    /// The OpenAI `tools[]` entry.
+    #[must_use]
+    pub fn to_openai(&self) -> serde_json::Value {
+        serde_json::json!({"type": "function", "function": {
+            "name": self.name, "description": self.description, "parameters": self.parameters}})
+    }
+}
+
+/// A tool call the model made (OpenAI `message.tool_calls[]`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolCall {
+    /// The call's id, echoed in the tool message that answers it.
+    pub id: String,
+    /// The function name.
+    pub name: String,
+    /// The arguments as the model wrote them: JSON text, perhaps malformed.
+    pub arguments: String,
+}
+
+impl Serialize for ToolCall {
+    fn serialize<S: serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> std::result::Result<S::Ok, S::Error> {
+        serde_json::json!({"id": self.id, "type": "function",
+                           "function": {"name": self.name, "arguments": self.arguments}})
+        .serialize(serializer)
+    }
+}
+
+/// How the answer must be written.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ReplyFormat {
+    /// `response_format: {"type": "json_object"}`.
+    JsonObject,
+    /// `response_format: {"type": "json_schema", …}`: the server constrains the output
+    /// to the schema (llama.cpp turns it into a grammar; OpenAI's strict mode).
+    JsonSchema {
+        /// The schema's name.
+        name: String,
+        /// The schema.
+        schema: serde_json::Value,
+    },
+    /// No `response_format` (what servers expect next to `tools`).
+    Free,
+}
+
+impl ReplyFormat {
+    fn to_openai(&self) -> Option<serde_json::Value> {
+        match self {
+            ReplyFormat::JsonObject => Some(serde_json::json!({"type": "json_object"})),
+            ReplyFormat::JsonSchema { name, schema } => Some(serde_json::json!({
+                "type": "json_schema",
+                "json_schema": {"name": name, "schema": schema, "strict": true}})),
+            ReplyFormat::Free => None,
+        }
+    }
+}
+
+/// One chat completion to make: [`ChatClient::chat`]'s argument. Unset fields take the
+/// client's configuration.
+#[derive(Clone, Debug)]
+pub struct ChatCall<'a> {
+    /// What it is for (metrics, spend).
+    pub purpose: Purpose,
+    /// The conversation so far.
+    pub messages: &'a [ChatMessage],
+    /// How the answer must be written.
+    pub format: ReplyFormat,
+    /// Tools the model may call (native protocol); empty for none.
+    pub tools: &'a [ToolSpec],
+    /// Most tokens to write.
+    pub max_tokens: Option<u32>,
+    /// Sampling temperature.
+    pub temperature: Option<f64>,
+    /// Time limit of each attempt.
+    pub timeout: Option<Duration>,
+    /// Retries after a retryable failure.
+    pub max_retries: Option<u32>,
+}
+
+impl<'a> ChatCall<'a> {
+    /// A call asking for a JSON object, with the client's settings.
+    #[must_use]
+    pub fn new(purpose: Purpose, messages: &'a [ChatMessage]) -> Self {
+        ChatCall {
+            purpose,
+            messages,
+            format: ReplyFormat::JsonObject,
+            tools: &[],
+            max_tokens: None,
+            temperature: None,
+            timeout: None,
+            max_retries: None,
+        }
+    }
+}
+
+/// The model's answer.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ChatReply {
+    /// The message text (may be empty next to tool calls).
+    pub content: String,
+    /// The tools it called (native protocol).
+    pub tool_calls: Vec<ToolCall>,
+    /// Tokens read and written.
+    pub usage: TokenUsage,
 }
 
 impl ChatMessage {
@@ -63,6 +194,8 @@ impl ChatMessage {
         ChatMessage {
             role: ChatRole::System,
             content: content.into(),
+            tool_calls: Vec::new(),
+            tool_call_id: None,
         }
     }
 
@@ -72,6 +205,30 @@ impl ChatMessage {
         ChatMessage {
             role: ChatRole::User,
             content: content.into(),
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+        }
+    }
+
+    /// An earlier answer of the model, with the tools it called.
+    #[must_use]
+    pub fn assistant(content: impl Into<String>, tool_calls: Vec<ToolCall>) -> ChatMessage {
+        ChatMessage {
+            role: ChatRole::Assistant,
+            content: content.into(),
+            tool_calls,
+            tool_call_id: None,
+        }
+    }
+
+    /// The result of tool call `call_id`.
+    #[must_use]
+    pub fn tool(call_id: impl Into<String>, content: impl Into<String>) -> ChatMessage {
+        ChatMessage {
+            role: ChatRole::Tool,
+            content: content.into(),
+            tool_calls: Vec::new(),
+            tool_call_id: Some(call_id.into()),
         }
     }
 }
@@ -87,6 +244,7 @@ pub fn backoff_delay(base: Duration, max: Duration, retry_index: u32) -> Duratio
 /// A blocking client of one OpenAI-compatible chat completions endpoint.
 ///
 /// Cheap to share by reference across threads (`Sync`); holds one connection pool.
+#[derive(Clone)]
 pub struct ChatClient {
     agent: Agent,
     endpoint: String,
@@ -98,6 +256,7 @@ pub struct ChatClient {
     temperature: f64,
     backoff_base: Duration,
     backoff_max: Duration,
+    spend: Arc<Spend>,
 }
 
 impl fmt::Debug for ChatClient {
@@ -119,18 +278,25 @@ struct ChatRequest<'a> {
     messages: &'a [ChatMessage],
     temperature: f64,
     max_tokens: u32,
-    response_format: ResponseFormat,
-}
-
-#[derive(Serialize)]
-struct ResponseFormat {
-    #[serde(rename = "type")]
-    format_type: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    response_format: Option<serde_json::Value>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<serde_json::Value>,
 }
 
 #[derive(Deserialize)]
 struct ChatResponse {
     choices: Vec<ChatChoice>,
+    #[serde(default)]
+    usage: Option<ResponseUsage>,
+}
+
+#[derive(Deserialize)]
+struct ResponseUsage {
+    #[serde(default)]
+    prompt_tokens: u64,
+    #[serde(default)]
+    completion_tokens: u64,
 }
 
 #[derive(Deserialize)]
@@ -142,6 +308,23 @@ struct ChatChoice {
 struct ChatChoiceMessage {
     #[serde(default)]
     content: Option<String>,
+    #[serde(default)]
+    tool_calls: Option<Vec<ResponseToolCall>>,
+}
+
+#[derive(Deserialize)]
+struct ResponseToolCall {
+    #[serde(default)]
+    id: Option<String>,
+    function: ResponseFunction,
+}
+
+#[derive(Deserialize)]
+struct ResponseFunction {
+    name: String,
+    /// A JSON string per the API; some servers send the object itself.
+    #[serde(default)]
+    arguments: serde_json::Value,
 }
 
 /// How one attempt failed, before the retry decision.
@@ -292,7 +475,22 @@ impl ChatClient {
             temperature: config.temperature,
             backoff_base: DEFAULT_BACKOFF_BASE,
             backoff_max: DEFAULT_BACKOFF_MAX,
+            spend: Arc::new(Spend::new(SpendLimits::from_config(config))),
         })
+    }
+
+    /// The same client counting against `spend` (one per daemon, shared by every
+    /// client, so the daily cap bounds them together).
+    #[must_use]
+    pub fn with_spend(mut self, spend: Arc<Spend>) -> ChatClient {
+        self.spend = spend;
+        self
+    }
+
+    /// The spend this client counts against.
+    #[must_use]
+    pub fn spend(&self) -> &Arc<Spend> {
+        &self.spend
     }
 
     /// The same client with another retry backoff (first delay, cap); tests use short ones.
@@ -321,48 +519,71 @@ impl ChatClient {
         self.timeout
     }
 
-    /// Sends `messages` asking for a JSON object and returns the content of the first
-    /// choice's message, as the model wrote it (it may still be malformed JSON: checking
-    /// it is the caller's job).
+    /// Sends `messages` asking for a JSON object (a summary) and returns the content of
+    /// the first choice's message, as the model wrote it (it may still be malformed JSON:
+    /// checking it is the caller's job).
+    ///
+    /// # Errors
+    /// As [`ChatClient::chat`]; an answer without text is [`LlmError::InvalidResponse`].
+    pub fn complete_json(&self, messages: &[ChatMessage]) -> Result<String> {
+        let reply = self.chat(&ChatCall::new(Purpose::Summary, messages))?;
+        if reply.content.is_empty() {
+            return Err(LlmError::InvalidResponse(
+                "no choice with message content".to_owned(),
+            ));
+        }
+        Ok(reply.content)
+    }
+
+    /// Makes one chat completion: waits for the spend's permission, then sends, retrying
+    /// what may pass, and counts the tokens of the answer.
     ///
     /// Records `attempt` (1 for the first request) on the current span when the span
     /// declares that field (the summarizer's `llm_summarize` span does).
     ///
     /// # Errors
-    /// [`LlmError::Transport`], [`LlmError::Timeout`] or [`LlmError::Status`] once the
-    /// retries are spent (or at once for a non-retryable status);
+    /// [`LlmError::BudgetExhausted`] or [`LlmError::RateLimited`] before anything is
+    /// sent; [`LlmError::Transport`], [`LlmError::Timeout`] or [`LlmError::Status`] once
+    /// the retries are spent (or at once for a non-retryable status);
     /// [`LlmError::InvalidResponse`] when a success body is not a chat completion with
-    /// message content.
-    pub fn complete_json(&self, messages: &[ChatMessage]) -> Result<String> {
+    /// message content or tool calls.
+    pub fn chat(&self, call: &ChatCall<'_>) -> Result<ChatReply> {
+        let timeout = call.timeout.unwrap_or(self.timeout);
+        let max_retries = call.max_retries.unwrap_or(self.max_retries);
         let request = ChatRequest {
             model: &self.model,
-            messages,
-            temperature: self.temperature,
-            max_tokens: self.max_tokens,
-            response_format: ResponseFormat {
-                format_type: "json_object",
-            },
+            messages: call.messages,
+            temperature: call.temperature.unwrap_or(self.temperature),
+            max_tokens: call.max_tokens.unwrap_or(self.max_tokens),
+            response_format: call.format.to_openai(),
+            tools: call.tools.iter().map(ToolSpec::to_openai).collect(),
         };
+        // The rate limit may hold a request back, but not longer than it may take.
+        self.spend.admit(call.purpose, Instant::now() + timeout)?;
         let span = Span::current();
         let mut attempt_index: u32 = 0;
         loop {
             let num_attempts = attempt_index + 1;
             span.record("attempt", num_attempts);
             let started = Instant::now();
-            let outcome = self.send_once(&request);
+            let outcome = self.send_once(&request, timeout);
             LLM_METRICS
                 .request_latency
                 .observe(started.elapsed().as_secs_f64());
             let failure = match outcome {
-                Ok(content) => {
+                Ok(mut reply) => {
                     LLM_METRICS.requests.with_label_values(&["ok"]).inc();
-                    return Ok(content);
+                    if reply.usage == TokenUsage::default() {
+                        reply.usage = estimate_usage(&request, &reply);
+                    }
+                    self.spend.record(call.purpose, reply.usage);
+                    return Ok(reply);
                 }
                 Err(failure) => failure,
             };
-            if !failure.is_retryable() || attempt_index >= self.max_retries {
+            if !failure.is_retryable() || attempt_index >= max_retries {
                 LLM_METRICS.requests.with_label_values(&["error"]).inc();
-                return Err(failure.into_error(num_attempts, self.timeout));
+                return Err(failure.into_error(num_attempts, timeout));
             }
             LLM_METRICS.requests.with_label_values(&["retry"]).inc();
             let backoff = backoff_delay(self.backoff_base, self.backoff_max, attempt_index);
@@ -385,10 +606,17 @@ impl ChatClient {
         }
     }
 
-    fn send_once(&self, request: &ChatRequest<'_>) -> std::result::Result<String, AttemptFailure> {
+    fn send_once(
+        &self,
+        request: &ChatRequest<'_>,
+        timeout: Duration,
+    ) -> std::result::Result<ChatReply, AttemptFailure> {
         let mut builder = self
             .agent
             .post(&self.endpoint)
+            .config()
+            .timeout_global(Some(timeout))
+            .build()
             .header(ACCEPT, "application/json");
         if let Some(api_key) = &self.api_key_opt {
             builder = builder.header(AUTHORIZATION, format!("Bearer {api_key}"));
@@ -420,14 +648,68 @@ impl ChatClient {
                 truncate_chars(&body, 120)
             ))
         })?;
-        chat_response
+        let usage = chat_response
+            .usage
+            .map_or_else(TokenUsage::default, |usage| TokenUsage {
+                prompt_tokens: usage.prompt_tokens,
+                completion_tokens: usage.completion_tokens,
+            });
+        let message = chat_response
             .choices
             .into_iter()
             .next()
-            .and_then(|choice| choice.message.content)
-            .ok_or_else(|| {
-                AttemptFailure::InvalidResponse("no choice with message content".to_owned())
+            .map(|choice| choice.message)
+            .ok_or_else(|| AttemptFailure::InvalidResponse("no choice".to_owned()))?;
+        let tool_calls: Vec<ToolCall> = message
+            .tool_calls
+            .unwrap_or_default()
+            .into_iter()
+            .enumerate()
+            .map(|(index, call)| ToolCall {
+                id: call.id.unwrap_or_else(|| format!("call_{index}")),
+                name: call.function.name,
+                arguments: match call.function.arguments {
+                    serde_json::Value::String(text) => text,
+                    serde_json::Value::Null => "{}".to_owned(),
+                    other => other.to_string(),
+                },
             })
+            .collect();
+        let content = message.content.unwrap_or_default();
+        if content.is_empty() && tool_calls.is_empty() {
+            return Err(AttemptFailure::InvalidResponse(
+                "no choice with message content or tool calls".to_owned(),
+            ));
+        }
+        Ok(ChatReply {
+            content,
+            tool_calls,
+            usage,
+        })
+    }
+}
+
+/// Four characters a token: for servers that send no `usage`.
+fn estimate_usage(request: &ChatRequest<'_>, reply: &ChatReply) -> TokenUsage {
+    let read: usize = request
+        .messages
+        .iter()
+        .map(|message| message.content.len() + 16)
+        .sum::<usize>()
+        + request
+            .tools
+            .iter()
+            .map(|tool| tool.to_string().len())
+            .sum::<usize>();
+    let written = reply.content.len()
+        + reply
+            .tool_calls
+            .iter()
+            .map(|call| call.name.len() + call.arguments.len())
+            .sum::<usize>();
+    TokenUsage {
+        prompt_tokens: (read as u64).div_ceil(4),
+        completion_tokens: (written as u64).div_ceil(4).max(1),
     }
 }
 
@@ -489,9 +771,8 @@ mod tests {
             messages: &messages,
             temperature: 0.0,
             max_tokens: 400,
-            response_format: ResponseFormat {
-                format_type: "json_object",
-            },
+            response_format: ReplyFormat::JsonObject.to_openai(),
+            tools: Vec::new(),
         };
         let json = serde_json::to_value(&request).expect("serializes");
         assert_eq!(

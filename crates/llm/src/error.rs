@@ -49,6 +49,20 @@ pub enum LlmError {
     /// A success status, but the body is not a chat completion with message content.
     #[error("llm response is not a chat completion: {0}")]
     InvalidResponse(String),
+    /// The day's token cap (`[llm] daily_token_cap`) is spent: no request was sent.
+    #[error("daily llm token cap reached: {spent} of {cap} tokens spent today")]
+    BudgetExhausted {
+        /// Tokens spent today.
+        spent: u64,
+        /// The cap.
+        cap: u64,
+    },
+    /// `[llm] requests_per_minute` left no slot before the request's deadline: not sent.
+    #[error("llm request not sent: {requests_per_minute} requests per minute already used")]
+    RateLimited {
+        /// The limit.
+        requests_per_minute: u32,
+    },
     /// The model's message is not a summary that passes the checks (JSON shape, grip
     /// numbers in range, lengths).
     #[error("llm answer unusable: {0}")]
@@ -64,7 +78,9 @@ impl LlmError {
             LlmError::InvalidBaseUrl { .. }
             | LlmError::Transport { .. }
             | LlmError::Timeout { .. }
-            | LlmError::Status { .. } => true,
+            | LlmError::Status { .. }
+            | LlmError::BudgetExhausted { .. }
+            | LlmError::RateLimited { .. } => true,
             LlmError::InvalidResponse(_) | LlmError::InvalidAnswer(_) => false,
         }
     }

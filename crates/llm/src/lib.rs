@@ -76,6 +76,7 @@ mod client;
 mod error;
 pub mod metrics;
 mod prompt;
+mod spend;
 mod summarizer;
 #[cfg(feature = "testsuite")]
 pub mod testing;
@@ -86,8 +87,10 @@ pub use answer::{
     MAX_TITLE_CHARS, parse_answer,
 };
 pub use client::{
-    ChatClient, ChatMessage, ChatRole, DEFAULT_BACKOFF_BASE, DEFAULT_BACKOFF_MAX, backoff_delay,
+    ChatCall, ChatClient, ChatMessage, ChatReply, ChatRole, DEFAULT_BACKOFF_BASE,
+    DEFAULT_BACKOFF_MAX, ReplyFormat, ToolCall, ToolSpec, backoff_delay,
 };
 pub use error::{LlmError, Result};
 pub use prompt::DEFAULT_PROMPT_BUDGET_CHARS;
+pub use spend::{Purpose, Spend, SpendLimits, TokenUsage};
 pub use summarizer::{LlmSummarizer, LlmSummarizerCounters, summarizer_for};

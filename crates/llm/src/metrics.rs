@@ -6,8 +6,8 @@
 
 use std::sync::LazyLock;
 
-use memory_metrics::{counter_vec, histogram};
-use prometheus::{Histogram, IntCounterVec};
+use memory_metrics::{counter_vec, histogram, int_gauge};
+use prometheus::{Histogram, IntCounterVec, IntGauge};
 
 /// Handles into the default registry.
 pub struct LlmMetrics {
@@ -22,6 +22,19 @@ pub struct LlmMetrics {
     /// the extractive one: `unavailable` (connection, timeout, HTTP status) or
     /// `invalid_answer` (the model answered with something unusable).
     pub summarizer_fallbacks: IntCounterVec,
+    /// `memory_llm_tokens_total{direction,purpose}`: tokens read (`prompt`) and written
+    /// (`completion`) by purpose (`summary`, `indexing`, `phrases`, `probe`), from the
+    /// answers' `usage` (estimated at four characters a token when a server omits it).
+    pub tokens: IntCounterVec,
+    /// `memory_llm_tokens_today`: tokens spent this UTC day, against `[llm]
+    /// daily_token_cap`.
+    pub tokens_today: IntGauge,
+    /// `memory_llm_budget_exhausted_total{purpose}`: requests refused because the day's
+    /// token cap was reached.
+    pub budget_exhausted: IntCounterVec,
+    /// `memory_llm_rate_limited_total{purpose}`: requests refused because `[llm]
+    /// requests_per_minute` left no slot before their deadline.
+    pub rate_limited: IntCounterVec,
 }
 
 /// Model calls take from tens of milliseconds (a small local model, a cache hit) to
@@ -46,5 +59,24 @@ pub static LLM_METRICS: LazyLock<LlmMetrics> = LazyLock::new(|| LlmMetrics {
         "memory_summarizer_fallbacks_total",
         "TOC summaries written by the extractive fallback instead of the LLM, by reason",
         &["reason"],
+    ),
+    tokens: counter_vec(
+        "memory_llm_tokens_total",
+        "LLM tokens by direction (prompt, completion) and purpose (summary, indexing, phrases, probe)",
+        &["direction", "purpose"],
+    ),
+    tokens_today: int_gauge(
+        "memory_llm_tokens_today",
+        "LLM tokens spent this UTC day, against [llm] daily_token_cap",
+    ),
+    budget_exhausted: counter_vec(
+        "memory_llm_budget_exhausted_total",
+        "LLM requests refused because the daily token cap was reached, by purpose",
+        &["purpose"],
+    ),
+    rate_limited: counter_vec(
+        "memory_llm_rate_limited_total",
+        "LLM requests refused because requests_per_minute left no slot in time, by purpose",
+        &["purpose"],
     ),
 });

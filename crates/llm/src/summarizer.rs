@@ -191,14 +191,23 @@ impl Summarizer for LlmSummarizer {
     }
 }
 
-/// The summarizer `config` asks for: an [`LlmSummarizer`] when `config.enabled`, else
+/// The summarizer `config` asks for: an [`LlmSummarizer`] (counting against `spend`, when
+/// given) when `config.enabled` and `config.summaries`, else
 /// the [`ExtractiveSummarizer`].
 ///
 /// # Errors
 /// As [`LlmSummarizer::new`], only when enabled.
-pub fn summarizer_for(config: &LlmConfig) -> Result<Box<dyn Summarizer>> {
-    if config.enabled {
-        Ok(Box::new(LlmSummarizer::new(config)?))
+pub fn summarizer_for(
+    config: &LlmConfig,
+    spend: Option<std::sync::Arc<crate::Spend>>,
+) -> Result<Box<dyn Summarizer>> {
+    if config.enabled && config.summaries {
+        let client = ChatClient::new(config)?;
+        let client = match spend {
+            Some(spend) => client.with_spend(spend),
+            None => client,
+        };
+        Ok(Box::new(LlmSummarizer::from_client(client)))
     } else {
         Ok(Box::new(ExtractiveSummarizer::default()))
     }

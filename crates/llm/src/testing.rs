@@ -60,6 +60,33 @@ impl ScriptedResponse {
         ScriptedResponse::raw(200, &body.to_string())
     }
 
+    /// `200` with a chat completion whose message calls `calls` (name, arguments as
+    /// JSON text) natively (`message.tool_calls`), with `usage` tokens.
+    #[must_use]
+    pub fn tool_calls(calls: &[(&str, &str)]) -> ScriptedResponse {
+        let tool_calls: Vec<serde_json::Value> = calls
+            .iter()
+            .enumerate()
+            .map(|(index, (name, arguments))| {
+                serde_json::json!({"id": format!("call_{index}"), "type": "function",
+                                   "function": {"name": name, "arguments": arguments}})
+            })
+            .collect();
+        let body = serde_json::json!({
+            "id": "chatcmpl-scripted",
+            "object": "chat.completion",
+            "created": 1_769_767_200,
+            "model": "scripted",
+            "choices": [{
+                "index": 0,
+                "message": {"role": "assistant", "content": null, "tool_calls": tool_calls},
+                "finish_reason": "tool_calls"
+            }],
+            "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}
+        });
+        ScriptedResponse::raw(200, &body.to_string())
+    }
+
     /// `status` with an OpenAI-style error body.
     #[must_use]
     pub fn error(status: u16, message: &str) -> ScriptedResponse {
@@ -123,9 +150,14 @@ impl RecordedRequest {
     }
 }
 
+/// Chooses the answer to a request from the request itself (a server several callers
+/// share: summaries, the indexing agent, phrases).
+pub type Responder = Arc<dyn Fn(&RecordedRequest) -> ScriptedResponse + Send + Sync>;
+
 #[derive(Default)]
 struct ServerState {
     script: Vec<ScriptedResponse>,
+    responder: Option<Responder>,
     num_answered: usize,
     requests: Vec<RecordedRequest>,
 }
@@ -192,6 +224,17 @@ impl ScriptedServer {
         }
     }
 
+    /// Starts a server that answers every request with `responder(request)`.
+    ///
+    /// # Panics
+    /// As [`ScriptedServer::start`].
+    #[must_use]
+    pub fn responding(responder: Responder) -> ScriptedServer {
+        let server = ScriptedServer::start(Vec::new());
+        lock(&server.state).responder = Some(responder);
+        server
+    }
+
     /// The server's address.
     #[must_use]
     pub fn addr(&self) -> SocketAddr {
@@ -250,7 +293,7 @@ async fn answer(
 ) -> Response {
     let scripted_opt = {
         let mut state = lock(&state);
-        state.requests.push(RecordedRequest {
+        let request = RecordedRequest {
             method: method.to_string(),
             path: uri
                 .path_and_query()
@@ -265,10 +308,15 @@ async fn answer(
                 })
                 .collect(),
             body: String::from_utf8_lossy(&body).into_owned(),
-        });
+        };
+        let responded = state
+            .responder
+            .as_ref()
+            .map(|responder| responder(&request));
+        state.requests.push(request);
         let index = state.num_answered;
         state.num_answered += 1;
-        state.script.get(index).cloned()
+        responded.or_else(|| state.script.get(index).cloned())
     };
     let scripted = scripted_opt
         .unwrap_or_else(|| ScriptedResponse::error(500, "scripted server: script exhausted"));

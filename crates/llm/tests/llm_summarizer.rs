@@ -547,9 +547,9 @@ fn the_metrics_are_exported() {
 
 #[test]
 fn the_config_chooses_the_summarizer() {
-    let disabled = memory_llm::summarizer_for(&LlmConfig::default()).expect("extractive");
+    let disabled = memory_llm::summarizer_for(&LlmConfig::default(), None).expect("extractive");
     assert_eq!(disabled.name(), "extractive");
-    let enabled = memory_llm::summarizer_for(&config("http://127.0.0.1:9/v1")).expect("llm");
+    let enabled = memory_llm::summarizer_for(&config("http://127.0.0.1:9/v1"), None).expect("llm");
     assert_eq!(enabled.name(), "llm");
     let err = LlmSummarizer::new(&config("localhost:11434/v1")).expect_err("bad url");
     assert!(matches!(err, LlmError::InvalidBaseUrl { .. }), "{err}");

@@ -56,6 +56,9 @@ pub struct HybridSettings {
     pub expand_query: bool,
     /// The weights of [`Fusion::Salience`].
     pub ranking: RankingWeights,
+    /// Cosine similarity below which a vector hit is dropped (`[teleport.vector]
+    /// min_similarity`); 0 keeps every hit.
+    pub min_similarity: f32,
 }
 
 impl Default for HybridSettings {
@@ -64,6 +67,7 @@ impl Default for HybridSettings {
             fusion: Fusion::Score,
             expand_query: false,
             ranking: RankingWeights::default(),
+            min_similarity: 0.0,
         }
     }
 }

@@ -182,9 +182,8 @@ impl IndexingAgent {
         cursor: Option<OutboxSeq>,
         started: Instant,
     ) -> Result<usize, ConsumerError> {
-        let engine = self.engine.engine();
         let mode = input.mode.as_str();
-        let outcome = |label: &str| {
+        let outcome = |engine: &str, label: &str| {
             IDEAS_METRICS
                 .batches
                 .with_label_values(&[engine, mode, label])
@@ -196,7 +195,7 @@ impl IndexingAgent {
             match self.engine.extract(&input.batch, &self.graph) {
                 Ok(changes) => changes,
                 Err(err) => {
-                    outcome("error");
+                    outcome(self.engine.engine(), "error");
                     return Err(match err {
                         ExtractError::Graph(err) => ConsumerError::Internal(err.to_string()),
                         other => ConsumerError::Transient(other.to_string()),
@@ -236,7 +235,14 @@ impl IndexingAgent {
         }
         store.commit_projection(batch)?;
 
-        outcome("ok");
+        // Which engine wrote the change set: an LLM engine may have handed (part of)
+        // the batch to its heuristic fallback.
+        let (engine, run_outcome) = if input.batch.is_empty() {
+            (self.engine.engine(), "ok")
+        } else {
+            self.engine.last_run()
+        };
+        outcome(engine, run_outcome);
         let metrics = &*IDEAS_METRICS;
         metrics
             .batch_seconds

@@ -27,8 +27,8 @@ use std::collections::BTreeMap;
 use std::ops::Bound;
 
 use memory_ideas::memory_graph::{
-    entity_matches, is_current_decision, is_open_question, is_open_todo, matches_filters,
-    rank_by_terms, sort_spans,
+    entity_matches, is_current_decision, is_open_question, is_open_todo, latest_spans,
+    matches_filters, rank_by_terms, sort_spans,
 };
 use memory_ideas::{
     Entity, GraphError, GraphStore, GraphView, Idea, Intent, Relation, SkippedEvent, TopicSpan,
@@ -217,6 +217,15 @@ impl<K: Kv + ?Sized> Reader<'_, K> {
         Ok(spans)
     }
 
+    fn project_spans(&self, project_id: &str, limit: usize) -> Result<Vec<TopicSpan>, GraphError> {
+        let mut spans = Vec::new();
+        self.0.scan(&prefix(b'p', &[project_id]), &mut |_, value| {
+            spans.push(codec::decode("topic span", SPAN_VERSION, value).map_err(graph_error)?);
+            Ok(true)
+        })?;
+        Ok(latest_spans(spans, limit))
+    }
+
     fn relations(&self, project_id: &str, idea_id: &str) -> Result<Vec<Relation>, GraphError> {
         let mut relations: Vec<Relation> = Vec::new();
         self.0
@@ -378,6 +387,14 @@ macro_rules! graph_view {
                 session_id: &str,
             ) -> Result<Vec<TopicSpan>, GraphError> {
                 Reader(self.kv()).session_spans(project_id, session_id)
+            }
+
+            fn project_spans(
+                &self,
+                project_id: &str,
+                limit: usize,
+            ) -> Result<Vec<TopicSpan>, GraphError> {
+                Reader(self.kv()).project_spans(project_id, limit)
             }
 
             fn relations(

@@ -41,6 +41,7 @@ pub(crate) fn answer(
     let (bm25_lists, vector_lists, prefetched) = std::thread::scope(|scope| {
         let span = tracing::Span::current();
         let phrases = &prepared.phrases;
+        let min_similarity = search.settings.min_similarity;
         let vector_job = scope.spawn(move || {
             span.in_scope(|| {
                 let filter =
@@ -49,7 +50,7 @@ pub(crate) fn answer(
                     vector_index,
                     phrases,
                     &filter,
-                    plan.limit.max(VECTOR_RETRIEVED_HITS),
+                    (plan.limit.max(VECTOR_RETRIEVED_HITS), min_similarity),
                 )
             })
         });

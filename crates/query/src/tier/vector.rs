@@ -25,13 +25,13 @@ pub(crate) fn usable(vector: Option<&VectorHandle>) -> Result<&VectorHandle, Ski
     }
 }
 
-/// Each phrase's nearest documents, as rankings: the phrases are embedded in one
-/// batch, then searched one by one.
+/// Each phrase's nearest documents at `min_similarity` or above, as rankings: the
+/// phrases are embedded in one batch, then searched one by one.
 pub(crate) fn lists(
     vector: &VectorHandle,
     phrases: &[Phrase],
     filter: &DocSelector,
-    limit: usize,
+    (limit, min_similarity): (usize, f32),
 ) -> Result<Vec<RankedList>, Skip> {
     let texts: Vec<&str> = phrases.iter().map(|phrase| phrase.text.as_str()).collect();
     let embeddings = {
@@ -51,6 +51,7 @@ pub(crate) fn lists(
                 weight: phrase.weight(),
                 docs: hits
                     .into_iter()
+                    .filter(|hit| hit.score >= min_similarity)
                     .enumerate()
                     .map(|(rank, hit)| RankedDoc::from_vector(rank, hit))
                     .collect(),
@@ -73,7 +74,10 @@ pub(crate) fn answer(search: &Search<'_>, vector: &VectorHandle) -> Result<Searc
         vector,
         &phrases,
         &filter,
-        plan.limit.max(MIN_RETRIEVED_HITS),
+        (
+            plan.limit.max(MIN_RETRIEVED_HITS),
+            search.settings.min_similarity,
+        ),
     )?;
     let mut terms: Vec<String> = Vec::new();
     for phrase in &phrases {

@@ -1,0 +1,483 @@
+//! The LLM engine against a scripted OpenAI-compatible server: both tool protocols, the
+//! probe, malformed answers, invented ids, timeouts, 429s, the tool-call limit and the
+//! token budget. What must hold whatever the model says: the change set parses as the
+//! output schema or the part goes to the heuristic engine, and the agent's validation
+//! rejects (and counts) ids that do not resolve.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use memory_config::{LlmConfig, ToolProtocol};
+use memory_ideas::{
+    BatchMode, ChangeSet, ExtractBatch, GraphView, HeuristicEngine, IdeaExtractor, Intent, Lexicon,
+    MemoryGraph, RejectReason, SessionEvents, apply_changes, validate,
+};
+use memory_indexer::{LlmEngine, LlmEngineSettings, Protocol};
+use memory_llm::testing::{RecordedRequest, ScriptedResponse, ScriptedServer};
+use memory_llm::{ChatClient, Spend, SpendLimits};
+use memory_types::{Event, EventKind, Role};
+use serde_json::{Value, json};
+
+fn event(id: &str, ts: u64, text: &str) -> Event {
+    Event {
+        event_id: id.into(),
+        session_id: "s1".into(),
+        project_id: "p".into(),
+        agent_id: None,
+        timestamp_ms: ts,
+        kind: EventKind::UserMessage,
+        role: Role::User,
+        text: text.into(),
+        metadata: BTreeMap::new(),
+    }
+}
+
+fn batch(events: Vec<Event>) -> ExtractBatch {
+    let seqs = (1..=events.len() as u64).collect();
+    ExtractBatch {
+        mode: BatchMode::Continuous,
+        sessions: vec![SessionEvents {
+            project_id: "p".into(),
+            session_id: "s1".into(),
+            events,
+            seqs,
+            context: Vec::new(),
+        }],
+    }
+}
+
+const DECISION: &str = "We decided to use Postgres for the session store.";
+
+fn the_batch() -> ExtractBatch {
+    batch(vec![
+        event("e1", 1_000, "hello there"),
+        event("e2", 2_000, DECISION),
+    ])
+}
+
+/// A graph holding one earlier decision and one open question.
+fn graph() -> MemoryGraph {
+    let mut graph = MemoryGraph::default();
+    let earlier = batch(vec![
+        event("e0", 500, "We decided to use SQLite for the session store."),
+        event("q0", 600, "Which database should hold the sessions?"),
+    ]);
+    let changes = HeuristicEngine::new()
+        .extract(&earlier, &graph)
+        .expect("heuristic");
+    let valid = validate(&changes, &earlier, &graph, 0).expect("validate");
+    apply_changes(&mut graph, Lexicon::shipped(), &valid).expect("apply");
+    graph
+}
+
+fn client(server: &ScriptedServer, timeout_ms: u64) -> ChatClient {
+    let config = LlmConfig {
+        enabled: true,
+        base_url: server.base_url(),
+        timeout_ms,
+        max_retries: 0,
+        ..LlmConfig::default()
+    };
+    ChatClient::new(&config)
+        .expect("client")
+        .with_backoff(Duration::from_millis(5), Duration::from_millis(20))
+}
+
+fn engine(server: &ScriptedServer, protocol: ToolProtocol) -> LlmEngine {
+    LlmEngine::new(
+        client(server, 5_000),
+        LlmEngineSettings {
+            protocol,
+            ..LlmEngineSettings::default()
+        },
+    )
+}
+
+fn final_answer() -> String {
+    json!({
+        "ideas": [{"source_event_id": "e2", "content": "Postgres holds the session store",
+                   "intent": "decision", "confidence": 0.9, "importance": 1.0,
+                   "entities": [{"name": "Postgres", "type": "technology"}]}],
+        "skip_events": [{"event_id": "e1", "reason": "greeting"}]
+    })
+    .to_string()
+}
+
+fn messages(request: &RecordedRequest) -> Vec<Value> {
+    request.json()["messages"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+}
+
+#[test]
+fn native_tool_calls_are_answered_from_the_graph_then_the_change_set_is_read() {
+    let server = ScriptedServer::start(vec![
+        ScriptedResponse::tool_calls(&[
+            ("search_ideas", r#"{"query": "session store database"}"#),
+            ("get_open_questions", r#"{"session": "s1"}"#),
+        ]),
+        ScriptedResponse::chat(&final_answer()),
+    ]);
+    let mut engine = engine(&server, ToolProtocol::Native);
+    let graph = graph();
+    let changes = engine.extract(&the_batch(), &graph).expect("extract");
+    assert_eq!(engine.last_run(), ("llm", "ok"));
+    assert_eq!(changes.ideas.len(), 1);
+    assert_eq!(changes.ideas[0].intent, Intent::Decision);
+    assert_eq!(changes.skip_events[0].event_id, "e1");
+
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    let first = requests[0].json();
+    let tools: Vec<&str> = first["tools"]
+        .as_array()
+        .expect("tools offered")
+        .iter()
+        .filter_map(|tool| tool["function"]["name"].as_str())
+        .collect();
+    assert_eq!(tools.len(), 11, "{tools:?}");
+    // The input names events by id, the batch's sessions apart.
+    let input = messages(&requests[0])[1]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let input: Value = serde_json::from_str(&input).expect("input is JSON");
+    assert_eq!(input["updates"][0]["session"], "s1");
+    assert_eq!(input["updates"][0]["events"][1]["event_id"], "e2");
+    // The second request carries the assistant's calls and one tool message per call,
+    // each answered from the graph.
+    let second = messages(&requests[1]);
+    let tool_messages: Vec<&Value> = second.iter().filter(|m| m["role"] == "tool").collect();
+    assert_eq!(tool_messages.len(), 2);
+    assert_eq!(tool_messages[0]["tool_call_id"], "call_0");
+    let found = tool_messages[0]["content"].as_str().unwrap_or_default();
+    assert!(
+        found.contains("SQLite"),
+        "search_ideas found the earlier decision: {found}"
+    );
+    let open = tool_messages[1]["content"].as_str().unwrap_or_default();
+    assert!(open.contains("Which database"), "{open}");
+}
+
+#[test]
+fn the_json_protocol_constrains_every_step_to_a_tool_call_or_the_change_set() {
+    let server = ScriptedServer::start(vec![
+        ScriptedResponse::chat(r#"{"tool": "get_recent_ideas", "arguments": {"limit": 5}}"#),
+        ScriptedResponse::chat(&final_answer()),
+    ]);
+    let mut engine = engine(&server, ToolProtocol::Json);
+    let changes = engine.extract(&the_batch(), &graph()).expect("extract");
+    assert_eq!(engine.last_run(), ("llm", "ok"));
+    assert_eq!(changes.ideas.len(), 1);
+    let requests = server.requests();
+    let first = requests[0].json();
+    assert!(first.get("tools").is_none(), "no native tools: {first}");
+    assert_eq!(first["response_format"]["type"], "json_schema");
+    let schema = &first["response_format"]["json_schema"]["schema"];
+    assert_eq!(
+        schema["anyOf"].as_array().map(Vec::len),
+        Some(12),
+        "11 tools + the answer"
+    );
+    assert!(schema["$defs"]["Intent"].is_object());
+    let second = messages(&requests[1]);
+    let result = second
+        .last()
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or_default();
+    assert!(
+        result.starts_with("Result of get_recent_ideas: "),
+        "{result}"
+    );
+    assert!(result.contains("SQLite"), "{result}");
+}
+
+#[test]
+fn the_probe_picks_native_when_the_model_calls_the_tool_and_json_otherwise() {
+    let native = ScriptedServer::start(vec![ScriptedResponse::tool_calls(&[(
+        "record_number",
+        r#"{"n": 7}"#,
+    )])]);
+    assert_eq!(
+        engine(&native, ToolProtocol::Auto).probe().expect("probe"),
+        Protocol::Native
+    );
+    let text = ScriptedServer::start(vec![ScriptedResponse::chat(
+        r#"{"name": "record_number", "arguments": {"n": 7}}"#,
+    )]);
+    assert_eq!(
+        engine(&text, ToolProtocol::Auto).probe().expect("probe"),
+        Protocol::Json
+    );
+    let refuses = ScriptedServer::start(vec![ScriptedResponse::error(400, "tools not supported")]);
+    assert_eq!(
+        engine(&refuses, ToolProtocol::Auto).probe().expect("probe"),
+        Protocol::Json
+    );
+    // Probed once, at the first batch, then the answer is used.
+    let server = ScriptedServer::start(vec![
+        ScriptedResponse::chat("I would call record_number(7)"),
+        ScriptedResponse::chat(&final_answer()),
+    ]);
+    let mut auto = engine(&server, ToolProtocol::Auto);
+    auto.extract(&the_batch(), &graph()).expect("extract");
+    assert_eq!(auto.protocol(), Some(Protocol::Json));
+    assert_eq!(
+        server.requests()[1].json()["response_format"]["type"],
+        "json_schema"
+    );
+}
+
+#[test]
+fn a_malformed_answer_is_retried_once_with_the_error() {
+    let server = ScriptedServer::start(vec![
+        ScriptedResponse::chat(
+            r#"{"ideas": [{"source_event_id": "e2", "content": "x", "intent": "vibe", "confidence": 1}]}"#,
+        ),
+        ScriptedResponse::chat(&final_answer()),
+    ]);
+    let mut engine = engine(&server, ToolProtocol::Native);
+    let changes = engine.extract(&the_batch(), &graph()).expect("extract");
+    assert_eq!(engine.last_run(), ("llm", "ok"));
+    assert_eq!(changes.ideas.len(), 1);
+    let retry = messages(&server.requests()[1]);
+    let correction = retry
+        .last()
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or_default();
+    assert!(
+        correction.contains("not valid") && correction.contains("vibe"),
+        "{correction}"
+    );
+}
+
+#[test]
+fn two_bad_answers_hand_the_part_to_the_heuristic_engine() {
+    let server = ScriptedServer::start(vec![
+        ScriptedResponse::chat("Sure! Here are the ideas: {not json"),
+        ScriptedResponse::chat(r#"{"verdict": "done"}"#),
+    ]);
+    let mut engine = engine(&server, ToolProtocol::Native);
+    let graph = graph();
+    let changes = engine.extract(&the_batch(), &graph).expect("extract");
+    assert_eq!(engine.last_run(), ("heuristic", "fallback"));
+    let heuristic = HeuristicEngine::new()
+        .extract(&the_batch(), &graph)
+        .expect("heuristic");
+    assert_eq!(changes, heuristic);
+    assert_eq!(server.num_requests(), 2);
+}
+
+#[test]
+fn invented_ids_parse_but_do_not_survive_validation() {
+    let answer = json!({
+        "ideas": [{"source_event_id": "e2", "content": "Postgres holds the session store",
+                   "intent": "decision", "confidence": 0.9}],
+        "relations": [{"from_event_id": "e2", "to_idea_id": "idea-does-not-exist", "relation_type": "supersedes"}],
+        "answered_questions": [{"question_idea_id": "idea-42", "answered_at_event_id": "e2", "answer_summary": "Postgres"}],
+        "skip_events": [{"event_id": "e-invented", "reason": "noise"}]
+    });
+    let server = ScriptedServer::start(vec![ScriptedResponse::chat(&answer.to_string())]);
+    let mut engine = engine(&server, ToolProtocol::Native);
+    let graph = graph();
+    let changes: ChangeSet = engine.extract(&the_batch(), &graph).expect("extract");
+    let valid = validate(&changes, &the_batch(), &graph, 0).expect("validate");
+    let rejected = valid.rejected_by_reason();
+    assert_eq!(
+        rejected.get(&RejectReason::UnknownIdea),
+        Some(&2),
+        "{rejected:?}"
+    );
+    assert_eq!(
+        rejected.get(&RejectReason::UnknownEvent),
+        Some(&1),
+        "{rejected:?}"
+    );
+    // The good idea stays.
+    let mut stored = graph.clone();
+    let report = apply_changes(&mut stored, Lexicon::shipped(), &valid).expect("apply");
+    assert_eq!(report.new_ideas.len(), 1);
+}
+
+#[test]
+fn a_timed_out_request_is_tried_once_more_then_the_server_is_left_alone() {
+    let slow = ScriptedResponse::chat(&final_answer()).delayed(Duration::from_millis(800));
+    let server = ScriptedServer::start(vec![slow.clone(), slow.clone(), slow]);
+    let mut engine = LlmEngine::new(
+        client(&server, 200),
+        LlmEngineSettings {
+            protocol: ToolProtocol::Native,
+            cooldown: Duration::from_secs(60),
+            ..LlmEngineSettings::default()
+        },
+    );
+    let graph = graph();
+    engine.extract(&the_batch(), &graph).expect("extract");
+    assert_eq!(engine.last_run(), ("heuristic", "fallback"));
+    assert_eq!(server.num_requests(), 2, "one try and one retry");
+    // Cooling down: the next batch does not wait for the server.
+    engine.extract(&the_batch(), &graph).expect("extract");
+    assert_eq!(engine.last_run(), ("heuristic", "fallback"));
+    assert_eq!(server.num_requests(), 2);
+}
+
+#[test]
+fn a_429_is_waited_out_and_retried() {
+    let server = ScriptedServer::start(vec![
+        ScriptedResponse::error(429, "slow down").with_header("Retry-After", "0"),
+        ScriptedResponse::chat(&final_answer()),
+    ]);
+    let mut engine = engine(&server, ToolProtocol::Native);
+    let changes = engine.extract(&the_batch(), &graph()).expect("extract");
+    assert_eq!(engine.last_run(), ("llm", "ok"));
+    assert_eq!(changes.ideas.len(), 1);
+    assert_eq!(server.num_requests(), 2);
+}
+
+#[test]
+fn tool_calls_stop_at_the_limit_and_bad_calls_get_errors_the_model_can_read() {
+    let mut script = vec![ScriptedResponse::tool_calls(&[
+        ("get_idea_relations", r#"{"idea_id": "idea-invented"}"#),
+        ("summon_demon", "{}"),
+        ("search_ideas", "{not json"),
+    ])];
+    script.push(ScriptedResponse::tool_calls(&[("get_recent_ideas", "{}")]));
+    script.push(ScriptedResponse::chat(&final_answer()));
+    let server = ScriptedServer::start(script);
+    let mut engine = LlmEngine::new(
+        client(&server, 5_000),
+        LlmEngineSettings {
+            protocol: ToolProtocol::Native,
+            max_tool_calls: 3,
+            ..LlmEngineSettings::default()
+        },
+    );
+    engine.extract(&the_batch(), &graph()).expect("extract");
+    assert_eq!(engine.last_run(), ("llm", "ok"));
+    let requests = server.requests();
+    let second = messages(&requests[1]);
+    let results: Vec<&str> = second
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .filter_map(|m| m["content"].as_str())
+        .collect();
+    assert!(results[0].contains("no idea"), "{results:?}");
+    assert!(results[1].contains("unknown tool"), "{results:?}");
+    assert!(results[2].contains("not valid JSON"), "{results:?}");
+    // The limit was reached: the next request offers no tools, and the extra call is
+    // refused.
+    let third = requests[2].json();
+    assert!(third.get("tools").is_none(), "{third}");
+    let refused = messages(&requests[2]);
+    let last = refused
+        .last()
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or_default();
+    assert!(last.contains("no more tool calls"), "{last}");
+}
+
+#[test]
+fn a_part_over_its_token_budget_falls_back() {
+    // Every step reports 5 000 tokens; the budget is 1 000 per part.
+    let heavy = |body: ScriptedResponse| {
+        let mut value: Value = serde_json::from_str(&body.body).expect("json");
+        value["usage"] = json!({"prompt_tokens": 4_000, "completion_tokens": 1_000});
+        ScriptedResponse::raw(200, &value.to_string())
+    };
+    let server = ScriptedServer::start(vec![
+        heavy(ScriptedResponse::tool_calls(&[("get_recent_ideas", "{}")])),
+        heavy(ScriptedResponse::chat(&final_answer())),
+    ]);
+    let mut engine = LlmEngine::new(
+        client(&server, 5_000),
+        LlmEngineSettings {
+            protocol: ToolProtocol::Native,
+            continuous_tokens: 1_000,
+            ..LlmEngineSettings::default()
+        },
+    );
+    engine.extract(&the_batch(), &graph()).expect("extract");
+    assert_eq!(engine.last_run(), ("heuristic", "fallback"));
+    assert_eq!(server.num_requests(), 1);
+}
+
+#[test]
+fn the_daily_cap_stops_calls_and_the_heuristic_engine_carries_on() {
+    let server = ScriptedServer::start(vec![
+        ScriptedResponse::chat(&final_answer()),
+        ScriptedResponse::chat(&final_answer()),
+    ]);
+    let spend = Arc::new(Spend::new(SpendLimits {
+        requests_per_minute: 0,
+        daily_tokens: 1,
+    }));
+    let mut engine = LlmEngine::new(
+        client(&server, 5_000).with_spend(Arc::clone(&spend)),
+        LlmEngineSettings {
+            protocol: ToolProtocol::Native,
+            ..LlmEngineSettings::default()
+        },
+    );
+    let graph = graph();
+    engine.extract(&the_batch(), &graph).expect("extract");
+    assert_eq!(engine.last_run(), ("llm", "ok"));
+    assert!(spend.tokens_today() >= 1);
+    engine.extract(&the_batch(), &graph).expect("extract");
+    assert_eq!(engine.last_run(), ("heuristic", "fallback"));
+    assert_eq!(server.num_requests(), 1, "nothing sent past the cap");
+}
+
+#[test]
+fn a_batch_larger_than_the_budget_is_cut_into_parts_that_see_each_other() {
+    let long = "word ".repeat(900);
+    let events: Vec<Event> = (0..4)
+        .map(|i| event(&format!("e{i}"), 1_000 + i, &format!("{long} number {i}")))
+        .collect();
+    let answers: Vec<ScriptedResponse> = (0..4)
+        .map(|i| {
+            ScriptedResponse::chat(
+                &json!({"ideas": [{"source_event_id": format!("e{i}"), "content": format!("context {i}"),
+                                   "intent": "context", "confidence": 0.8}]})
+                .to_string(),
+            )
+        })
+        .collect();
+    let server = ScriptedServer::start(answers);
+    let mut engine = LlmEngine::new(
+        client(&server, 5_000),
+        LlmEngineSettings {
+            protocol: ToolProtocol::Native,
+            continuous_tokens: 1_500,
+            ..LlmEngineSettings::default()
+        },
+    );
+    let graph = MemoryGraph::default();
+    let changes = engine.extract(&batch(events), &graph).expect("extract");
+    assert_eq!(engine.last_run(), ("llm", "ok"));
+    assert!(server.num_requests() >= 2, "cut into parts");
+    assert_eq!(changes.ideas.len(), server.num_requests());
+    // Every event went to the model exactly once.
+    let mut seen: Vec<String> = Vec::new();
+    for request in server.requests() {
+        let input: Value = serde_json::from_str(
+            messages(&request)[1]["content"]
+                .as_str()
+                .unwrap_or_default(),
+        )
+        .expect("input");
+        for update in input["updates"].as_array().into_iter().flatten() {
+            for event in update["events"].as_array().into_iter().flatten() {
+                seen.push(event["event_id"].as_str().unwrap_or_default().to_owned());
+            }
+        }
+    }
+    assert_eq!(seen, ["e0", "e1", "e2", "e3"]);
+    assert!(
+        graph
+            .recent_ideas("p", None, None, 10)
+            .expect("read")
+            .is_empty()
+    );
+}
