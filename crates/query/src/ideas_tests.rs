@@ -1264,3 +1264,177 @@ fn every_ideas_method_is_served() {
         .expect_err("unknown");
     assert!(err.error.message.contains("ideas.search"), "{err}");
 }
+
+/// A phrase writer with a fixed answer (the search-first tests).
+struct FixedWriter(Result<crate::WrittenPhrases, crate::PhraseWriterError>);
+
+impl crate::PhraseWriter for FixedWriter {
+    fn write(
+        &self,
+        _question: &str,
+        _budget: std::time::Duration,
+    ) -> Result<crate::WrittenPhrases, crate::PhraseWriterError> {
+        self.0.clone()
+    }
+}
+
+fn search_first(
+    fixture: &Fixture,
+    writer: Option<FixedWriter>,
+    body: Value,
+) -> Result<Value, ServiceError> {
+    let service = fixture.service().with_search_first(crate::SearchFirst {
+        writer: writer.map(|w| std::sync::Arc::new(w) as std::sync::Arc<dyn crate::PhraseWriter>),
+        by_default: false,
+        budget: std::time::Duration::from_millis(200),
+    });
+    service.call("p", "search", &serde_json::to_vec(&body).expect("json"))
+}
+
+#[test]
+fn the_models_phrases_are_searched_and_reported() {
+    let fixture = Fixture::full(true);
+    let writer = FixedWriter(Ok(crate::WrittenPhrases {
+        phrases: vec!["ledger database".into(), " ".into(), "SQLite switch".into()],
+        include_preferences: Some(true),
+        include_n_minus_1: Some(false),
+    }));
+    let answer = search_first(
+        &fixture,
+        Some(writer),
+        json!({"query": "where does the ledger live?", "phrases": "llm", "mode": "keyword"}),
+    )
+    .expect("search");
+    assert_eq!(answer["phrase_source"], "llm", "{answer}");
+    assert_eq!(
+        answer["search_terms_used"],
+        json!([
+            "where does the ledger live?",
+            "ledger database",
+            "SQLite switch"
+        ])
+    );
+    let stats = &answer["stats"];
+    assert_eq!(
+        stats["phrases"].as_array().map(Vec::len),
+        Some(3),
+        "{stats}"
+    );
+    assert!(
+        stats["phrases"][1]["bm25_hits"].as_u64().unwrap_or(0) > 0,
+        "{stats}"
+    );
+    assert!(stats["phrases"][1]["vector_hits"].is_null());
+    // The model said the question wants preferences: the project's preference comes
+    // along, marked, and counted.
+    let results = answer["results"].as_array().expect("results");
+    let preference = results
+        .iter()
+        .find(|r| r["source"] == "always_include")
+        .unwrap_or_else(|| panic!("no always-included result: {answer}"));
+    assert!(
+        preference["text"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("small pull requests"),
+        "{preference}"
+    );
+    assert_eq!(stats["always_included"], 1);
+    assert_eq!(stats["final_results"].as_u64(), Some(results.len() as u64));
+    assert!(results.iter().filter(|r| r["source"] == "search").count() > 0);
+}
+
+#[test]
+fn without_usable_phrases_the_question_is_searched_and_the_response_says_why() {
+    let fixture = Fixture::full(true);
+    let body = json!({"query": "where does the ledger live?", "phrases": "llm", "mode": "keyword"});
+    let timed_out = FixedWriter(Err(crate::PhraseWriterError {
+        reason: "timeout",
+        detail: "llm request timed out after 200 ms".into(),
+    }));
+    let answer = search_first(&fixture, Some(timed_out), body.clone()).expect("search");
+    assert_eq!(answer["phrase_source"], "query", "{answer}");
+    assert!(
+        answer["phrase_fallback_reason"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("timeout:"),
+        "{answer}"
+    );
+    assert_eq!(
+        answer["search_terms_used"],
+        json!(["where does the ledger live?"])
+    );
+    assert!(
+        !answer["results"].as_array().is_some_and(Vec::is_empty),
+        "{answer}"
+    );
+    let unconfigured = search_first(&fixture, None, body).expect("search");
+    assert!(
+        unconfigured["phrase_fallback_reason"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("not_configured"),
+        "{unconfigured}"
+    );
+    let empty = FixedWriter(Ok(crate::WrittenPhrases::default()));
+    let invalid = search_first(
+        &fixture,
+        Some(empty),
+        json!({"query": "ledger", "phrases": "llm"}),
+    )
+    .expect("search");
+    assert!(
+        invalid["phrase_fallback_reason"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("invalid"),
+        "{invalid}"
+    );
+    // The caller's own phrases never ask the model.
+    let caller = search_first(
+        &fixture,
+        None,
+        json!({"query": "ledger", "phrases": ["SQLite"], "mode": "keyword"}),
+    )
+    .expect("search");
+    assert_eq!(caller["phrase_source"], "caller");
+    assert!(caller["phrase_fallback_reason"].is_null());
+}
+
+#[test]
+fn the_previous_turn_and_referenced_turns_are_always_included() {
+    let fixture = Fixture::full(true);
+    let answer = search_first(
+        &fixture,
+        None,
+        json!({"query": "kubernetes helm charts", "mode": "keyword",
+               "include_n_minus_1": true, "caller_session_id": "s2",
+               "referenced_event_ids": ["b1"]}),
+    );
+    // Nothing matches the question, but the two rules still answer.
+    let answer = match answer {
+        Ok(answer) => answer,
+        Err(err) => panic!("{err}"),
+    };
+    let included: Vec<&str> = answer["results"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|r| r["source"] == "always_include")
+        .filter_map(|r| r["doc_id"].as_str())
+        .collect();
+    assert_eq!(included, ["b3", "b1"], "{answer}");
+    assert_eq!(answer["stats"]["always_included"], 2);
+    // A referenced turn of another project is not found, whatever the question.
+    let err = search_first(
+        &fixture,
+        None,
+        json!({"query": "ledger", "referenced_event_ids": ["q1"]}),
+    )
+    .expect_err("other project");
+    assert_eq!(err.error.code, memory_types::ErrorCode::NotFound, "{err:?}");
+    let err = search_first(&fixture, None, json!({"query": "ledger", "phrases": 3}))
+        .expect_err("bad phrases");
+    assert!(err.error.message.contains("\"llm\""), "{err:?}");
+}

@@ -45,6 +45,7 @@ mod ranking;
 mod ranking_weights;
 mod router;
 pub mod schema;
+mod search_first;
 mod segments;
 mod service;
 mod sessions;
@@ -58,6 +59,7 @@ pub use navigator::STRONG_MATCH;
 pub use phrases::{MAX_PHRASE_CHARS, MAX_PHRASES};
 pub use ranking_weights::RankingWeights;
 pub use schema::{query_schema, query_schema_json};
+pub use search_first::{PhraseWriter, PhraseWriterError, SearchFirst, WrittenPhrases};
 pub use service::{DEFAULT_SCAN_BUDGET_EVENTS, METHODS, QueryService, RecallSink};
 pub use teleport::{DEFAULT_TELEPORT_LIMIT, DISABLED_MESSAGE};
 

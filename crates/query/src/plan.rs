@@ -11,6 +11,9 @@ use memory_vector::DocSelector;
 use crate::api::{DEFAULT_SEARCH_RESULTS, DEFAULT_TOKEN_BUDGET, MAX_PAGE, SearchRequest, now_or};
 use crate::phrases;
 
+/// Most events a search may name in `referenced_event_ids`.
+pub const MAX_REFERENCED_EVENTS: usize = 10;
+
 /// Share of an evidence score that recency weighting can take away: the oldest
 /// evidence still counts half, so an old decision that matches well beats a recent
 /// passing mention.
@@ -94,8 +97,16 @@ impl SearchPlan {
                 "from ({from} ms) must be before to ({to} ms)"
             )));
         }
-        if let Some(caller) = &request.phrases {
+        if let Some(crate::api::PhrasesArg::Phrases(caller)) = &request.phrases {
             phrases::validate(caller)?;
+        }
+        if let Some(ids) = &request.referenced_event_ids
+            && (ids.len() > MAX_REFERENCED_EVENTS || ids.iter().any(|id| id.trim().is_empty()))
+        {
+            return Err(QueryError::invalid_argument(format!(
+                "referenced_event_ids must hold at most {MAX_REFERENCED_EVENTS} non-empty event ids, got {}",
+                ids.len()
+            )));
         }
         let doc_type = request
             .doc_type
@@ -279,7 +290,7 @@ mod tests {
         );
         assert!(
             bad(SearchRequest {
-                phrases: Some(Vec::new()),
+                phrases: Some(crate::api::PhrasesArg::Phrases(Vec::new())),
                 ..request()
             })
             .contains("phrases must hold 1 to 5")

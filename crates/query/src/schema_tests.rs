@@ -340,7 +340,13 @@ fn hand_built_requests_and_responses_fit_the_schema() {
         to: Some(TimeArg::Millis(TS_MS)),
         session_id: Some("s1".to_string()),
         now: None,
-        phrases: Some(vec!["token lifetime".to_string()]),
+        phrases: Some(crate::api::PhrasesArg::Phrases(vec![
+            "token lifetime".to_string(),
+        ])),
+        include_preferences: Some(true),
+        include_n_minus_1: Some(false),
+        caller_session_id: Some("s2".to_string()),
+        referenced_event_ids: Some(vec!["e1".to_string()]),
         doc_type: Some("event".to_string()),
         level: None,
         recency_half_life_days: Some(30.0),
@@ -378,6 +384,7 @@ fn hand_built_requests_and_responses_fit_the_schema() {
             match_type: None,
             evidence: vec![sample_event()],
             idea_id: Some("idea-0123456789abcdef".to_string()),
+            source: crate::api::ResultSource::AlwaysInclude,
             source_session: Some(crate::api::SourceSession {
                 id: "s1".to_string(),
                 started_at: "2026-01-05T09:14:06.000Z".to_string(),
@@ -395,6 +402,21 @@ fn hand_built_requests_and_responses_fit_the_schema() {
         token_estimate: 10,
         took_ms: 3,
         time_range: crate::api::range_info(Some(TS_MS), Some(TS_MS + 1)),
+        search_terms_used: vec!["jwt expiry".to_string(), "token lifetime".to_string()],
+        phrase_source: crate::api::PhraseSource::Llm,
+        phrase_fallback_reason: None,
+        stats: crate::api::SearchStats {
+            phrases: vec![crate::api::PhraseHits {
+                phrase: "jwt expiry".to_string(),
+                bm25_hits: Some(4),
+                vector_hits: None,
+            }],
+            bm25_matches: 1,
+            vector_matches: 0,
+            both_matches: 0,
+            always_included: 1,
+            final_results: 1,
+        },
     };
     assert_fits(&schema, "SearchResponse", &search_response);
     let navigate_response = NavigateResponse {

@@ -65,6 +65,7 @@ pub struct QueryService {
     vector: Option<VectorHandle>,
     hybrid: HybridSettings,
     recall: Option<Arc<dyn RecallSink>>,
+    search_first: crate::search_first::SearchFirst,
 }
 
 /// Where `search` reports the ideas it returned, so the projection can reinforce them
@@ -93,6 +94,7 @@ impl QueryService {
             vector: None,
             hybrid: HybridSettings::default(),
             recall: None,
+            search_first: crate::search_first::SearchFirst::default(),
         }
     }
 
@@ -129,6 +131,14 @@ impl QueryService {
     #[must_use]
     pub fn with_hybrid(mut self, hybrid: HybridSettings) -> Self {
         self.hybrid = hybrid;
+        self
+    }
+
+    /// Lets `search` ask `search_first.writer` for phrases (`phrases: "llm"`, or every
+    /// search without phrases when `by_default`), within its time budget.
+    #[must_use]
+    pub fn with_search_first(mut self, search_first: crate::search_first::SearchFirst) -> Self {
+        self.search_first = search_first;
         self
     }
 
@@ -506,6 +516,8 @@ impl QueryService {
     ) -> crate::Result<SearchResponse> {
         check_query(&request.query)?;
         let started = Instant::now();
+        let resolved = self.search_first.resolve(request);
+        let request = &resolved.request;
         let router = Router {
             view: self.view(project_id),
             bm25: self.bm25.as_ref(),
@@ -513,7 +525,44 @@ impl QueryService {
             settings: self.hybrid,
             scan_budget_events: self.scan_budget_events,
         };
-        let response = router.search(request)?;
+        let mut response = router.search(request)?;
+        response.search_terms_used = if response.stats.phrases.is_empty() {
+            vec![request.query.trim().to_owned()]
+        } else {
+            response
+                .stats
+                .phrases
+                .iter()
+                .map(|hits| hits.phrase.clone())
+                .collect()
+        };
+        response.phrase_source =
+            resolved
+                .source
+                .unwrap_or(if response.search_terms_used.len() > 1 {
+                    crate::api::PhraseSource::Offline
+                } else {
+                    crate::api::PhraseSource::Query
+                });
+        response.phrase_fallback_reason = resolved.fallback_reason;
+        let now_ms = match &request.now {
+            Some(now) => now.to_ms("now")?,
+            None => memory_types::Clock::system().now_ms(),
+        };
+        let added = crate::search_first::always_include(
+            &self.store,
+            project_id,
+            request,
+            resolved.written.as_ref(),
+            now_ms,
+        )?;
+        crate::search_first::merge(
+            &mut response,
+            added,
+            request
+                .token_budget
+                .unwrap_or(crate::api::DEFAULT_TOKEN_BUDGET),
+        );
         self.note_recalls(
             project_id,
             &request.query,

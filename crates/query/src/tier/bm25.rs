@@ -36,6 +36,8 @@ pub(crate) struct Prepared {
     pub(crate) range: TimeRange,
     pub(crate) phrases: Vec<Phrase>,
     pub(crate) queries: Vec<(Bm25Query, f32)>,
+    /// The phrase each query is of (phrases without searchable terms have none).
+    pub(crate) query_phrases: Vec<usize>,
     pub(crate) terms: Vec<String>,
 }
 
@@ -50,13 +52,14 @@ pub(crate) fn prepare(search: &Search<'_>, handle: &Bm25Handle) -> Result<Prepar
         parse(search, handle)?
     };
     let phrases = search.phrases(&query_text);
-    let queries: Vec<(Bm25Query, f32)> = phrases
+    let (queries, query_phrases): (Vec<(Bm25Query, f32)>, Vec<usize>) = phrases
         .iter()
-        .filter_map(|phrase| {
+        .enumerate()
+        .filter_map(|(index, phrase)| {
             let query = bm25_query(&phrase.text, view.project_id, request, plan, range)?;
-            Some((query, phrase.weight()))
+            Some(((query, phrase.weight()), index))
         })
-        .collect();
+        .unzip();
     if queries.is_empty() {
         return Err(Skip::NoTerms);
     }
@@ -72,6 +75,7 @@ pub(crate) fn prepare(search: &Search<'_>, handle: &Bm25Handle) -> Result<Prepar
         range,
         phrases,
         queries,
+        query_phrases,
         terms,
     })
 }
@@ -97,10 +101,17 @@ pub(crate) fn answer(search: &Search<'_>, handle: &Bm25Handle) -> Result<SearchR
     let started = Instant::now();
     let prepared = prepare(search, handle)?;
     let lists = lists(handle, &prepared.queries, search.plan)?;
+    let hits = super::phrase_hits(
+        &prepared.phrases,
+        Some((&prepared.query_phrases, &lists)),
+        None,
+    );
     let results = search
         .fused_results(lists, (&prepared.terms, Prefetched::new()), prepared.range)
         .map_err(failed)?;
-    Ok(search.response(Tier::Bm25, started, results, prepared.range))
+    let mut response = search.response(Tier::Bm25, started, results, prepared.range);
+    response.stats.phrases = hits;
+    Ok(response)
 }
 
 /// A failure while the BM25 (or hybrid) tier answers.

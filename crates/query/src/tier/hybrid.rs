@@ -70,6 +70,7 @@ pub(crate) fn answer(
         (bm25_lists, vector_lists, prefetched)
     });
     let mut lists: Vec<RankedList> = bm25_lists?;
+    let bm25_count = lists.len();
     let (tier, fallback_reason) = match vector_lists {
         Ok(vector_lists) => {
             lists.extend(vector_lists);
@@ -77,11 +78,18 @@ pub(crate) fn answer(
         }
         Err(skip) => (Tier::Bm25, Some(format!("vector tier failed: {skip}"))),
     };
+    let hits = super::phrase_hits(
+        &prepared.phrases,
+        Some((&prepared.query_phrases, &lists[..bm25_count])),
+        (tier == Tier::Hybrid).then(|| &lists[bm25_count..]),
+    );
     let results = search
         .fused_results(lists, (&prepared.terms, prefetched), range)
         .map_err(bm25::failed)?;
-    Ok(SearchResponse {
+    let mut response = SearchResponse {
         fallback_reason,
         ..search.response(tier, started, results, range)
-    })
+    };
+    response.stats.phrases = hits;
+    Ok(response)
 }

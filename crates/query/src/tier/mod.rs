@@ -102,6 +102,33 @@ impl Skip {
     }
 }
 
+/// Each phrase's hits: BM25 lists (with the phrase each query came from) and vector
+/// lists (one per phrase), as `stats.phrases`.
+pub(crate) fn phrase_hits(
+    phrases: &[Phrase],
+    bm25: Option<(&[usize], &[crate::fusion::RankedList])>,
+    vector: Option<&[crate::fusion::RankedList]>,
+) -> Vec<crate::api::PhraseHits> {
+    phrases
+        .iter()
+        .enumerate()
+        .map(|(index, phrase)| crate::api::PhraseHits {
+            phrase: phrase.text.clone(),
+            bm25_hits: bm25.map(|(of_phrase, lists)| {
+                of_phrase
+                    .iter()
+                    .zip(lists)
+                    .filter(|(phrase_index, _)| **phrase_index == index)
+                    .map(|(_, list)| list.docs.len())
+                    .sum()
+            }),
+            vector_hits: vector
+                .and_then(|lists| lists.get(index))
+                .map(|list| list.docs.len()),
+        })
+        .collect()
+}
+
 /// One search as every tier reads it: the project, the settings, the request and its
 /// plan.
 #[derive(Clone, Copy)]
@@ -116,11 +143,11 @@ impl Search<'_> {
     /// The phrases searched for `query_text`: it, and the request's phrases or (when
     /// `expand_query` is on) its offline expansions.
     fn phrases(&self, query_text: &str) -> Vec<Phrase> {
-        search_phrases(
-            query_text,
-            self.request.phrases.as_deref(),
-            self.settings.expand_query,
-        )
+        let caller = match &self.request.phrases {
+            Some(crate::api::PhrasesArg::Phrases(phrases)) => Some(phrases.as_slice()),
+            _ => None,
+        };
+        search_phrases(query_text, caller, self.settings.expand_query)
     }
 
     /// The span of one tier's search.
@@ -175,6 +202,10 @@ impl Search<'_> {
             token_estimate,
             took_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
             time_range: range_info(from_ms, to_ms),
+            search_terms_used: Vec::new(),
+            phrase_source: crate::api::PhraseSource::default(),
+            phrase_fallback_reason: None,
+            stats: crate::api::SearchStats::default(),
         }
     }
 }

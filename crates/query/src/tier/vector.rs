@@ -87,11 +87,14 @@ pub(crate) fn answer(search: &Search<'_>, vector: &VectorHandle) -> Result<Searc
             }
         }
     }
+    let hits = super::phrase_hits(&phrases, None, Some(&lists));
     let results = search
         .fused_results(lists, (&terms, Prefetched::new()), plan.range)
         .map_err(|error| Skip::Failed {
             index: Index::Vector,
             error,
         })?;
-    Ok(search.response(Tier::Vector, started, results, plan.range))
+    let mut response = search.response(Tier::Vector, started, results, plan.range);
+    response.stats.phrases = hits;
+    Ok(response)
 }
