@@ -11,7 +11,7 @@ CARGO ?= cargo
 LLM_MODELS ?= 0.5b
 
 .DEFAULT_GOAL := help
-.PHONY: help setup setup-llm llm-server build demo test bench fmt lint clean distclean
+.PHONY: help setup setup-llm llm-server build demo test test-llm bench fmt lint clean distclean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -34,6 +34,10 @@ demo: setup build ## Ingest sample/conversations.jsonl into a temp data dir and 
 
 test: setup ## Run the whole test suite (unit, integration, end-to-end, doc)
 	@bash scripts/test.sh
+
+test-llm: setup ## The LLM paths against a real local model (Qwen2.5-Coder-0.5B, one thread; slow, not in `test`)
+	@bash scripts/setup-llm.sh 0.5b
+	@bash scripts/test-llm.sh
 
 bench: ## Run the criterion benches
 	$(CARGO) bench -p memory-benches --benches

@@ -137,8 +137,11 @@ pub struct SearchArgs {
     #[arg(long)]
     pub to: Option<String>,
     /// Another search phrase, searched with the query (repeat for up to five).
-    #[arg(long = "phrase", conflicts_with_all = ["node", "parent", "level"])]
+    #[arg(long = "phrase", conflicts_with_all = ["node", "parent", "level", "llm_phrases"])]
     pub phrases: Vec<String>,
+    /// Let the `[llm]` model write the search phrases (`phrases: "llm"`).
+    #[arg(long, conflicts_with_all = ["node", "parent", "level"])]
+    pub llm_phrases: bool,
     /// Only hits of this kind: toc_node, grip, event.
     #[arg(long = "type", conflicts_with_all = ["node", "parent", "level"])]
     pub doc_type: Option<String>,

@@ -337,7 +337,8 @@ pub async fn search(
             "search",
             json!({"query": query, "limit": args.limit, "token_budget": args.token_budget,
                    "mode": args.mode, "from": args.from, "to": args.to,
-                   "phrases": (!args.phrases.is_empty()).then_some(&args.phrases),
+                   "phrases": if args.llm_phrases { json!("llm") }
+                              else { json!((!args.phrases.is_empty()).then_some(&args.phrases)) },
                    "doc_type": args.doc_type,
                    "recency_half_life_days": args.recency_half_life_days}),
         )
@@ -402,9 +403,29 @@ pub(crate) fn print_search(response: &SearchResponse) {
         response.token_estimate,
         response.took_ms
     );
-    for (rank, result) in response.results.iter().enumerate() {
+    if response.search_terms_used.len() > 1 || response.phrase_fallback_reason.is_some() {
         say!(
-            "\n{}. [{:.2}] {} — {}",
+            "phrases ({}): {}{}",
+            serde_json::to_value(response.phrase_source)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_owned))
+                .unwrap_or_default(),
+            response.search_terms_used.join(" · "),
+            response
+                .phrase_fallback_reason
+                .as_ref()
+                .map(|reason| format!(" (model phrases not used: {reason})"))
+                .unwrap_or_default()
+        );
+    }
+    for (rank, result) in response.results.iter().enumerate() {
+        let included = if result.source == memory_query::api::ResultSource::AlwaysInclude {
+            " (always included)"
+        } else {
+            ""
+        };
+        say!(
+            "\n{}. [{:.2}] {}{included} — {}",
             rank + 1,
             result.score,
             result.doc_id,

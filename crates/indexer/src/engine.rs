@@ -479,6 +479,11 @@ pub fn json_step_schema(specs: &[ToolSpec], with_tools: bool) -> Value {
         object.remove("$schema");
         object.remove("title");
     }
+    // A small model writing under a grammar can run a string or a list to its token
+    // limit and leave broken JSON: bound both.
+    let mut defs = defs;
+    bound(&mut defs);
+    bound(&mut answer);
     let mut choices: Vec<Value> = Vec::new();
     if with_tools {
         for spec in specs {
@@ -492,6 +497,39 @@ pub fn json_step_schema(specs: &[ToolSpec], with_tools: bool) -> Value {
     }
     choices.push(answer);
     json!({"$defs": defs, "anyOf": choices})
+}
+
+/// Longest free-text string of the constrained-JSON schema, characters.
+const MAX_SCHEMA_STRING: u64 = 400;
+/// Most items of a list of the constrained-JSON schema.
+const MAX_SCHEMA_ITEMS: u64 = 40;
+
+/// Adds `maxLength` to every free-text string and `maxItems` to every list of `schema`.
+fn bound(schema: &mut Value) {
+    match schema {
+        Value::Object(object) => {
+            let is = |kind: &str, object: &serde_json::Map<String, Value>| match object.get("type")
+            {
+                Some(Value::String(t)) => t == kind,
+                Some(Value::Array(types)) => types.iter().any(|t| t == kind),
+                _ => false,
+            };
+            if is("string", object) && !object.contains_key("enum") && !object.contains_key("const")
+            {
+                object
+                    .entry("maxLength")
+                    .or_insert(json!(MAX_SCHEMA_STRING));
+            }
+            if is("array", object) {
+                object.entry("maxItems").or_insert(json!(MAX_SCHEMA_ITEMS));
+            }
+            for value in object.values_mut() {
+                bound(value);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(bound),
+        _ => {}
+    }
 }
 
 impl IdeaExtractor for LlmEngine {
@@ -528,7 +566,18 @@ impl IdeaExtractor for LlmEngine {
             );
             let _entered = span.enter();
             let mut stats = PartStats::default();
+            let part_started = Instant::now();
             let result = self.llm_part(part, &overlay, &mut stats);
+            info!(
+                mode,
+                events = part.len(),
+                calls = stats.calls,
+                tool_calls = stats.tool_calls,
+                tokens = stats.tokens,
+                seconds = part_started.elapsed().as_secs_f64(),
+                outcome = if result.is_ok() { "ok" } else { "fallback" },
+                "LLM indexing part done"
+            );
             span.record("calls", stats.calls);
             span.record("tool_calls", stats.tool_calls);
             span.record("tokens", stats.tokens);

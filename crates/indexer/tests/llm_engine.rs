@@ -182,6 +182,18 @@ fn the_json_protocol_constrains_every_step_to_a_tool_call_or_the_change_set() {
         "11 tools + the answer"
     );
     assert!(schema["$defs"]["Intent"].is_object());
+    // Free text and lists are bounded, so a grammar cannot run a string to the token
+    // limit; names from a fixed set are not.
+    assert_eq!(
+        schema["$defs"]["NewIdea"]["properties"]["content"]["maxLength"],
+        400
+    );
+    assert_eq!(schema["anyOf"][11]["properties"]["ideas"]["maxItems"], 40);
+    assert!(
+        schema["$defs"]["Intent"]["oneOf"][0]
+            .get("maxLength")
+            .is_none()
+    );
     let second = messages(&requests[1]);
     let result = second
         .last()
