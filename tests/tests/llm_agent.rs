@@ -26,7 +26,7 @@ fn turn(id: &str, session: &str, at: u64, text: &str) -> Value {
 
 /// The scripted model: answers the probe with a native tool call, the first step of a
 /// batch with a `search_ideas` call, and the next with a change set built from the
-/// events it was given — one idea per event that says "decided", worded its own way so
+/// events it was given — one idea per event that says "decided", marked "LLM:" so
 /// the test can tell who wrote it, plus a relation and an answer naming ideas that do
 /// not exist. When `garbage` is set it answers everything with prose.
 fn model(garbage: Arc<AtomicBool>) -> impl Fn(&RecordedRequest) -> ScriptedResponse {
@@ -61,7 +61,7 @@ fn model(garbage: Arc<AtomicBool>) -> impl Fn(&RecordedRequest) -> ScriptedRespo
                 if text.contains("decided") {
                     let id = event["event_id"].as_str().unwrap_or_default();
                     ideas.push(json!({"source_event_id": id,
-                        "content": format!("LLM: {}", text.replace("We decided", "the team settled on")),
+                        "content": format!("LLM: {text}"),
                         "intent": "decision", "confidence": 0.9, "importance": 1.0,
                         "entities": [{"name": "Postgres", "type": "technology"}]}));
                     relations.push(
@@ -202,7 +202,7 @@ async fn the_llm_engine_writes_ideas_its_inventions_are_rejected_and_garbage_fal
     assert!(
         stored
             .iter()
-            .any(|content| content.starts_with("LLM: the team settled on")),
+            .any(|content| content.starts_with("LLM: We decided to keep the ledger")),
         "the model's wording is stored: {stored:?}"
     );
     let requests = server.requests();

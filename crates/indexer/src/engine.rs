@@ -597,7 +597,14 @@ impl IdeaExtractor for LlmEngine {
                     .inc_by(part.len() as u64);
             }
             let changes = match result {
-                Ok(changes) => {
+                Ok(mut changes) => {
+                    let (moved, dropped) = crate::grounding::ground(&mut changes, part);
+                    if moved + dropped > 0 {
+                        info!(
+                            moved,
+                            dropped, "LLM ideas not said by their source event: moved or dropped"
+                        );
+                    }
                     by_model += 1;
                     metrics.parts.with_label_values(&[mode, "ok"]).inc();
                     changes

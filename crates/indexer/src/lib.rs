@@ -20,6 +20,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used))]
 
 mod engine;
+pub mod grounding;
 pub mod metrics;
 pub mod prompt;
 pub mod tools;

@@ -35,6 +35,10 @@ pub struct LlmEngineMetrics {
     pub part_tokens: HistogramVec,
     /// `memory_indexing_llm_protocol{protocol}`: 1 for the tool protocol in use.
     pub protocol: IntGaugeVec,
+    /// `memory_indexing_llm_grounding_total{outcome}`: new ideas of the model whose
+    /// source event did not hold their content, moved to the event that does (`moved`)
+    /// or dropped (`dropped`).
+    pub grounding: IntCounterVec,
 }
 
 /// The metrics, registered on first use.
@@ -87,5 +91,10 @@ pub static LLM_ENGINE_METRICS: LazyLock<LlmEngineMetrics> = LazyLock::new(|| Llm
         "memory_indexing_llm_protocol",
         "1 for the tool protocol the LLM indexing engine uses (native, json)",
         &["protocol"],
+    ),
+    grounding: counter_vec(
+        "memory_indexing_llm_grounding_total",
+        "Ideas of the LLM engine whose source event did not hold them: moved or dropped",
+        &["outcome"],
     ),
 });

@@ -450,7 +450,7 @@ fn a_batch_larger_than_the_budget_is_cut_into_parts_that_see_each_other() {
     let answers: Vec<ScriptedResponse> = (0..4)
         .map(|i| {
             ScriptedResponse::chat(
-                &json!({"ideas": [{"source_event_id": format!("e{i}"), "content": format!("context {i}"),
+                &json!({"ideas": [{"source_event_id": format!("e{i}"), "content": format!("word number {i}"),
                                    "intent": "context", "confidence": 0.8}]})
                 .to_string(),
             )
@@ -491,5 +491,32 @@ fn a_batch_larger_than_the_budget_is_cut_into_parts_that_see_each_other() {
             .recent_ideas("p", None, None, 10)
             .expect("read")
             .is_empty()
+    );
+}
+
+#[test]
+fn ideas_pinned_on_the_wrong_event_move_to_the_one_that_says_them_or_go() {
+    // What the 0.5B did on the sample: a decision from a later turn, pinned on the
+    // greeting; and an idea no event says.
+    let answer = json!({
+        "ideas": [
+            {"source_event_id": "e1", "content": "Postgres holds the session store",
+             "intent": "decision", "confidence": 0.9},
+            {"source_event_id": "e2", "content": "Kubernetes autoscaling thresholds were tuned",
+             "intent": "conclusion", "confidence": 0.9}
+        ],
+        "relations": [{"from_event_id": "e1", "to_idea_id": "idea-x", "relation_type": "relates_to"}]
+    });
+    let server = ScriptedServer::start(vec![ScriptedResponse::chat(&answer.to_string())]);
+    let mut engine = engine(&server, ToolProtocol::Native);
+    let changes = engine.extract(&the_batch(), &graph()).expect("extract");
+    assert_eq!(changes.ideas.len(), 1, "{changes:?}");
+    assert_eq!(
+        changes.ideas[0].source_event_id, "e2",
+        "moved to the turn that says it"
+    );
+    assert_eq!(
+        changes.relations[0].from_event_id, "e2",
+        "its relation follows"
     );
 }
