@@ -6,6 +6,7 @@ sessions of sample/conversations.jsonl with the heuristic engine (fast), then re
 their ideas with `admin backfill-ideas` and `[indexing] engine = "llm"` (backfill mode:
 one session a part), reading the engine's per-part log lines ("LLM indexing part done":
 events, calls, tool calls, tokens, seconds, outcome). Writes to --out:
+  daemon.log         the daemon's JSON log of the backfill, written as it runs
   parts.jsonl        one line per part
   ideas.json         every idea stored (ideas search, no query, per project)
   heuristic.json     the heuristic engine's ideas of the same sessions
@@ -91,10 +92,19 @@ def main():
                            AGENT_MEMORY_LLM__MAX_RETRIES="0",
                            AGENT_MEMORY_TELEMETRY__LOG_FORMAT="json")
             started = time.time()
-            run = cli(args.binary, data_dir, llm_env, "--log-level", "info", "admin", "backfill-ideas", "--json")
+            # The daemon's log goes to a file as it runs, so a run stopped early still
+            # leaves its parts and warnings behind.
+            log_path = out / "daemon.log"
+            with open(log_path, "w") as log:
+                code = subprocess.run(
+                    [args.binary, "--data-dir", data_dir, "--log-level", "info", "admin",
+                     "backfill-ideas", "--json"],
+                    env=llm_env, stdout=subprocess.DEVNULL, stderr=log).returncode
+            if code != 0:
+                sys.exit(f"backfill failed ({code}); see {log_path}")
             elapsed = time.time() - started
             parts = []
-            for log_line in run.stderr.splitlines():
+            for log_line in log_path.read_text().splitlines():
                 try:
                     record = json.loads(log_line)
                 except ValueError:

@@ -1,7 +1,7 @@
 //! Whether the model's ideas say what their source events say.
 //!
 //! Validation checks that an idea's `source_event_id` is an event of the batch, not that
-//! the event says it. Measured on the sample, Qwen2.5-Coder-0.5B wrote true ideas from a
+//! the event says it. Measured on the sample, Qwen2.5-Coder-1.5B wrote true ideas from a
 //! session's summary turn and pinned them on earlier turns (a question, a greeting):
 //! every citation of such an idea would point at the wrong turn. So before a change set
 //! leaves the engine, each new idea is checked against its source: when fewer than half

@@ -496,7 +496,7 @@ fn a_batch_larger_than_the_budget_is_cut_into_parts_that_see_each_other() {
 
 #[test]
 fn ideas_pinned_on_the_wrong_event_move_to_the_one_that_says_them_or_go() {
-    // What the 0.5B did on the sample: a decision from a later turn, pinned on the
+    // What the 1.5B did on the sample: a decision from a later turn, pinned on the
     // greeting; and an idea no event says.
     let answer = json!({
         "ideas": [
