@@ -598,6 +598,21 @@ fn tail(s: &str, n: usize) -> String {
     lines[lines.len().saturating_sub(n)..].join("\n")
 }
 
+/// The sum of a Prometheus metric's samples in `text` (a `/metrics` page) whose labels
+/// include every one of `labels` (`name="value"` strings).
+#[must_use]
+pub fn metric_sum(text: &str, name: &str, labels: &[&str]) -> f64 {
+    text.lines()
+        .filter(|line| line.starts_with(name) && !line.starts_with('#'))
+        .filter(|line| {
+            let rest = &line[name.len()..];
+            (rest.starts_with('{') || rest.starts_with(' '))
+                && labels.iter().all(|label| line.contains(label))
+        })
+        .filter_map(|line| line.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -10,7 +10,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use memory_e2e_tests::{Daemon, NatsServer, build_daemon, free_port, http_get};
+use memory_e2e_tests::{
+    Daemon, NatsServer, build_daemon, free_port, http_get, metric_sum as metric,
+};
 use memory_llm::testing::{RecordedRequest, ScriptedResponse, ScriptedServer};
 use serde_json::{Value, json};
 
@@ -143,19 +145,6 @@ async fn caught_up(client: &async_nats::Client) -> anyhow::Result<()> {
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-}
-
-/// The sum of a metric's samples whose labels include every one of `labels`.
-fn metric(text: &str, name: &str, labels: &[&str]) -> f64 {
-    text.lines()
-        .filter(|line| line.starts_with(name) && !line.starts_with('#'))
-        .filter(|line| {
-            let rest = &line[name.len()..];
-            (rest.starts_with('{') || rest.starts_with(' '))
-                && labels.iter().all(|label| line.contains(label))
-        })
-        .filter_map(|line| line.rsplit(' ').next()?.parse::<f64>().ok())
-        .sum()
 }
 
 async fn decisions(client: &async_nats::Client) -> anyhow::Result<Vec<String>> {

@@ -15,7 +15,9 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use memory_e2e_tests::{Daemon, NatsServer, build_daemon, free_port, http_get};
+use memory_e2e_tests::{
+    Daemon, NatsServer, build_daemon, free_port, http_get, metric_sum as metric,
+};
 use serde_json::{Value, json};
 
 const PROJECT: &str = "llm-local";
@@ -132,18 +134,6 @@ async fn request(client: &async_nats::Client, subject: &str, body: Value) -> any
         .await
         .with_context(|| format!("{subject} failed"))?;
     Ok(serde_json::from_slice(&reply.payload)?)
-}
-
-fn metric(text: &str, name: &str, labels: &[&str]) -> f64 {
-    text.lines()
-        .filter(|line| line.starts_with(name) && !line.starts_with('#'))
-        .filter(|line| {
-            let rest = &line[name.len()..];
-            (rest.starts_with('{') || rest.starts_with(' '))
-                && labels.iter().all(|l| line.contains(l))
-        })
-        .filter_map(|line| line.rsplit(' ').next()?.parse::<f64>().ok())
-        .sum()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -23,6 +23,7 @@ use memory_ideas::{
 };
 use memory_llm::{
     ChatCall, ChatClient, ChatMessage, LlmError, Purpose, ReplyFormat, ToolCall, ToolSpec,
+    json_object_text as json_object,
 };
 use serde_json::{Value, json};
 use tracing::{info, info_span, warn};
@@ -436,14 +437,6 @@ fn parse_arguments(text: &str) -> Result<Value, String> {
         Ok(other) => Err(format!("arguments must be a JSON object, got {other}")),
         Err(err) => Err(format!("arguments are not valid JSON: {err}")),
     }
-}
-
-/// The JSON object in a model's text: the whole text, or the part between the first
-/// `{` and the last `}` (models wrap answers in code fences and prose).
-fn json_object(text: &str) -> Option<&str> {
-    let start = text.find('{')?;
-    let end = text.rfind('}')?;
-    (end > start).then(|| &text[start..=end])
 }
 
 /// A JSON-protocol tool step: `{"tool": name, "arguments": {…}}`.

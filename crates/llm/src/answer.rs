@@ -46,9 +46,10 @@ struct RawBullet {
     grips: Vec<i64>,
 }
 
-/// The JSON object inside `content`: a fenced block's body, else the text from the
-/// first `{` to the last `}`.
-fn json_object_text(content: &str) -> Option<&str> {
+/// The JSON object inside a model's `content`: a fenced block's body, else the text
+/// from the first `{` to the last `}` (summaries, the indexing engine's steps, phrases).
+#[must_use]
+pub fn json_object_text(content: &str) -> Option<&str> {
     let trimmed = content.trim();
     if let Some(fence_start) = trimmed.find("```") {
         let after_fence = &trimmed[fence_start + 3..];

@@ -85,7 +85,7 @@ mod text;
 
 pub use answer::{
     MAX_BULLET_CHARS, MAX_BULLETS, MAX_KEYWORD_CHARS, MAX_KEYWORDS, MAX_SUMMARY_CHARS,
-    MAX_TITLE_CHARS, parse_answer,
+    MAX_TITLE_CHARS, json_object_text, parse_answer,
 };
 pub use client::{
     ChatCall, ChatClient, ChatMessage, ChatReply, ChatRole, DEFAULT_BACKOFF_BASE,

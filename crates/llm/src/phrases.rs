@@ -86,14 +86,11 @@ pub fn write_phrases(client: &ChatClient, question: &str, budget: Duration) -> R
     };
     let reply = client.chat(&call)?;
     let text = reply.content.trim();
-    let object = match (text.find('{'), text.rfind('}')) {
-        (Some(start), Some(end)) if end > start => &text[start..=end],
-        _ => {
-            return Err(LlmError::InvalidAnswer(format!(
-                "no JSON object in {:?}",
-                memory_text::truncate_chars(text, 80)
-            )));
-        }
+    let Some(object) = crate::answer::json_object_text(text) else {
+        return Err(LlmError::InvalidAnswer(format!(
+            "no JSON object in {:?}",
+            memory_text::truncate_chars(text, 80)
+        )));
     };
     let phrases: Phrases = serde_json::from_str(object)
         .map_err(|err| LlmError::InvalidAnswer(format!("phrases: {err}")))?;
