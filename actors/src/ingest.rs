@@ -341,6 +341,7 @@ fn finish_commit(
 pub struct IngestHandle {
     name: String,
     store: Store,
+    redactor: Option<memory_redact::Redactor>,
 }
 
 impl IngestHandle {
@@ -350,7 +351,17 @@ impl IngestHandle {
         IngestHandle {
             name: name.into(),
             store,
+            redactor: None,
         }
+    }
+
+    /// The same handle, taking secrets out of every event it appends (and out of
+    /// dead-letter payloads) with `redactor`: every path into the log (NATS,
+    /// JetStream, `ingest --file`, hooks, import) appends through a handle.
+    #[must_use]
+    pub fn with_redactor(mut self, redactor: Option<memory_redact::Redactor>) -> Self {
+        self.redactor = redactor;
+        self
     }
 
     fn actor(&self) -> Result<ActorRef<IngestMsg>, IngestError> {
@@ -365,7 +376,12 @@ impl IngestHandle {
     ///
     /// # Errors
     /// Backpressure, store failure, or the actor not running.
-    pub async fn append(&self, events: Vec<Event>) -> AppendReply {
+    pub async fn append(&self, mut events: Vec<Event>) -> AppendReply {
+        if let Some(redactor) = &self.redactor {
+            for event in &mut events {
+                redactor.redact_event(event);
+            }
+        }
         ask(
             &self.actor()?,
             |reply| IngestMsg::Append { events, reply },
@@ -427,6 +443,16 @@ impl EventSink for IngestHandle {
             .with_label_values(&["rejected"])
             .inc();
         let dedupe_key = dedupe_key.map(str::to_owned);
+        // A payload that does not parse is kept for the operator, so its secrets go
+        // too (as text; bytes that are not UTF-8 are kept as they are).
+        let redacted = match (&self.redactor, std::str::from_utf8(payload)) {
+            (Some(redactor), Ok(text)) => {
+                let (text, findings) = redactor.redact_text(text);
+                (!findings.is_empty()).then_some(text)
+            }
+            _ => None,
+        };
+        let payload = redacted.as_ref().map_or(payload, |text| text.as_bytes());
         let dead_letter = memory_store::DeadLetter::new(
             source,
             None,

@@ -60,6 +60,9 @@ pub struct PipelineConfig {
     pub indexing_window: Duration,
     /// Most events per continuous batch.
     pub indexing_batch_events: usize,
+    /// Takes secrets out of every event before it is stored (and out of dead-letter
+    /// payloads); the daemon always sets it, `None` only in tests of other things.
+    pub redactor: Option<memory_redact::Redactor>,
 }
 
 impl Default for PipelineConfig {
@@ -79,6 +82,7 @@ impl Default for PipelineConfig {
             indexing: None,
             indexing_window: Duration::from_millis(1_500),
             indexing_batch_events: 1_024,
+            redactor: None,
         }
     }
 }
@@ -243,7 +247,8 @@ impl Pipeline {
         info!(prefix = %prefix, "pipeline started");
         Ok(Pipeline {
             supervisor,
-            ingest: IngestHandle::new(Supervisor::child_name(&prefix, "ingest"), store.clone()),
+            ingest: IngestHandle::new(Supervisor::child_name(&prefix, "ingest"), store.clone())
+                .with_redactor(config.redactor.clone()),
             session_catalog: ConsumerHandle::new(Supervisor::child_name(&prefix, SESSION_CATALOG)),
             segmenter: ConsumerHandle::new(Supervisor::child_name(&prefix, SEGMENTER)),
             grip_extractor: ConsumerHandle::new(Supervisor::child_name(&prefix, GRIP_EXTRACTOR)),

@@ -598,6 +598,61 @@ fn tail(s: &str, n: usize) -> String {
     lines[lines.len().saturating_sub(n)..].join("\n")
 }
 
+/// `memory-daemon --data-dir DATA serve` on `nats_url` with `/metrics` on a free
+/// loopback port and `env`, once `/readyz` answers; returns it with that address.
+pub fn serve_daemon(
+    nats_url: &str,
+    data_dir: &Path,
+    env: &[(&str, &str)],
+) -> anyhow::Result<(Daemon, String)> {
+    serve_daemon_on(nats_url, data_dir, free_port(), env)
+}
+
+/// [`serve_daemon`] with `/metrics` on `metrics_port` (a restart keeps its port).
+pub fn serve_daemon_on(
+    nats_url: &str,
+    data_dir: &Path,
+    metrics_port: u16,
+    env: &[(&str, &str)],
+) -> anyhow::Result<(Daemon, String)> {
+    let metrics = format!("127.0.0.1:{metrics_port}");
+    let data = data_dir.to_string_lossy().into_owned();
+    let args = [
+        "--data-dir",
+        &data,
+        "serve",
+        "--nats-url",
+        nats_url,
+        "--metrics-listen",
+        &metrics,
+    ];
+    let mut daemon = Daemon::start_with_env(&build_daemon()?, &args, env)?;
+    daemon.wait_ready(&format!("http://{metrics}/readyz"), Duration::from_secs(60))?;
+    Ok((daemon, metrics))
+}
+
+/// Every stored event of `project`, via the CLI's embedded export (the daemon must be
+/// stopped: one process owns a data dir).
+pub fn export_events(data_dir: &Path, project: &str) -> anyhow::Result<Vec<serde_json::Value>> {
+    let output = Command::new(build_daemon()?)
+        .args([
+            "--data-dir",
+            &data_dir.to_string_lossy(),
+            "events",
+            "export",
+            "--project",
+            project,
+        ])
+        .output()?;
+    if !output.status.success() {
+        bail!("export failed: {}", String::from_utf8_lossy(&output.stderr));
+    }
+    String::from_utf8(output.stdout)?
+        .lines()
+        .map(|line| Ok(serde_json::from_str(line)?))
+        .collect()
+}
+
 /// The sum of a Prometheus metric's samples in `text` (a `/metrics` page) whose labels
 /// include every one of `labels` (`name="value"` strings).
 #[must_use]

@@ -7,7 +7,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use memory_e2e_tests::{Daemon, NatsServer, build_daemon, free_port, http_get};
+use memory_e2e_tests::{
+    Daemon, NatsServer, build_daemon, export_events, free_port, http_get, serve_daemon_on,
+};
 use serde_json::{Value, json};
 use tokio::sync::Mutex;
 
@@ -24,21 +26,7 @@ fn start_daemon_with_env(
     metrics_port: u16,
     env: &[(&str, &str)],
 ) -> anyhow::Result<Daemon> {
-    let bin = build_daemon()?;
-    let data = data_dir.to_string_lossy().into_owned();
-    let metrics = format!("127.0.0.1:{metrics_port}");
-    let args = [
-        "--data-dir",
-        &data,
-        "serve",
-        "--nats-url",
-        nats_url,
-        "--metrics-listen",
-        &metrics,
-    ];
-    let mut daemon = Daemon::start_with_env(&bin, &args, env)?;
-    daemon.wait_ready(&format!("http://{metrics}/readyz"), Duration::from_secs(30))?;
-    Ok(daemon)
+    serve_daemon_on(nats_url, data_dir, metrics_port, env).map(|(daemon, _)| daemon)
 }
 
 fn start_stack() -> anyhow::Result<Stack> {
@@ -113,23 +101,8 @@ async fn wait_for_events(
 /// Every stored event of a project, by event id, via the CLI's embedded export (the
 /// daemon must be stopped: one process owns a data dir).
 fn exported_ids(data_dir: &Path, project: &str) -> anyhow::Result<BTreeMap<String, usize>> {
-    let bin = build_daemon()?;
-    let output = std::process::Command::new(bin)
-        .args([
-            "--data-dir",
-            &data_dir.to_string_lossy(),
-            "events",
-            "export",
-            "--project",
-            project,
-        ])
-        .output()?;
-    if !output.status.success() {
-        bail!("export failed: {}", String::from_utf8_lossy(&output.stderr));
-    }
     let mut ids = BTreeMap::new();
-    for line in String::from_utf8(output.stdout)?.lines() {
-        let event: Value = serde_json::from_str(line)?;
+    for event in export_events(data_dir, project)? {
         *ids.entry(event["event_id"].as_str().unwrap_or_default().to_owned())
             .or_insert(0) += 1;
     }

@@ -102,7 +102,7 @@ fn start(base_url: &str) -> anyhow::Result<Stack> {
         &metrics,
     ];
     let env = [
-        ("AGENT_MEMORY_INDEXING__WINDOW_MS", "100"),
+        ("AGENT_MEMORY_INDEXING__LLM_WINDOW_MS", "100"),
         ("AGENT_MEMORY_INDEXING__ENGINE", "llm"),
         ("AGENT_MEMORY_INDEXING__LLM_COOLDOWN_SECS", "0"),
         ("AGENT_MEMORY_LLM__ENABLED", "true"),

@@ -155,7 +155,7 @@ async fn a_real_small_model_indexes_summarizes_and_writes_phrases_without_breaki
         &metrics,
     ];
     let env = [
-        ("AGENT_MEMORY_INDEXING__WINDOW_MS", "2000"),
+        ("AGENT_MEMORY_INDEXING__LLM_WINDOW_MS", "2000"),
         ("AGENT_MEMORY_INDEXING__ENGINE", "llm"),
         ("AGENT_MEMORY_INDEXING__LLM_BATCH_TOKENS", PART_TOKENS),
         ("AGENT_MEMORY_INDEXING__LLM_MAX_TOOL_CALLS", "2"),

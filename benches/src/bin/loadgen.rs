@@ -25,6 +25,8 @@
 //!   `teleport.search` for the token until the event's id is a hit; reports the
 //!   distribution of visible − acked.
 //! - `admin-rebuild`: `memory.admin.rebuild {"index_type": "bm25"}` and its report.
+//! - `replay`: a recorded JSONL conversation file through durable ingest at its own
+//!   pace (its timestamps' gaps divided by `--speed`), for continuous-mode batching.
 
 #[path = "loadgen/cli.rs"]
 mod cli;
@@ -36,6 +38,8 @@ mod gen_file;
 mod ingest;
 #[path = "loadgen/rebuild.rs"]
 mod rebuild;
+#[path = "loadgen/replay.rs"]
+mod replay;
 #[path = "loadgen/searchable.rs"]
 mod searchable;
 #[path = "loadgen/teleport.rs"]
@@ -55,6 +59,7 @@ use crate::cli::{Cli, Command, Dataset};
 use crate::gen_file::{gen_file, gen_year_file};
 use crate::ingest::{jetstream, latency, run_load};
 use crate::rebuild::admin_rebuild;
+use crate::replay::replay;
 use crate::searchable::searchable;
 use crate::teleport::teleport;
 use crate::toc::{navigable, query};
@@ -138,6 +143,12 @@ async fn main() -> anyhow::Result<()> {
             )
             .await
         }
+        Command::Replay {
+            url,
+            file,
+            speed,
+            session_gap_secs,
+        } => replay(&url, &file, speed, Duration::from_secs(session_gap_secs)).await,
         Command::Teleport(args) => teleport(&args).await,
         Command::Searchable {
             url,

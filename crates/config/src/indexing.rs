@@ -31,6 +31,12 @@ pub struct IndexingConfig {
     /// waits at most this plus extraction and commit, so it is an idea within 2 s at p99
     /// (the design's 2–3 s suits an engine whose calls cost seconds).
     pub window_ms: u64,
+    /// The continuous window when the LLM engine is in use (`engine = "llm"`, or
+    /// `"auto"` with `[llm] enabled`), milliseconds. Default 60 000: events arrive one
+    /// at a time, seconds to minutes apart, so a 1.5 s window makes one model call per
+    /// event (measured: 1 000 calls per 1 000 events of the sample at its recorded pace;
+    /// 60 s: 504), each paying the system prompt again. Ideas come up to a minute later.
+    pub llm_window_ms: u64,
     /// Most events per continuous batch. Default 1024.
     pub batch_events: usize,
     /// Events per batch of a backfill (`admin backfill-ideas`). Default 2000.
@@ -49,7 +55,8 @@ pub struct IndexingConfig {
     pub llm_batch_tokens: usize,
     /// LLM engine: tokens per batch part in backfill mode. Default 50 000.
     pub llm_backfill_batch_tokens: usize,
-    /// LLM engine: most tokens the model may write per step. Default 2 048.
+    /// LLM engine: most tokens the model may write per step. Default 2 048. A part's
+    /// limit grows with its events up to this, and the answer's bounds follow it.
     pub llm_max_answer_tokens: u32,
     /// LLM engine: how long a model server that failed is left alone before it is
     /// asked again, seconds (batches meanwhile go to the heuristic engine). Default 30.
@@ -62,6 +69,7 @@ impl Default for IndexingConfig {
             enabled: true,
             engine: IndexingEngine::Heuristic,
             window_ms: 1_500,
+            llm_window_ms: 60_000,
             batch_events: 1_024,
             backfill_batch_events: 2_000,
             similarity: false,

@@ -31,9 +31,21 @@ pub fn init_tool_tracing(config: &Config, log_level: Option<&str>) -> Option<Tra
     memory_telemetry::init_tracing(&tracing_config).ok()
 }
 
+/// The redactor every event passes before it is stored, with the data dir's tag key
+/// (`redaction.key`, made at first start).
+pub fn redactor(data_dir: &std::path::Path) -> anyhow::Result<memory_redact::Redactor> {
+    let key = memory_redact::load_or_create_key(&data_dir.join(REDACTION_KEY_FILE))
+        .map_err(|err| anyhow::anyhow!("cannot start redaction: {err}"))?;
+    memory_redact::Redactor::shipped(&key).map_err(|err| anyhow::anyhow!("{err}"))
+}
+
+/// The tag key's file in the data dir.
+pub const REDACTION_KEY_FILE: &str = "redaction.key";
+
 /// Starts the actors over `store` for a tool run.
 pub async fn start_pipeline(config: &Config, store: Store) -> anyhow::Result<Pipeline> {
-    let config = pipeline_config(config, store.path());
+    let mut config = pipeline_config(config, store.path());
+    config.redactor = Some(redactor(store.path())?);
     Pipeline::start(store, config)
         .await
         .map_err(|err| anyhow::anyhow!("cannot start the actors: {err}"))

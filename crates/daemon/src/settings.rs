@@ -112,6 +112,15 @@ pub fn vector_settings(
     })
 }
 
+/// Whether `[indexing]` asks for the LLM engine (`llm`, or `auto` with a model).
+fn uses_llm_engine(config: &Config) -> bool {
+    match config.indexing.engine {
+        IndexingEngine::Heuristic => false,
+        IndexingEngine::Llm => true,
+        IndexingEngine::Auto => config.llm.enabled,
+    }
+}
+
 /// Pipeline tuning from config; the BM25 index lives under `data_dir` unless
 /// configured elsewhere.
 pub fn pipeline_config(config: &Config, data_dir: &Path) -> PipelineConfig {
@@ -154,10 +163,16 @@ pub fn pipeline_config(config: &Config, data_dir: &Path) -> PipelineConfig {
         bm25: bm25_settings(config, data_dir),
         vector: vector_settings(config, data_dir),
         indexing: indexing_settings(config, &spend),
-        indexing_window: Duration::from_millis(config.indexing.window_ms),
+        indexing_window: Duration::from_millis(if uses_llm_engine(config) {
+            config.indexing.llm_window_ms
+        } else {
+            config.indexing.window_ms
+        }),
         indexing_batch_events: config.indexing.batch_events,
         // Validated when the configuration was loaded.
         bm25_prune_schedule: config.teleport.bm25.prune_schedule.parse().ok(),
+        // Needs the data dir's key file: `embedded::start_pipeline` sets it.
+        redactor: None,
     }
 }
 
@@ -217,12 +232,7 @@ pub fn indexing_settings(
             None => engine,
         })
     };
-    let use_llm = match config.indexing.engine {
-        IndexingEngine::Heuristic => false,
-        IndexingEngine::Llm => true,
-        IndexingEngine::Auto => config.llm.enabled,
-    };
-    let client = if use_llm {
+    let client = if uses_llm_engine(config) {
         match memory_llm::ChatClient::new(&config.llm) {
             Ok(client) => Some(client.with_spend(Arc::clone(spend))),
             Err(err) => {

@@ -26,8 +26,9 @@ use memory_llm::{
     json_object_text as json_object,
 };
 use serde_json::{Value, json};
-use tracing::{info, info_span, warn};
+use tracing::{debug, info, info_span, warn};
 
+use crate::bounds::AnswerBounds;
 use crate::metrics::LLM_ENGINE_METRICS;
 use crate::prompt::{CHARS_PER_TOKEN, input, parts, system_prompt};
 use crate::tools::{TOOL_NAMES, ToolBox, tool_specs};
@@ -261,12 +262,17 @@ impl LlmEngine {
                 self.specs.iter().map(|spec| format!("{} ({})", spec.name, spec.description)).collect::<Vec<_>>().join("; ")
             ),
         };
+        let mut bounds = AnswerBounds::for_part(
+            part.len(),
+            part.sessions.len(),
+            self.settings.max_answer_tokens,
+        );
         let mut messages = vec![
             ChatMessage::system(system_prompt(max_calls, &note)),
-            ChatMessage::user(input(part)),
+            ChatMessage::user(input(part, &bounds.instruction())),
         ];
-        let step_schema = json_step_schema(&self.specs, true);
-        let final_schema = json_step_schema(&self.specs, false);
+        let step_schema = json_step_schema(&self.specs, true, &bounds);
+        let mut final_schema = json_step_schema(&self.specs, false, &bounds);
         let mut retried = false;
         let mut tools_open = max_calls > 0;
         loop {
@@ -297,7 +303,7 @@ impl LlmEngine {
             let call = ChatCall {
                 format,
                 tools: offered,
-                max_tokens: Some(self.settings.max_answer_tokens),
+                max_tokens: Some(bounds.answer_tokens),
                 // One more try after a timeout or a failed request, then the fallback.
                 max_retries: Some(1),
                 ..ChatCall::new(Purpose::Indexing, &messages)
@@ -387,6 +393,25 @@ impl LlmEngine {
             }
             match parse_change_set(&reply.content) {
                 Ok(changes) => return Ok(changes),
+                // Cut off at the token limit: ask again for less, under tighter bounds,
+                // rather than for the same answer that did not fit.
+                Err(message) if !retried && reply.truncated => {
+                    retried = true;
+                    bounds = bounds.halved();
+                    final_schema = json_step_schema(&self.specs, false, &bounds);
+                    LLM_ENGINE_METRICS
+                        .retries
+                        .with_label_values(&["cut_off"])
+                        .inc();
+                    debug!(error = %message, "LLM indexing answer cut off at the token limit");
+                    messages.push(ChatMessage::assistant(reply.content.clone(), Vec::new()));
+                    messages.push(ChatMessage::user(format!(
+                        "That answer was cut off at the limit of {} tokens before its JSON closed. Answer again with only the final JSON object. {}",
+                        bounds.answer_tokens,
+                        bounds.instruction()
+                    )));
+                    tools_open = false;
+                }
                 Err(message) if !retried => {
                     retried = true;
                     LLM_ENGINE_METRICS
@@ -398,6 +423,12 @@ impl LlmEngine {
                         "That answer is not valid: {message}. Answer again with only the final JSON object of the schema described above."
                     )));
                     tools_open = false;
+                }
+                Err(message) if reply.truncated => {
+                    return Err(Failure::new(
+                        "cut_off",
+                        format!("the answer ran to the token limit twice: {message}"),
+                    ));
                 }
                 Err(message) => return Err(Failure::new("invalid", message)),
             }
@@ -462,9 +493,9 @@ fn parse_change_set(text: &str) -> Result<ChangeSet, String> {
 /// (with that tool's arguments) or the final change set; only the change set when
 /// `with_tools` is false.
 #[must_use]
-pub fn json_step_schema(specs: &[ToolSpec], with_tools: bool) -> Value {
+pub fn json_step_schema(specs: &[ToolSpec], with_tools: bool, bounds: &AnswerBounds) -> Value {
     let mut answer = change_set_schema();
-    let defs = answer
+    let mut defs = answer
         .as_object_mut()
         .and_then(|object| object.remove("$defs"))
         .unwrap_or_else(|| json!({}));
@@ -473,8 +504,8 @@ pub fn json_step_schema(specs: &[ToolSpec], with_tools: bool) -> Value {
         object.remove("title");
     }
     // A small model writing under a grammar can run a string or a list to its token
-    // limit and leave broken JSON: bound both.
-    let mut defs = defs;
+    // limit and leave broken JSON: bound both, the answer's lists by the part's size.
+    bounds.apply(&mut answer, &mut defs);
     bound(&mut defs);
     bound(&mut answer);
     let mut choices: Vec<Value> = Vec::new();
@@ -492,9 +523,9 @@ pub fn json_step_schema(specs: &[ToolSpec], with_tools: bool) -> Value {
     json!({"$defs": defs, "anyOf": choices})
 }
 
-/// Longest free-text string of the constrained-JSON schema, characters.
+/// Longest other free-text string of the constrained-JSON schema, characters.
 const MAX_SCHEMA_STRING: u64 = 400;
-/// Most items of a list of the constrained-JSON schema.
+/// Most items of another list of the constrained-JSON schema (tool arguments).
 const MAX_SCHEMA_ITEMS: u64 = 40;
 
 /// Adds `maxLength` to every free-text string and `maxItems` to every list of `schema`.
@@ -591,11 +622,13 @@ impl IdeaExtractor for LlmEngine {
             }
             let changes = match result {
                 Ok(mut changes) => {
-                    let (moved, dropped) = crate::grounding::ground(&mut changes, part);
-                    if moved + dropped > 0 {
+                    let grounding = crate::grounding::ground(&mut changes, part);
+                    if grounding != crate::grounding::Grounding::default() {
                         info!(
-                            moved,
-                            dropped, "LLM ideas not said by their source event: moved or dropped"
+                            moved = grounding.moved,
+                            dropped = grounding.dropped,
+                            copied = grounding.copied,
+                            "LLM ideas not said by their source event (moved or dropped) or copied from a tool event (dropped)"
                         );
                     }
                     by_model += 1;

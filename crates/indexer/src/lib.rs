@@ -19,10 +19,12 @@
 #![forbid(unsafe_code)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used))]
 
+pub mod bounds;
 mod engine;
 pub mod grounding;
 pub mod metrics;
 pub mod prompt;
 pub mod tools;
 
+pub use bounds::AnswerBounds;
 pub use engine::{LlmEngine, LlmEngineSettings, Protocol, json_step_schema};

@@ -15,11 +15,13 @@ pub struct LlmEngineMetrics {
     pub parts: IntCounterVec,
     /// `memory_indexing_llm_fallbacks_total{reason}`: why a part went to the heuristic
     /// engine: `unavailable` (server down, timeout, error status, cooling down),
-    /// `invalid` (no valid change set after the retry), `budget` (the batch's tokens or
-    /// the day's cap), `rate_limited`.
+    /// `invalid` (no valid change set after the retry), `cut_off` (the answer ran to its
+    /// token limit on the retry too), `budget` (the batch's tokens or the day's cap),
+    /// `rate_limited`.
     pub fallbacks: IntCounterVec,
     /// `memory_indexing_llm_retries_total{reason}`: second tries after an invalid answer
-    /// (`invalid`) or a timeout (`timeout`).
+    /// (`invalid`) or one cut off at the token limit, which asks for fewer ideas
+    /// (`cut_off`).
     pub retries: IntCounterVec,
     /// `memory_indexing_llm_calls_total{mode}`: chat requests of the engine (for LLM
     /// calls per 1 000 events, with `memory_indexing_llm_events_total`).
@@ -37,7 +39,8 @@ pub struct LlmEngineMetrics {
     pub protocol: IntGaugeVec,
     /// `memory_indexing_llm_grounding_total{outcome}`: new ideas of the model whose
     /// source event did not hold their content, moved to the event that does (`moved`)
-    /// or dropped (`dropped`).
+    /// or dropped (`dropped`); and copies of a tool call's or result's text, dropped
+    /// (`copied`).
     pub grounding: IntCounterVec,
 }
 
@@ -55,7 +58,7 @@ pub static LLM_ENGINE_METRICS: LazyLock<LlmEngineMetrics> = LazyLock::new(|| Llm
     ),
     retries: counter_vec(
         "memory_indexing_llm_retries_total",
-        "Second tries of the LLM engine after an invalid answer or a timeout",
+        "Second tries of the LLM engine after an invalid or cut-off answer",
         &["reason"],
     ),
     calls: counter_vec(
@@ -94,7 +97,7 @@ pub static LLM_ENGINE_METRICS: LazyLock<LlmEngineMetrics> = LazyLock::new(|| Llm
     ),
     grounding: counter_vec(
         "memory_indexing_llm_grounding_total",
-        "Ideas of the LLM engine whose source event did not hold them: moved or dropped",
+        "Ideas of the LLM engine not held by their source event (moved or dropped) or copied from a tool event (dropped)",
         &["outcome"],
     ),
 });

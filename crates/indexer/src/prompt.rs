@@ -76,15 +76,16 @@ pub fn event_cost(event: &Event) -> usize {
     truncate_chars(&event.text, EVENT_CHARS).len() + event.event_id.len() + 120
 }
 
-/// The input message: the design's format with event ids.
+/// The input message: the design's format with event ids, and `limits` (how much the
+/// answer may hold, in words) as its `answer_limits` field.
 #[must_use]
-pub fn input(batch: &ExtractBatch) -> String {
+pub fn input(batch: &ExtractBatch, limits: &str) -> String {
     let mode = match batch.mode {
         BatchMode::Continuous => "continuous",
         BatchMode::Backfill => "backfill",
     };
     let updates: Vec<Value> = batch.sessions.iter().map(session_json).collect();
-    json!({"mode": mode, "updates": updates}).to_string()
+    json!({"mode": mode, "updates": updates, "answer_limits": limits}).to_string()
 }
 
 fn session_json(session: &SessionEvents) -> Value {

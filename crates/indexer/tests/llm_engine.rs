@@ -13,7 +13,7 @@ use memory_ideas::{
     BatchMode, ChangeSet, ExtractBatch, GraphView, HeuristicEngine, IdeaExtractor, Intent, Lexicon,
     MemoryGraph, RejectReason, SessionEvents, apply_changes, validate,
 };
-use memory_indexer::{LlmEngine, LlmEngineSettings, Protocol};
+use memory_indexer::{AnswerBounds, LlmEngine, LlmEngineSettings, Protocol};
 use memory_llm::testing::{RecordedRequest, ScriptedResponse, ScriptedServer};
 use memory_llm::{ChatClient, Spend, SpendLimits};
 use memory_types::{Event, EventKind, Role};
@@ -183,12 +183,25 @@ fn the_json_protocol_constrains_every_step_to_a_tool_call_or_the_change_set() {
     );
     assert!(schema["$defs"]["Intent"].is_object());
     // Free text and lists are bounded, so a grammar cannot run a string to the token
-    // limit; names from a fixed set are not.
+    // limit; the answer's lists by the part's size; names from a fixed set are not.
+    let bounds = AnswerBounds::for_part(2, 1, 2_048);
+    assert_eq!(first["max_tokens"], bounds.answer_tokens);
     assert_eq!(
         schema["$defs"]["NewIdea"]["properties"]["content"]["maxLength"],
+        300
+    );
+    assert_eq!(
+        schema["anyOf"][11]["properties"]["ideas"]["maxItems"],
+        bounds.ideas
+    );
+    assert_eq!(
+        schema["anyOf"][11]["properties"]["skip_events"]["maxItems"],
+        bounds.skip_events
+    );
+    assert_eq!(
+        schema["$defs"]["TopicChange"]["properties"]["reason"]["maxLength"],
         400
     );
-    assert_eq!(schema["anyOf"][11]["properties"]["ideas"]["maxItems"], 40);
     assert!(
         schema["$defs"]["Intent"]["oneOf"][0]
             .get("maxLength")
@@ -263,6 +276,90 @@ fn a_malformed_answer_is_retried_once_with_the_error() {
         correction.contains("not valid") && correction.contains("vibe"),
         "{correction}"
     );
+}
+
+/// Eight events that each state something, so the bounds allow several ideas.
+fn eight_events() -> ExtractBatch {
+    batch(
+        (0..8)
+            .map(|i| {
+                event(
+                    &format!("d{i}"),
+                    1_000 + i,
+                    &format!("We decided rule {i} holds."),
+                )
+            })
+            .collect(),
+    )
+}
+
+#[test]
+fn an_answer_cut_off_at_the_token_limit_is_asked_again_for_fewer_ideas() {
+    let cut = r#"{"ideas": [{"source_event_id": "d0", "content": "rule 0 holds", "intent": "decision", "confidence": 0.9}, {"source_event_id": "d1", "content": "rule 1"#;
+    let answer = json!({"ideas": [{"source_event_id": "d0", "content": "We decided rule 0 holds.",
+                                   "intent": "decision", "confidence": 0.9}]})
+    .to_string();
+    let server = ScriptedServer::start(vec![
+        ScriptedResponse::cut_off(cut),
+        ScriptedResponse::chat(&answer),
+    ]);
+    let mut engine = engine(&server, ToolProtocol::Json);
+    let changes = engine.extract(&eight_events(), &graph()).expect("extract");
+    assert_eq!(engine.last_run(), ("llm", "ok"));
+    assert_eq!(changes.ideas.len(), 1);
+    let requests = server.requests();
+    let bounds = AnswerBounds::for_part(8, 1, 2_048);
+    assert!(bounds.ideas >= 2, "{bounds:?}");
+    let first = requests[0].json();
+    let said: Value = serde_json::from_str(
+        messages(&requests[0])[1]["content"]
+            .as_str()
+            .unwrap_or_default(),
+    )
+    .expect("input is JSON");
+    assert_eq!(said["answer_limits"], bounds.instruction());
+    assert_eq!(
+        first["response_format"]["json_schema"]["schema"]["anyOf"][11]["properties"]["ideas"]["maxItems"],
+        bounds.ideas
+    );
+    // The retry: the same token limit, half the ideas, no skips, in words and in the
+    // grammar.
+    let second = requests[1].json();
+    assert_eq!(second["max_tokens"], bounds.answer_tokens);
+    let answer_schema = &second["response_format"]["json_schema"]["schema"]["anyOf"][0];
+    assert_eq!(
+        answer_schema["properties"]["ideas"]["maxItems"],
+        bounds.ideas / 2
+    );
+    assert_eq!(answer_schema["properties"]["skip_events"]["maxItems"], 0);
+    let correction = messages(&requests[1])
+        .last()
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        correction.contains("cut off")
+            && correction.contains(&format!("at most {} ideas", bounds.ideas / 2)),
+        "{correction}"
+    );
+}
+
+#[test]
+fn an_answer_cut_off_twice_hands_the_part_to_the_heuristic_engine() {
+    let cut = r#"{"ideas": [{"source_event_id": "d0", "content": "rule"#;
+    let server = ScriptedServer::start(vec![
+        ScriptedResponse::cut_off(cut),
+        ScriptedResponse::cut_off(cut),
+    ]);
+    let mut engine = engine(&server, ToolProtocol::Json);
+    let graph = graph();
+    let changes = engine.extract(&eight_events(), &graph).expect("extract");
+    assert_eq!(engine.last_run(), ("heuristic", "fallback"));
+    let heuristic = HeuristicEngine::new()
+        .extract(&eight_events(), &graph)
+        .expect("heuristic");
+    assert_eq!(changes, heuristic);
+    assert_eq!(server.num_requests(), 2);
 }
 
 #[test]
@@ -519,4 +616,90 @@ fn ideas_pinned_on_the_wrong_event_move_to_the_one_that_says_them_or_go() {
         changes.relations[0].from_event_id, "e2",
         "its relation follows"
     );
+}
+
+#[test]
+fn copies_of_tool_calls_and_results_are_not_ideas() {
+    // What the 0.5B did on the sample: a shell command and npm's output filed verbatim
+    // as decisions; the user's decision next to them stays.
+    let mut call = event(
+        "t1",
+        1_000,
+        "bash: npm install jose@5.2.0 && npm uninstall jsonwebtoken",
+    );
+    call.kind = EventKind::ToolCall;
+    call.role = Role::Assistant;
+    let mut result = event(
+        "t2",
+        1_500,
+        "added 1 package, and audited 1044 packages in 3s\nfound 0 vulnerabilities",
+    );
+    result.kind = EventKind::ToolResult;
+    result.role = Role::Tool;
+    let batch = batch(vec![call, result, event("e2", 2_000, DECISION)]);
+    let answer = json!({"ideas": [
+        {"source_event_id": "t1", "content": "bash: npm install jose@5.2.0 && npm uninstall jsonwebtoken",
+         "intent": "decision", "confidence": 0.9},
+        {"source_event_id": "t2", "content": "added 1 package, and audited 1044 packages in 3s found 0 vulnerabilities and more",
+         "intent": "conclusion", "confidence": 0.9},
+        {"source_event_id": "e2", "content": "We decided to use Postgres for the session store.",
+         "intent": "decision", "confidence": 0.9}
+    ]});
+    let server = ScriptedServer::start(vec![ScriptedResponse::chat(&answer.to_string())]);
+    let mut engine = engine(&server, ToolProtocol::Native);
+    let changes = engine.extract(&batch, &graph()).expect("extract");
+    let kept: Vec<&str> = changes
+        .ideas
+        .iter()
+        .map(|idea| idea.source_event_id.as_str())
+        .collect();
+    assert_eq!(kept, ["e2"], "{changes:?}");
+}
+
+#[test]
+fn an_idea_pinned_on_an_earlier_parts_event_moves_into_its_own_part_or_goes() {
+    // Two parts of two events each (each event ~900 words). The second part's answer
+    // pins its ideas on e0, an event of the first part (the 0.5B did this with its
+    // `context` events): validation against the whole batch would let them through.
+    let long = "word ".repeat(900);
+    let texts = [
+        format!("{long} we chose Postgres"),
+        format!("{long} greetings"),
+        format!("{long} the Redis cache holds sessions for a week"),
+        format!("{long} thanks"),
+    ];
+    let events: Vec<Event> = texts
+        .iter()
+        .enumerate()
+        .map(|(i, text)| event(&format!("e{i}"), 1_000 + i as u64, text))
+        .collect();
+    let first = json!({"ideas": []});
+    let second = json!({"ideas": [
+        {"source_event_id": "e0", "content": "Redis cache holds sessions for a week",
+         "intent": "decision", "confidence": 0.9},
+        {"source_event_id": "e0", "content": "Kubernetes autoscaling thresholds were tuned",
+         "intent": "decision", "confidence": 0.9}
+    ]});
+    let server = ScriptedServer::start(vec![
+        ScriptedResponse::chat(&first.to_string()),
+        ScriptedResponse::chat(&second.to_string()),
+    ]);
+    let mut engine = LlmEngine::new(
+        client(&server, 5_000),
+        LlmEngineSettings {
+            protocol: ToolProtocol::Native,
+            continuous_tokens: 2_500,
+            ..LlmEngineSettings::default()
+        },
+    );
+    let changes = engine
+        .extract(&batch(events), &MemoryGraph::default())
+        .expect("extract");
+    assert_eq!(server.num_requests(), 2, "two parts");
+    let kept: Vec<(&str, &str)> = changes
+        .ideas
+        .iter()
+        .map(|idea| (idea.source_event_id.as_str(), idea.content.as_str()))
+        .collect();
+    assert_eq!(kept, [("e2", "Redis cache holds sessions for a week")]);
 }

@@ -185,6 +185,9 @@ pub struct ChatReply {
     pub tool_calls: Vec<ToolCall>,
     /// Tokens read and written.
     pub usage: TokenUsage,
+    /// The answer stopped at `max_tokens` (`finish_reason: "length"`): its text is cut
+    /// off, so a JSON answer is very likely unclosed.
+    pub truncated: bool,
 }
 
 impl ChatMessage {
@@ -302,6 +305,8 @@ struct ResponseUsage {
 #[derive(Deserialize)]
 struct ChatChoice {
     message: ChatChoiceMessage,
+    #[serde(default)]
+    finish_reason: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -654,12 +659,13 @@ impl ChatClient {
                 prompt_tokens: usage.prompt_tokens,
                 completion_tokens: usage.completion_tokens,
             });
-        let message = chat_response
+        let choice = chat_response
             .choices
             .into_iter()
             .next()
-            .map(|choice| choice.message)
             .ok_or_else(|| AttemptFailure::InvalidResponse("no choice".to_owned()))?;
+        let truncated = choice.finish_reason.as_deref() == Some("length");
+        let message = choice.message;
         let tool_calls: Vec<ToolCall> = message
             .tool_calls
             .unwrap_or_default()
@@ -685,6 +691,7 @@ impl ChatClient {
             content,
             tool_calls,
             usage,
+            truncated,
         })
     }
 }

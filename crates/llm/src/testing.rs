@@ -45,6 +45,17 @@ impl ScriptedResponse {
     /// `200` with a chat completion whose first choice's message content is `content`.
     #[must_use]
     pub fn chat(content: &str) -> ScriptedResponse {
+        ScriptedResponse::completion(content, "stop")
+    }
+
+    /// `200` with a chat completion cut off at the token limit (`finish_reason:
+    /// "length"`), as a model that enumerates until `max_tokens` leaves it.
+    #[must_use]
+    pub fn cut_off(content: &str) -> ScriptedResponse {
+        ScriptedResponse::completion(content, "length")
+    }
+
+    fn completion(content: &str, finish_reason: &str) -> ScriptedResponse {
         let body = serde_json::json!({
             "id": "chatcmpl-scripted",
             "object": "chat.completion",
@@ -53,7 +64,7 @@ impl ScriptedResponse {
             "choices": [{
                 "index": 0,
                 "message": {"role": "assistant", "content": content},
-                "finish_reason": "stop"
+                "finish_reason": finish_reason
             }],
             "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}
         });

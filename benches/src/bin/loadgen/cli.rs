@@ -95,6 +95,22 @@ pub(super) enum Command {
         #[arg(long, default_value_t = 120)]
         timeout_secs: u64,
     },
+    /// A recorded JSONL conversation file through the daemon at its own pace (gaps
+    /// from its timestamps, divided by `--speed`).
+    Replay {
+        /// NATS URL.
+        #[arg(long = "nats-url", visible_alias = "url")]
+        url: String,
+        /// The events (`sample/conversations.jsonl`'s format).
+        #[arg(long)]
+        file: std::path::PathBuf,
+        /// Times faster than recorded.
+        #[arg(long, default_value_t = 1.0)]
+        speed: f64,
+        /// Longest recorded gap between two sessions, seconds (before `--speed`).
+        #[arg(long, default_value_t = 60)]
+        session_gap_secs: u64,
+    },
     /// BM25 through the daemon: `teleport.search` and `search` (bm25 tier).
     Teleport(TeleportArgs),
     /// Ingest-to-searchable delay of a live session (BM25 index).
