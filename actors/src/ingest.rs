@@ -444,22 +444,23 @@ impl EventSink for IngestHandle {
             .inc();
         let dedupe_key = dedupe_key.map(str::to_owned);
         // A payload that does not parse is kept for the operator, so its secrets go
-        // too (as text; bytes that are not UTF-8 are kept as they are).
-        let redacted = match (&self.redactor, std::str::from_utf8(payload)) {
-            (Some(redactor), Ok(text)) => {
-                let (text, findings) = redactor.redact_text(text);
+        // too, read as text (bytes that are not UTF-8 become U+FFFD: a secret next to
+        // them must not survive), and so do those the error message quotes (a
+        // timestamp, a kind, a field name).
+        let mut reason = format!("{}: {}", error.code.as_str(), error.message);
+        let redacted = match &self.redactor {
+            Some(redactor) => {
+                let (text, findings) = redactor.redact_text(&String::from_utf8_lossy(payload));
+                let (quoted, quoted_findings) = redactor.redact_text(&reason);
+                if !quoted_findings.is_empty() {
+                    reason = quoted;
+                }
                 (!findings.is_empty()).then_some(text)
             }
-            _ => None,
+            None => None,
         };
         let payload = redacted.as_ref().map_or(payload, |text| text.as_bytes());
-        let dead_letter = memory_store::DeadLetter::new(
-            source,
-            None,
-            format!("{}: {}", error.code.as_str(), error.message),
-            payload,
-            1,
-        );
+        let dead_letter = memory_store::DeadLetter::new(source, None, reason, payload, 1);
         let store = self.store.clone();
         tokio::task::spawn_blocking(move || {
             store.record_dead_letter(dead_letter, dedupe_key.as_deref())

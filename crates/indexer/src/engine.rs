@@ -622,7 +622,7 @@ impl IdeaExtractor for LlmEngine {
             }
             let changes = match result {
                 Ok(mut changes) => {
-                    let grounding = crate::grounding::ground(&mut changes, part);
+                    let grounding = crate::grounding::ground(&mut changes, part, batch);
                     if grounding != crate::grounding::Grounding::default() {
                         info!(
                             moved = grounding.moved,

@@ -10,7 +10,8 @@
 //! relations and entity links naming the old event follow; when no event does, the idea
 //! is dropped. Both are counted (`memory_indexing_llm_grounding_total{outcome}`). An
 //! idea pinned on an event outside the part (its read-only `context`, or an earlier
-//! part's) moves to the part's event that holds half its words, of any session, or goes.
+//! part's) moves to the part's event of the same session that holds half its words, or
+//! goes; an id the model invented is left to validation, which rejects and counts it.
 //!
 //! An idea is a sentence about what was said, not a copy of a tool's input or output:
 //! measured on the sample, Qwen2.5-Coder-0.5B filed shell commands, file writes and
@@ -77,23 +78,48 @@ fn share(content: &BTreeSet<String>, event: &BTreeSet<String>) -> f32 {
     content.intersection(event).count() as f32 / content.len() as f32
 }
 
-/// Re-anchors or drops the new ideas of `changes` whose content their source event does
-/// not hold, and drops copies of tool events (see the module docs).
-pub fn ground(changes: &mut ChangeSet, batch: &ExtractBatch) -> Grounding {
-    let events: BTreeMap<&str, (&Event, BTreeSet<String>)> = batch
+/// Re-anchors or drops the new ideas of `changes`, the model's answer for `part` of
+/// `batch`, whose content their source event does not hold, and drops copies of tool
+/// events (see the module docs).
+pub fn ground(changes: &mut ChangeSet, part: &ExtractBatch, batch: &ExtractBatch) -> Grounding {
+    let events: BTreeMap<&str, (&Event, BTreeSet<String>)> = part
         .events()
         .map(|event| (event.event_id.as_str(), (event, words(&event.text))))
+        .collect();
+    // Events the model saw but may not cite: the part's read-only context and the
+    // batch's other parts. An idea pinned on one stays in its (project, session).
+    let elsewhere: BTreeMap<&str, (&str, &str)> = batch
+        .events()
+        .chain(
+            part.sessions
+                .iter()
+                .flat_map(|session| session.context.iter()),
+        )
+        .map(|event| {
+            (
+                event.event_id.as_str(),
+                (event.project_id.as_str(), event.session_id.as_str()),
+            )
+        })
         .collect();
     let mut moved: BTreeMap<String, String> = BTreeMap::new();
     let (mut num_moved, mut num_dropped, mut num_copied) = (0, 0, 0);
     changes.ideas.retain_mut(|idea| {
         let content = words(&idea.content);
         // Where the idea belongs: its source when that says it; else the event of the
-        // part that says most of it (of the source's session, or of any session when
-        // the source is not an event of the part: a read-only `context` event or an
-        // earlier part's, which validation against the whole batch would let through;
-        // measured: the 0.5B pinned one sentence on seven context events).
+        // part, in the source's session, that says most of it. The source may be a
+        // read-only `context` event or an earlier part's, which validation against the
+        // whole batch would let through (measured: the 0.5B pinned one sentence on
+        // seven context events); never another session's or project's event.
         let source = events.get(idea.source_event_id.as_str());
+        let session_of_source = match source {
+            Some((event, _)) => (event.project_id.as_str(), event.session_id.as_str()),
+            None => match elsewhere.get(idea.source_event_id.as_str()) {
+                Some(session) => *session,
+                // An id the model invented: validation rejects and counts it.
+                None => return true,
+            },
+        };
         let home = match source {
             Some((event, source_words)) if share(&content, source_words) >= MIN_GROUNDED_SHARE => {
                 Some(*event)
@@ -101,10 +127,7 @@ pub fn ground(changes: &mut ChangeSet, batch: &ExtractBatch) -> Grounding {
             _ => events
                 .values()
                 .filter(|(event, _)| {
-                    source.is_none_or(|(source, _)| {
-                        event.session_id == source.session_id
-                            && event.project_id == source.project_id
-                    })
+                    (event.project_id.as_str(), event.session_id.as_str()) == session_of_source
                 })
                 .map(|(event, words)| (share(&content, words), *event))
                 .max_by(|a, b| {

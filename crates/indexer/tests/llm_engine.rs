@@ -703,3 +703,54 @@ fn an_idea_pinned_on_an_earlier_parts_event_moves_into_its_own_part_or_goes() {
         .collect();
     assert_eq!(kept, [("e2", "Redis cache holds sessions for a week")]);
 }
+
+#[test]
+fn an_idea_never_moves_to_another_project_and_invented_ids_are_left_to_validation() {
+    // One part, sessions of projects A and B. The model pins a sentence B says on A's
+    // context event, and another on an id nobody gave it.
+    let mut a_context = event("a0", 500, "We use postgres 16 for orders.");
+    a_context.project_id = "a".into();
+    let mut a_event = event("a1", 1_000, "hello there");
+    a_event.project_id = "a".into();
+    let mut b_event = event("b1", 1_100, "we use postgres 16 for orders");
+    b_event.project_id = "b".into();
+    b_event.session_id = "s2".into();
+    let batch = ExtractBatch {
+        mode: BatchMode::Continuous,
+        sessions: vec![
+            SessionEvents {
+                project_id: "a".into(),
+                session_id: "s1".into(),
+                events: vec![a_event],
+                seqs: vec![2],
+                context: vec![a_context],
+            },
+            SessionEvents {
+                project_id: "b".into(),
+                session_id: "s2".into(),
+                events: vec![b_event],
+                seqs: vec![3],
+                context: Vec::new(),
+            },
+        ],
+    };
+    let answer = json!({"ideas": [
+        {"source_event_id": "a0", "content": "Use postgres 16 for orders",
+         "intent": "decision", "confidence": 0.9},
+        {"source_event_id": "e999", "content": "Use postgres 16 for orders",
+         "intent": "decision", "confidence": 0.9}
+    ]});
+    let server = ScriptedServer::start(vec![ScriptedResponse::chat(&answer.to_string())]);
+    let mut engine = engine(&server, ToolProtocol::Native);
+    let changes = engine
+        .extract(&batch, &MemoryGraph::default())
+        .expect("extract");
+    let kept: Vec<&str> = changes
+        .ideas
+        .iter()
+        .map(|idea| idea.source_event_id.as_str())
+        .collect();
+    // The context-pinned idea found nothing in its own session (a1 is a greeting), so
+    // it went; the invented id is kept for validation, which rejects and counts it.
+    assert_eq!(kept, ["e999"], "{changes:?}");
+}
