@@ -450,12 +450,13 @@ impl EventSink for IngestHandle {
         let mut reason = format!("{}: {}", error.code.as_str(), error.message);
         let redacted = match &self.redactor {
             Some(redactor) => {
-                let (text, findings) = redactor.redact_text(&String::from_utf8_lossy(payload));
+                let lossy = String::from_utf8_lossy(payload);
+                let (text, findings) = redactor.redact_text(&lossy);
                 let (quoted, quoted_findings) = redactor.redact_text(&reason);
                 if !quoted_findings.is_empty() {
-                    reason = quoted;
+                    reason = quoted.into_owned();
                 }
-                (!findings.is_empty()).then_some(text)
+                (!findings.is_empty()).then(|| text.into_owned())
             }
             None => None,
         };

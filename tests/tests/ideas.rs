@@ -8,7 +8,7 @@
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use memory_e2e_tests::{Daemon, NatsServer, build_daemon, free_port};
+use memory_e2e_tests::{Daemon, NatsServer, serve_daemon};
 use serde_json::{Value, json};
 
 const PROJECT: &str = "ideas-e2e";
@@ -115,21 +115,9 @@ struct Stack {
 fn start() -> anyhow::Result<Stack> {
     let nats = NatsServer::start()?;
     let data_dir = tempfile::tempdir()?;
-    let metrics = format!("127.0.0.1:{}", free_port());
-    let data = data_dir.path().to_string_lossy().into_owned();
-    let args = [
-        "--data-dir",
-        &data,
-        "serve",
-        "--nats-url",
-        &nats.url(),
-        "--metrics-listen",
-        &metrics,
-    ];
     // A short batch window keeps the test quick; the agent's behaviour is the same.
     let env = [("AGENT_MEMORY_INDEXING__WINDOW_MS", "100")];
-    let mut daemon = Daemon::start_with_env(&build_daemon()?, &args, &env)?;
-    daemon.wait_ready(&format!("http://{metrics}/readyz"), Duration::from_secs(60))?;
+    let (daemon, _metrics) = serve_daemon(&nats.url(), data_dir.path(), &env)?;
     Ok(Stack {
         nats,
         daemon,

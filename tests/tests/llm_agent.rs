@@ -10,9 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use memory_e2e_tests::{
-    Daemon, NatsServer, build_daemon, free_port, http_get, metric_sum as metric,
-};
+use memory_e2e_tests::{Daemon, NatsServer, http_get, metric_sum as metric, serve_daemon};
 use memory_llm::testing::{RecordedRequest, ScriptedResponse, ScriptedServer};
 use serde_json::{Value, json};
 
@@ -90,17 +88,6 @@ struct Stack {
 fn start(base_url: &str) -> anyhow::Result<Stack> {
     let nats = NatsServer::start()?;
     let data_dir = tempfile::tempdir()?;
-    let metrics = format!("127.0.0.1:{}", free_port());
-    let data = data_dir.path().to_string_lossy().into_owned();
-    let args = [
-        "--data-dir",
-        &data,
-        "serve",
-        "--nats-url",
-        &nats.url(),
-        "--metrics-listen",
-        &metrics,
-    ];
     let env = [
         ("AGENT_MEMORY_INDEXING__LLM_WINDOW_MS", "100"),
         ("AGENT_MEMORY_INDEXING__ENGINE", "llm"),
@@ -110,8 +97,7 @@ fn start(base_url: &str) -> anyhow::Result<Stack> {
         ("AGENT_MEMORY_LLM__BASE_URL", base_url),
         ("AGENT_MEMORY_LLM__MAX_RETRIES", "0"),
     ];
-    let mut daemon = Daemon::start_with_env(&build_daemon()?, &args, &env)?;
-    daemon.wait_ready(&format!("http://{metrics}/readyz"), Duration::from_secs(60))?;
+    let (daemon, metrics) = serve_daemon(&nats.url(), data_dir.path(), &env)?;
     Ok(Stack {
         nats,
         daemon,

@@ -15,9 +15,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use memory_e2e_tests::{
-    Daemon, NatsServer, build_daemon, free_port, http_get, metric_sum as metric,
-};
+use memory_e2e_tests::{NatsServer, http_get, metric_sum as metric, serve_daemon};
 use serde_json::{Value, json};
 
 const PROJECT: &str = "llm-local";
@@ -143,17 +141,6 @@ async fn a_real_small_model_indexes_summarizes_and_writes_phrases_without_breaki
     let llm = start_llm()?;
     let nats = NatsServer::start()?;
     let data_dir = tempfile::tempdir()?;
-    let metrics = format!("127.0.0.1:{}", free_port());
-    let data = data_dir.path().to_string_lossy().into_owned();
-    let args = [
-        "--data-dir",
-        &data,
-        "serve",
-        "--nats-url",
-        &nats.url(),
-        "--metrics-listen",
-        &metrics,
-    ];
     let env = [
         ("AGENT_MEMORY_INDEXING__LLM_WINDOW_MS", "2000"),
         ("AGENT_MEMORY_INDEXING__ENGINE", "llm"),
@@ -167,8 +154,7 @@ async fn a_real_small_model_indexes_summarizes_and_writes_phrases_without_breaki
         ("AGENT_MEMORY_LLM__MAX_RETRIES", "0"),
         ("AGENT_MEMORY_TELEPORT__LLM_PHRASES_TIMEOUT_MS", "300000"),
     ];
-    let mut daemon = Daemon::start_with_env(&build_daemon()?, &args, &env)?;
-    daemon.wait_ready(&format!("http://{metrics}/readyz"), Duration::from_secs(60))?;
+    let (mut daemon, metrics) = serve_daemon(&nats.url(), data_dir.path(), &env)?;
     let client = nats.connect().await?;
     let started = Instant::now();
     let reply = request(

@@ -7,6 +7,7 @@
 //! `[REDACTED:<rule>:<tag>]`, the tag being a keyed hash of the secret, so the same
 //! secret is recognisable across events without being stored.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::{Arc, OnceLock};
@@ -234,20 +235,25 @@ impl Redactor {
     /// `text` without its secrets and `<private>` spans, and what was taken out. Does
     /// not count in the metrics (see [`Redactor::redact_event`]).
     #[must_use]
-    pub fn redact_text(&self, text: &str) -> (String, Findings) {
+    /// Borrows `text` when nothing was found: the usual case costs no copy.
+    pub fn redact_text<'a>(&self, text: &'a str) -> (Cow<'a, str>, Findings) {
         let mut findings = Findings::default();
         let without_private = if text.contains('<') && self.compiled.private.is_match(text) {
             let removed = self.compiled.private.find_iter(text).count();
             findings.add(PRIVATE_TAG, u32::try_from(removed).unwrap_or(u32::MAX));
-            self.compiled.private.replace_all(text, "").into_owned()
+            self.compiled.private.replace_all(text, "")
         } else {
-            text.to_owned()
+            Cow::Borrowed(text)
         };
         let (redacted, secrets) = self.redact_secrets(&without_private);
+        if secrets.is_empty() {
+            return (without_private, findings);
+        }
         findings.merge(secrets);
-        (redacted, findings)
+        (Cow::Owned(redacted), findings)
     }
 
+    /// The text with its secrets tagged (empty when none was found) and the findings.
     fn redact_secrets(&self, text: &str) -> (String, Findings) {
         let mut findings = Findings::default();
         // The prefilter: which rules have a keyword in the text.
@@ -260,7 +266,7 @@ impl Redactor {
             }
         }
         if !any {
-            return (text.to_owned(), findings);
+            return (String::new(), findings);
         }
         // The candidates' captures.
         let mut spans: Vec<(usize, usize, usize)> = Vec::new();
@@ -290,7 +296,7 @@ impl Redactor {
             }
         }
         if spans.is_empty() {
-            return (text.to_owned(), findings);
+            return (String::new(), findings);
         }
         // Earliest first, the longest of those starting together; a span overlapping a
         // kept one is dropped (its secret is already gone).
@@ -326,14 +332,14 @@ impl Redactor {
         } else {
             let (text, found) = self.redact_text(&event.text);
             if !found.is_empty() {
-                event.text = text;
+                event.text = text.into_owned();
                 findings.merge(found);
             }
         }
         for value in event.metadata.values_mut() {
             let (text, found) = self.redact_text(value);
             if !found.is_empty() {
-                *value = text;
+                *value = text.into_owned();
                 findings.merge(found);
             }
         }
@@ -447,12 +453,14 @@ mod tests {
         let redactor = redactor();
         let key = "ghp_Zk3q9TfVx2Lm8RwYc4Hs7Jd1Pn6Bv0Ae5Ku2";
         let key = &key[..40];
-        let (text, findings) = redactor.redact_text(&format!("token is {key} ok"));
+        let sent = format!("token is {key} ok");
+        let (text, findings) = redactor.redact_text(&sent);
         assert!(!text.contains(key), "{text}");
         assert_eq!(findings.count("github-pat"), 1, "{findings:?}");
         let tag = redactor.tag("github-pat", key);
         assert!(text.contains(&tag), "{text}");
-        let (again, _) = redactor.redact_text(&format!("again: {key}"));
+        let sent_again = format!("again: {key}");
+        let (again, _) = redactor.redact_text(&sent_again);
         assert!(again.contains(&tag));
         let other = Redactor::shipped(b"another key").expect("rules");
         assert_ne!(other.tag("github-pat", key), tag, "the tag is keyed");
