@@ -47,7 +47,13 @@ pub struct ProjectIdentity {
 /// The project of `cwd` (see the module docs); `override_id` is the configured override.
 #[must_use]
 pub fn project_identity(cwd: &Path, override_id: Option<&str>) -> ProjectIdentity {
-    let common = git_common_dir(cwd);
+    // A relative path (a Windows path read on Unix, say) would be searched from this
+    // process's own directory: only an absolute one names a repository.
+    let common = if cwd.is_absolute() {
+        git_common_dir(cwd)
+    } else {
+        None
+    };
     if let Some(id) = override_id
         .map(str::trim)
         .filter(|id| is_valid_project_id(id))
@@ -82,10 +88,14 @@ pub fn project_identity(cwd: &Path, override_id: Option<&str>) -> ProjectIdentit
             git_common_dir: Some(common),
         };
     }
-    let name = cwd
-        .file_name()
-        .map(|name| name.to_string_lossy().into_owned())
-        .unwrap_or_default();
+    // The last segment by either separator: a transcript written on Windows names
+    // `C:\\Users\\dev\\webapp`, read here as one file name.
+    let cwd_text = cwd.to_string_lossy();
+    let name = cwd_text
+        .rsplit(['/', '\\'])
+        .find(|segment| !segment.is_empty())
+        .unwrap_or_default()
+        .to_owned();
     ProjectIdentity {
         id: sanitize(&name),
         source: ProjectSource::Directory,
@@ -310,6 +320,11 @@ mod tests {
         assert_eq!(
             (identity.id.as_str(), identity.source),
             ("notes-d", ProjectSource::Directory)
+        );
+        let windows = project_identity(Path::new(r"C:\Users\dev\WebApp"), None);
+        assert_eq!(
+            windows.id, "webapp",
+            "a Windows path's last folder, any case"
         );
     }
 

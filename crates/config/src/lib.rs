@@ -15,6 +15,7 @@
 #![forbid(unsafe_code)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used))]
 
+mod capture;
 mod consumers;
 mod error;
 mod indexing;
@@ -27,6 +28,7 @@ mod telemetry;
 mod teleport;
 mod toc;
 
+pub use capture::CaptureConfig;
 pub use consumers::ConsumerConfig;
 pub use error::{ConfigError, Result};
 pub use indexing::{IndexingConfig, IndexingEngine};

@@ -6,6 +6,7 @@ use figment::Figment;
 use figment::providers::{Env, Format, Serialized, Toml};
 use serde::{Deserialize, Serialize};
 
+use crate::capture::CaptureConfig;
 use crate::consumers::ConsumerConfig;
 use crate::error::{ConfigError, Result};
 use crate::indexing::IndexingConfig;
@@ -45,6 +46,8 @@ pub struct Config {
     pub teleport: TeleportConfig,
     /// Logs, traces and metrics.
     pub telemetry: TelemetryConfig,
+    /// Agents' hooks and transcript importers.
+    pub capture: CaptureConfig,
 }
 
 impl Config {
@@ -183,6 +186,31 @@ impl Config {
                 "llm_batch_tokens and llm_backfill_batch_tokens must be at least 1000",
             );
         }
+        if self.capture.hook_timeout_ms == 0 {
+            return invalid("capture.hook_timeout_ms", "must be greater than 0");
+        }
+        if let Some(project) = &self.capture.project
+            && !memory_types::is_valid_project_id(project)
+        {
+            return invalid(
+                "capture.project",
+                "must be a project id: ASCII letters, digits, '-', '_', at most 64 bytes",
+            );
+        }
+        if !self.capture.http_listen.is_empty() {
+            let Ok(addr) = self.capture.http_listen.parse::<std::net::SocketAddr>() else {
+                return invalid(
+                    "capture.http_listen",
+                    "must be an address such as 127.0.0.1:7475",
+                );
+            };
+            if !addr.ip().is_loopback() && self.capture.http_token.is_none() {
+                return invalid(
+                    "capture.http_listen",
+                    "a non-loopback address needs capture.http_token",
+                );
+            }
+        }
         let llm = &self.llm;
         if !(llm.base_url.starts_with("http://") || llm.base_url.starts_with("https://")) {
             return invalid("llm.base_url", "must be an http:// or https:// URL");
@@ -314,6 +342,7 @@ impl Config {
         mask(&mut shown.nats.password);
         mask(&mut shown.nats.nkey_seed);
         mask(&mut shown.llm.api_key);
+        mask(&mut shown.capture.http_token);
         toml::to_string_pretty(&shown)
             .unwrap_or_else(|err| format!("# cannot render config: {err}\n"))
     }

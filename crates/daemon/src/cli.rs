@@ -97,6 +97,87 @@ pub enum Command {
     },
     /// Ingest the bundled sample conversations into a temporary data dir and show them.
     Demo(DemoArgs),
+    /// Capture one hook input of a coding agent (JSON on stdin) and send it to the daemon
+    /// within `[capture] hook_timeout_ms`, else to the spool.
+    Hook(HookArgs),
+    /// Events the hooks could not deliver.
+    Spool {
+        /// What to do.
+        #[command(subcommand)]
+        command: SpoolCommand,
+    },
+    /// Import a coding agent's transcripts (idempotent, resumable).
+    Import(ImportArgs),
+}
+
+/// A coding agent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum AgentArg {
+    /// Anthropic's Claude Code.
+    ClaudeCode,
+    /// OpenAI's Codex CLI.
+    Codex,
+}
+
+/// `hook`.
+#[derive(Debug, Args)]
+pub struct HookArgs {
+    /// Whose hook input it is.
+    #[arg(value_enum)]
+    pub agent: AgentArg,
+    /// The daemon's NATS URL (default: `[nats] url`).
+    #[arg(long)]
+    pub nats_url: Option<String>,
+    /// End-to-end deadline, milliseconds (default: `[capture] hook_timeout_ms`).
+    #[arg(long)]
+    pub timeout_ms: Option<u64>,
+}
+
+/// `spool`.
+#[derive(Debug, Subcommand)]
+pub enum SpoolCommand {
+    /// Send the spooled events; what is not taken stays.
+    Flush(SpoolFlushArgs),
+}
+
+/// `spool flush`.
+#[derive(Debug, Args)]
+pub struct SpoolFlushArgs {
+    /// The daemon's NATS URL (default: `[nats] url`).
+    #[arg(long, conflicts_with = "embedded")]
+    pub nats_url: Option<String>,
+    /// Store straight into the data dir (no daemon running).
+    #[arg(long)]
+    pub embedded: bool,
+    /// Print the result as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `import`.
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// Whose transcripts.
+    #[arg(value_enum)]
+    pub agent: AgentArg,
+    /// Where they are (default `~/.claude/projects` or `~/.codex/sessions`).
+    #[arg(long)]
+    pub dir: Option<PathBuf>,
+    /// Only turns from this time (RFC 3339, date or epoch ms).
+    #[arg(long)]
+    pub since: Option<String>,
+    /// Keep running and import new lines as they are written.
+    #[arg(long)]
+    pub follow: bool,
+    /// Project of every event, instead of the one git gives (default `[capture] project`).
+    #[arg(long)]
+    pub project: Option<String>,
+    /// Send to a running daemon instead of opening the data dir.
+    #[arg(long)]
+    pub nats_url: Option<String>,
+    /// Print the summary as JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `search`.

@@ -5,12 +5,15 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used))]
 
 mod admin_cli;
+mod capture_sink;
 mod cli;
 mod demo;
 mod embedded;
 mod export;
+mod hook_cli;
 mod ideas_args;
 mod ideas_cli;
+mod import_cli;
 mod ingest_file;
 mod query_cli;
 mod query_target;
@@ -114,5 +117,17 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             admin_cli::run(&config, &data_dir, command, cli.log_level.as_deref()).await
         }
         Command::Demo(args) => demo::run(&config, args, cli.log_level.as_deref()).await,
+        Command::Hook(args) => Ok(hook_cli::run(&config, &data_dir, args).await),
+        Command::Spool {
+            command: cli::SpoolCommand::Flush(args),
+        } => {
+            let _guard = embedded::init_tool_tracing(&config, cli.log_level.as_deref());
+            let config = settings::for_batch_job(config);
+            hook_cli::flush_command(&config, &data_dir, args).await
+        }
+        Command::Import(args) => {
+            let config = settings::for_batch_job(config);
+            import_cli::run(&config, &data_dir, args, cli.log_level.as_deref()).await
+        }
     }
 }

@@ -1,0 +1,516 @@
+//! Claude Code transcripts (`~/.claude/projects/<dir>/<session>.jsonl` and its subagent
+//! files) as events.
+//!
+//! What a transcript line becomes:
+//! - a human prompt (`type: user`, content a string or text blocks, not `isMeta`, not
+//!   `isCompactSummary`) → `user_message`, the first line of a session also a
+//!   `session_start`;
+//! - `tool_result` blocks of a user line → `tool_result` (with the call's tool name,
+//!   `file_path` and `command`, so a read `.env` is redacted whole);
+//! - the lines of one API response (they share `message.id`, one content block per line)
+//!   → one `assistant_message` of its text blocks, then a `tool_call` per `tool_use`;
+//!   thinking is left out;
+//! - subagent lines (`isSidechain`) the same, with the subagent as `agent_id`; a
+//!   subagent file that replays its parent's prompt or response (side questions,
+//!   compaction) does not store them again;
+//! - everything else (`summary`, `file-history-snapshot`, `progress`, `system`,
+//!   `attachment`, …, unknown types, malformed JSON) is skipped and counted by reason.
+
+use std::collections::{HashMap, HashSet};
+
+use memory_types::{EventKind, EventV1, TimestampV1};
+use serde_json::Value;
+
+use crate::draft::{
+    Draft, MAX_MESSAGE_CHARS, MAX_TOOL_TEXT_CHARS, Occurrences, Skipped, command_of, file_path_of,
+    name_key, session_key, tool_call_text,
+};
+use crate::projects::Projects;
+
+/// `source` metadata and agent id of Claude Code's events.
+pub const SOURCE: &str = "claude-code";
+/// Event id prefix.
+const PREFIX: &str = "cc";
+
+/// What a session's files have shown so far: shared by every file of an import (a
+/// subagent file replays its parent's) and kept by the hooks between runs.
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+pub struct SessionBook {
+    /// Prompt occurrences, for prompt ids.
+    pub occurrences: Occurrences,
+    /// Assistant responses (`message.id`) already turned into events.
+    #[serde(default)]
+    pub responses: HashSet<String>,
+    /// Sessions whose `session_start` was emitted.
+    #[serde(default)]
+    pub started: HashSet<String>,
+}
+
+/// Which lines become events.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    /// Every turn (an import).
+    All,
+    /// Only assistant responses (the `Stop` hook: prompts and tools came by their own
+    /// hooks).
+    AssistantOnly,
+}
+
+/// Reads the lines of one transcript file; feed it lines in order, then
+/// [`TranscriptReader::finish`].
+pub struct TranscriptReader<'a> {
+    book: &'a mut SessionBook,
+    projects: &'a mut Projects,
+    scope: Scope,
+    since_ms: Option<u64>,
+    events: Vec<EventV1>,
+    skipped: Skipped,
+    pending: Option<Response>,
+    tools: HashMap<String, ToolUse>,
+    last_timestamp: Option<String>,
+}
+
+/// A tool call seen in this file, for its result's metadata.
+struct ToolUse {
+    name: String,
+    file_path: Option<String>,
+    command: Option<String>,
+}
+
+/// The lines of one API response so far.
+struct Response {
+    message_id: String,
+    context: LineContext,
+    text: Vec<String>,
+    tool_uses: Vec<Value>,
+}
+
+/// What every event of a line carries.
+#[derive(Clone)]
+struct LineContext {
+    session_id: String,
+    timestamp: String,
+    project: Option<String>,
+    agent_id: Option<String>,
+    sidechain: bool,
+    uuid: String,
+    git_branch: String,
+    model: String,
+}
+
+impl<'a> TranscriptReader<'a> {
+    /// A reader adding to `book`, naming projects through `projects`; `since_ms` leaves
+    /// out events before it.
+    pub fn new(
+        book: &'a mut SessionBook,
+        projects: &'a mut Projects,
+        scope: Scope,
+        since_ms: Option<u64>,
+    ) -> TranscriptReader<'a> {
+        TranscriptReader {
+            book,
+            projects,
+            scope,
+            since_ms,
+            events: Vec::new(),
+            skipped: Skipped::default(),
+            pending: None,
+            tools: HashMap::new(),
+            last_timestamp: None,
+        }
+    }
+
+    /// Reads one line (without its newline).
+    pub fn line(&mut self, line: &[u8]) {
+        let line = line.trim_ascii();
+        if line.is_empty() {
+            return;
+        }
+        let Ok(value) = serde_json::from_slice::<Value>(line) else {
+            self.skipped.add("malformed_json");
+            return;
+        };
+        let kind = value.get("type").and_then(Value::as_str).unwrap_or("");
+        match kind {
+            "user" => {
+                self.flush();
+                self.user(&value);
+            }
+            "assistant" => self.assistant(&value),
+            "" => self.skipped.add("no_type"),
+            // Known bookkeeping lines: summaries of other sessions, snapshots, progress,
+            // queue operations, titles, modes, links, attachments, system notices.
+            other => {
+                // The line's own kind, where it has one: `system` subtypes, attachment and
+                // progress types, queue operations.
+                let sub = value
+                    .get("subtype")
+                    .or_else(|| value.pointer("/attachment/type"))
+                    .or_else(|| value.pointer("/data/type"))
+                    .or_else(|| value.get("operation"))
+                    .and_then(Value::as_str)
+                    .map(|sub| format!(":{sub}"))
+                    .unwrap_or_default();
+                let reason: String = format!("type:{other}{sub}").chars().take(48).collect();
+                self.skipped.add(reason);
+            }
+        }
+    }
+
+    /// Ends the file: the last response is complete. Returns the events and what was
+    /// skipped.
+    pub fn finish(mut self) -> (Vec<EventV1>, Skipped) {
+        self.flush();
+        (self.events, self.skipped)
+    }
+
+    /// The events so far without ending the file (the last response may still grow, so
+    /// it is kept back), for `--follow`.
+    pub fn take_complete(&mut self) -> (Vec<EventV1>, Skipped) {
+        (
+            std::mem::take(&mut self.events),
+            std::mem::take(&mut self.skipped),
+        )
+    }
+
+    fn context(&mut self, value: &Value) -> Option<LineContext> {
+        let Some(session_id) = value.get("sessionId").and_then(Value::as_str) else {
+            self.skipped.add("no_session");
+            return None;
+        };
+        let timestamp = match value.get("timestamp").and_then(Value::as_str) {
+            Some(timestamp) => timestamp.to_owned(),
+            None => match &self.last_timestamp {
+                Some(previous) => previous.clone(),
+                None => {
+                    self.skipped.add("no_timestamp");
+                    return None;
+                }
+            },
+        };
+        self.last_timestamp = Some(timestamp.clone());
+        let project = value
+            .get("cwd")
+            .and_then(Value::as_str)
+            .map(|cwd| self.projects.of(cwd))
+            .or_else(|| self.projects.last());
+        let sidechain = value
+            .get("isSidechain")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        // A subagent is its own agent; v1.0.x wrote its lines inline without an id.
+        let agent_id = sidechain.then(|| {
+            let agent = value
+                .get("agentId")
+                .and_then(Value::as_str)
+                .unwrap_or("subagent");
+            format!("{SOURCE}/{}", name_key(agent))
+        });
+        let text = |key: &str| {
+            value
+                .get(key)
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_owned()
+        };
+        Some(LineContext {
+            session_id: session_id.to_owned(),
+            timestamp,
+            project,
+            agent_id,
+            sidechain,
+            uuid: text("uuid"),
+            git_branch: text("gitBranch"),
+            model: value
+                .pointer("/message/model")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_owned(),
+        })
+    }
+
+    fn before_since(&self, timestamp: &str) -> bool {
+        let Some(since) = self.since_ms else {
+            return false;
+        };
+        chrono::DateTime::parse_from_rfc3339(timestamp)
+            .map(|time| u64::try_from(time.timestamp_millis()).unwrap_or(0) < since)
+            .unwrap_or(false)
+    }
+
+    fn push(&mut self, context: &LineContext, draft: Draft) {
+        if self.before_since(&context.timestamp) {
+            self.skipped.add("before_since");
+            return;
+        }
+        let mut draft = draft
+            .project(context.project.as_deref())
+            .meta("transcript_uuid", context.uuid.clone())
+            .meta("git_branch", context.git_branch.clone());
+        if context.sidechain {
+            draft = draft.meta("sidechain", "true");
+        }
+        if let Some(agent) = &context.agent_id {
+            draft = draft.agent(agent.clone());
+        }
+        self.events.push(draft.build());
+    }
+
+    fn draft(&self, id: String, context: &LineContext, kind: EventKind) -> Draft {
+        Draft::new(
+            SOURCE,
+            id,
+            &context.session_id,
+            kind,
+            TimestampV1::Rfc3339(context.timestamp.clone()),
+        )
+    }
+
+    fn start_session(&mut self, context: &LineContext) {
+        if self.scope != Scope::All || context.sidechain {
+            return;
+        }
+        if self.book.started.insert(context.session_id.clone()) {
+            let id = format!("{PREFIX}:{}:start", session_key(&context.session_id));
+            let draft = self.draft(id, context, EventKind::SessionStart);
+            self.push(context, draft);
+        }
+    }
+
+    fn user(&mut self, value: &Value) {
+        let Some(context) = self.context(value) else {
+            return;
+        };
+        if flag(value, "isMeta") {
+            self.skipped.add("meta");
+            return;
+        }
+        if flag(value, "isCompactSummary") {
+            // The compaction's summary of turns already stored.
+            self.skipped.add("compact_summary");
+            return;
+        }
+        let content = value.pointer("/message/content");
+        let mut prompt = Vec::new();
+        match content {
+            Some(Value::String(text)) => prompt.push(text.clone()),
+            Some(Value::Array(blocks)) => {
+                for block in blocks {
+                    match block.get("type").and_then(Value::as_str) {
+                        Some("text") => {
+                            if let Some(text) = block.get("text").and_then(Value::as_str) {
+                                prompt.push(text.to_owned());
+                            }
+                        }
+                        Some("tool_result") => self.tool_result(&context, block),
+                        Some("image") => self.skipped.add("image"),
+                        _ => self.skipped.add("block:other"),
+                    }
+                }
+            }
+            _ => self.skipped.add("no_content"),
+        }
+        let text = prompt.join("\n");
+        if text.trim().is_empty() {
+            return;
+        }
+        if self.scope != Scope::All {
+            return;
+        }
+        self.start_session(&context);
+        let id = if context.sidechain {
+            // A subagent's prompt, or a parent prompt replayed by a forked subagent.
+            if self.book.occurrences.seen(&context.session_id, "p", &text) {
+                self.skipped.add("replayed");
+                return;
+            }
+            format!("{PREFIX}:{}", name_key(&context.uuid))
+        } else {
+            self.book
+                .occurrences
+                .next_id(PREFIX, &context.session_id, "p", &text)
+        };
+        let draft = self
+            .draft(id, &context, EventKind::UserMessage)
+            .text(&text, MAX_MESSAGE_CHARS);
+        self.push(&context, draft);
+    }
+
+    fn tool_result(&mut self, context: &LineContext, block: &Value) {
+        if self.scope != Scope::All {
+            return;
+        }
+        let Some(tool_use_id) = block.get("tool_use_id").and_then(Value::as_str) else {
+            self.skipped.add("tool_result_without_id");
+            return;
+        };
+        let text = match block.get("content") {
+            Some(Value::String(text)) => text.clone(),
+            Some(Value::Array(parts)) => parts
+                .iter()
+                .map(|part| match part.get("type").and_then(Value::as_str) {
+                    Some("text") => part
+                        .get("text")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_owned(),
+                    Some("image") => "[image]".to_owned(),
+                    _ => String::new(),
+                })
+                .filter(|part| !part.is_empty())
+                .collect::<Vec<_>>()
+                .join("\n"),
+            _ => String::new(),
+        };
+        let id = format!("{PREFIX}:{}:result", name_key(tool_use_id));
+        let mut draft = self
+            .draft(id, context, EventKind::ToolResult)
+            .text(&text, MAX_TOOL_TEXT_CHARS)
+            .meta("tool_use_id", tool_use_id);
+        if block.get("is_error").and_then(Value::as_bool) == Some(true) {
+            draft = draft.meta("is_error", "true");
+        }
+        if let Some(tool) = self.tools.get(tool_use_id) {
+            draft = draft.meta("tool_name", tool.name.clone());
+            if let Some(path) = &tool.file_path {
+                draft = draft.meta(memory_redact::FILE_PATH_KEY, path.clone());
+            }
+            if let Some(command) = &tool.command {
+                draft = draft.meta(memory_redact::COMMAND_KEY, command.clone());
+            }
+        }
+        if text.is_empty() {
+            // A result with no text (an empty file, a silent command) still closes the
+            // call: keep it with a marker so the event is valid.
+            draft = draft.text("(no output)", MAX_TOOL_TEXT_CHARS);
+        }
+        self.push(context, draft);
+    }
+
+    fn assistant(&mut self, value: &Value) {
+        let Some(context) = self.context(value) else {
+            return;
+        };
+        let message_id = value
+            .pointer("/message/id")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .unwrap_or_else(|| context.uuid.clone());
+        if self
+            .pending
+            .as_ref()
+            .is_some_and(|pending| pending.message_id != message_id)
+        {
+            self.flush();
+        }
+        if self.pending.is_none() {
+            if self.book.responses.contains(&message_id) {
+                // Replayed by a forked subagent, or read again by a later hook.
+                self.skipped.add("replayed");
+                return;
+            }
+            self.pending = Some(Response {
+                message_id: message_id.clone(),
+                context: context.clone(),
+                text: Vec::new(),
+                tool_uses: Vec::new(),
+            });
+        }
+        let Some(blocks) = value.pointer("/message/content").and_then(Value::as_array) else {
+            self.skipped.add("no_content");
+            return;
+        };
+        for block in blocks {
+            match block.get("type").and_then(Value::as_str) {
+                Some("text") => {
+                    if let (Some(text), Some(pending)) =
+                        (block.get("text").and_then(Value::as_str), &mut self.pending)
+                    {
+                        pending.text.push(text.to_owned());
+                    }
+                }
+                Some("tool_use") => {
+                    let tool = ToolUse {
+                        name: block
+                            .get("name")
+                            .and_then(Value::as_str)
+                            .unwrap_or("tool")
+                            .to_owned(),
+                        file_path: block.get("input").and_then(file_path_of),
+                        command: block.get("input").and_then(command_of),
+                    };
+                    if let Some(id) = block.get("id").and_then(Value::as_str) {
+                        self.tools.insert(id.to_owned(), tool);
+                    }
+                    if let Some(pending) = &mut self.pending {
+                        pending.tool_uses.push(block.clone());
+                    }
+                }
+                Some("thinking" | "redacted_thinking") => self.skipped.add("thinking"),
+                _ => self.skipped.add("block:other"),
+            }
+        }
+    }
+
+    /// Turns the pending response into events.
+    fn flush(&mut self) {
+        let Some(response) = self.pending.take() else {
+            return;
+        };
+        self.book.responses.insert(response.message_id.clone());
+        let context = response.context;
+        self.start_session(&context);
+        let text = response.text.join("\n");
+        if !text.trim().is_empty() {
+            let id = format!("{PREFIX}:{}", name_key(&response.message_id));
+            let draft = self
+                .draft(id, &context, EventKind::AssistantMessage)
+                .text(&text, MAX_MESSAGE_CHARS)
+                .meta("model", context.model.clone());
+            self.push(&context, draft);
+        }
+        if self.scope != Scope::All {
+            return;
+        }
+        for block in response.tool_uses {
+            let Some(tool_use_id) = block.get("id").and_then(Value::as_str) else {
+                self.skipped.add("tool_use_without_id");
+                continue;
+            };
+            let name = block.get("name").and_then(Value::as_str).unwrap_or("tool");
+            let input = block.get("input").cloned().unwrap_or(Value::Null);
+            let id = format!("{PREFIX}:{}:call", name_key(tool_use_id));
+            let mut draft = self
+                .draft(id, &context, EventKind::ToolCall)
+                .text(&tool_call_text(name, &input), MAX_TOOL_TEXT_CHARS)
+                .meta("tool_name", name)
+                .meta("tool_use_id", tool_use_id);
+            if let Some(path) = file_path_of(&input) {
+                draft = draft.meta(memory_redact::FILE_PATH_KEY, path);
+            }
+            if let Some(command) = command_of(&input) {
+                draft = draft.meta(memory_redact::COMMAND_KEY, command);
+            }
+            self.push(&context, draft);
+        }
+    }
+}
+
+fn flag(value: &Value, key: &str) -> bool {
+    value.get(key).and_then(Value::as_bool).unwrap_or(false)
+}
+
+/// Reads a whole transcript (`bytes`) with a fresh reader: a convenience for tests and
+/// one-shot callers.
+pub fn read_transcript(
+    bytes: &[u8],
+    book: &mut SessionBook,
+    projects: &mut Projects,
+    scope: Scope,
+) -> (Vec<EventV1>, Skipped) {
+    let mut reader = TranscriptReader::new(book, projects, scope, None);
+    for line in bytes.split(|byte| *byte == b'\n') {
+        reader.line(line);
+    }
+    reader.finish()
+}

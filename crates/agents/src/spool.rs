@@ -1,0 +1,250 @@
+//! The hooks' directory: each session's [`HookState`] and the spool of events no daemon
+//! took in time.
+//!
+//! A hook is a short process per agent event, and several may run at once (tool calls in
+//! parallel), so every file here is read and written under an exclusive lock
+//! (`File::lock`, advisory, released when the file closes). The spool is JSON lines,
+//! appended and fsynced before the hook exits; a flush sends what it holds and rewrites
+//! it with what was not taken. A crash between sending and rewriting sends some events
+//! again, which their ids make harmless: nothing is lost and nothing is stored twice.
+
+use std::fs::{File, OpenOptions};
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use memory_types::EventV1;
+use serde::{Deserialize, Serialize};
+
+use crate::draft::short_hash;
+use crate::hook::{Agent, HookState};
+
+/// One spooled event with the project it goes to.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SpooledEvent {
+    /// The project (None: the daemon's default).
+    pub project: Option<String>,
+    /// The event.
+    pub event: EventV1,
+}
+
+/// The hooks' directory (`[capture] spool_dir`).
+#[derive(Clone, Debug)]
+pub struct SpoolDir {
+    root: PathBuf,
+}
+
+/// A session's hook state, locked until dropped; [`SessionLock::save`] writes it back.
+pub struct SessionLock {
+    file: File,
+    /// The state as loaded (default for a new session, or an unreadable file).
+    pub state: HookState,
+}
+
+impl SessionLock {
+    /// Writes the state back (the lock is held until the value is dropped).
+    ///
+    /// # Errors
+    /// The file cannot be written.
+    pub fn save(&mut self) -> std::io::Result<()> {
+        let bytes = serde_json::to_vec(&self.state).map_err(std::io::Error::other)?;
+        self.file.set_len(0)?;
+        self.file.seek(SeekFrom::Start(0))?;
+        self.file.write_all(&bytes)?;
+        self.file.sync_data()
+    }
+}
+
+/// The spool, locked until dropped.
+pub struct SpoolLock {
+    file: File,
+    /// The events it holds, oldest first; lines that do not parse are dropped and counted
+    /// in `unreadable`.
+    pub events: Vec<SpooledEvent>,
+    /// Lines that were not a spooled event.
+    pub unreadable: usize,
+}
+
+impl SpoolLock {
+    /// Replaces the spool's content with `remaining` (what was not delivered).
+    ///
+    /// # Errors
+    /// The file cannot be written.
+    pub fn keep(mut self, remaining: &[SpooledEvent]) -> std::io::Result<()> {
+        let mut bytes = Vec::new();
+        for event in remaining {
+            serde_json::to_writer(&mut bytes, event).map_err(std::io::Error::other)?;
+            bytes.push(b'\n');
+        }
+        self.file.set_len(0)?;
+        self.file.seek(SeekFrom::Start(0))?;
+        self.file.write_all(&bytes)?;
+        self.file.sync_data()
+    }
+}
+
+impl SpoolDir {
+    /// The directory (created on first use).
+    #[must_use]
+    pub fn new(root: PathBuf) -> SpoolDir {
+        SpoolDir { root }
+    }
+
+    /// The directory's path.
+    #[must_use]
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    fn open_private(path: &Path) -> std::io::Result<File> {
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        let mut options = OpenOptions::new();
+        options.read(true).write(true).create(true).truncate(false);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            // Events may hold what the daemon would redact: only the user reads them.
+            options.mode(0o600);
+        }
+        options.open(path)
+    }
+
+    /// Locks and loads the hook state of `session_id`.
+    ///
+    /// # Errors
+    /// The directory or file cannot be created or locked.
+    pub fn session(&self, agent: Agent, session_id: &str) -> std::io::Result<SessionLock> {
+        let path = self.root.join("sessions").join(format!(
+            "{}-{}.json",
+            agent.source(),
+            short_hash(session_id)
+        ));
+        let mut file = Self::open_private(&path)?;
+        file.lock()?;
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes)?;
+        let state = serde_json::from_slice(&bytes).unwrap_or_default();
+        Ok(SessionLock { file, state })
+    }
+
+    fn spool_path(&self) -> PathBuf {
+        self.root.join("spool.jsonl")
+    }
+
+    /// Appends `events` to the spool and syncs it.
+    ///
+    /// # Errors
+    /// The spool cannot be written.
+    pub fn append(&self, events: &[SpooledEvent]) -> std::io::Result<()> {
+        let mut file = Self::open_private(&self.spool_path())?;
+        file.lock()?;
+        file.seek(SeekFrom::End(0))?;
+        let mut bytes = Vec::new();
+        for event in events {
+            serde_json::to_writer(&mut bytes, event).map_err(std::io::Error::other)?;
+            bytes.push(b'\n');
+        }
+        file.write_all(&bytes)?;
+        file.sync_data()
+    }
+
+    /// Whether the spool holds anything (without locking it).
+    #[must_use]
+    pub fn has_events(&self) -> bool {
+        std::fs::metadata(self.spool_path()).is_ok_and(|meta| meta.len() > 0)
+    }
+
+    /// Locks the spool and reads it; send its events, then [`SpoolLock::keep`] what was
+    /// not taken. None when there is no spool.
+    ///
+    /// # Errors
+    /// The spool cannot be read or locked.
+    pub fn take(&self) -> std::io::Result<Option<SpoolLock>> {
+        let path = self.spool_path();
+        if !path.exists() {
+            return Ok(None);
+        }
+        let file = Self::open_private(&path)?;
+        file.lock()?;
+        let mut events = Vec::new();
+        let mut unreadable = 0;
+        for line in BufReader::new(&file).lines() {
+            let line = line?;
+            if line.trim().is_empty() {
+                continue;
+            }
+            match serde_json::from_str::<SpooledEvent>(&line) {
+                Ok(event) => events.push(event),
+                Err(_) => unreadable += 1,
+            }
+        }
+        Ok(Some(SpoolLock {
+            file,
+            events,
+            unreadable,
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use memory_types::{EventKind, TimestampV1};
+
+    fn event(id: &str) -> SpooledEvent {
+        SpooledEvent {
+            project: Some("webapp".into()),
+            event: EventV1 {
+                event_id: Some(id.into()),
+                session_id: "s".into(),
+                project_id: None,
+                agent_id: None,
+                timestamp: TimestampV1::EpochMillis(1),
+                kind: EventKind::Note,
+                role: None,
+                text: Some("x".into()),
+                metadata: None,
+            },
+        }
+    }
+
+    #[test]
+    fn spooled_events_survive_until_kept_away() {
+        let dir = tempfile::tempdir().expect("test");
+        let spool = SpoolDir::new(dir.path().join("spool"));
+        assert!(spool.take().expect("test").is_none());
+        spool.append(&[event("a"), event("b")]).expect("test");
+        spool.append(&[event("c")]).expect("test");
+        assert!(spool.has_events());
+        let taken = spool.take().expect("test").expect("test");
+        let ids: Vec<_> = taken
+            .events
+            .iter()
+            .map(|e| e.event.event_id.clone().expect("test"))
+            .collect();
+        assert_eq!(ids, ["a", "b", "c"]);
+        taken.keep(&[event("c")]).expect("test");
+        let again = spool.take().expect("test").expect("test");
+        assert_eq!(again.events.len(), 1);
+        again.keep(&[]).expect("test");
+        assert!(!spool.has_events());
+    }
+
+    #[test]
+    fn session_state_is_kept_between_hooks() {
+        let dir = tempfile::tempdir().expect("test");
+        let spool = SpoolDir::new(dir.path().to_path_buf());
+        {
+            let mut lock = spool.session(Agent::ClaudeCode, "s1").expect("test");
+            lock.state.seq = 7;
+            lock.state.transcript_offset = 99;
+            lock.save().expect("test");
+        }
+        let lock = spool.session(Agent::ClaudeCode, "s1").expect("test");
+        assert_eq!((lock.state.seq, lock.state.transcript_offset), (7, 99));
+        drop(lock);
+        let other = spool.session(Agent::Codex, "s1").expect("test");
+        assert_eq!(other.state.seq, 0, "each agent's sessions apart");
+    }
+}

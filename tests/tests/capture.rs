@@ -1,0 +1,247 @@
+//! Capture from real agents' files, end to end: the real daemon on a real nats-server,
+//! fed by `memory-daemon hook claude-code` (one process per hook input, as Claude Code
+//! runs it) and `memory-daemon import claude-code|codex` over the fixtures in
+//! `crates/agents/tests/fixtures`.
+//!
+//! - With no daemon answering, hooks exit 0 at once and spool their events (redacted:
+//!   the `.env` a tool read is not in the spool); `spool flush` stores them once; a
+//!   second flush finds nothing.
+//! - Hooks that fire again store nothing twice.
+//! - An import of the same transcripts recognises every turn the hooks sent (the same
+//!   ids), so only the hooks' extra tool call is not in it; an import run again reads
+//!   nothing (resumable) or, forced, stores nothing (idempotent).
+//! - No file of the data dir holds the fake secrets.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use anyhow::{Context, bail};
+use memory_e2e_tests::{NatsServer, build_daemon, export_events, repo_root, serve_daemon};
+use serde_json::Value;
+
+fn fixtures() -> PathBuf {
+    repo_root().join("crates/agents/tests/fixtures")
+}
+
+/// Runs `memory-daemon --data-dir DATA hook claude-code` with `input` on stdin.
+fn hook(data_dir: &Path, nats_url: &str, input: &Value, timeout_ms: u64) -> anyhow::Result<String> {
+    let mut child = Command::new(build_daemon()?)
+        .args([
+            "--data-dir",
+            &data_dir.to_string_lossy(),
+            "hook",
+            "claude-code",
+            "--nats-url",
+            nats_url,
+            "--timeout-ms",
+            &timeout_ms.to_string(),
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    child
+        .stdin
+        .take()
+        .context("stdin")?
+        .write_all(&serde_json::to_vec(input)?)?;
+    let output = child.wait_with_output()?;
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    if !output.status.success() {
+        bail!("hook failed ({}): {stderr}", output.status);
+    }
+    Ok(stderr)
+}
+
+fn cli_json(data_dir: &Path, args: &[&str]) -> anyhow::Result<Value> {
+    let output = Command::new(build_daemon()?)
+        .arg("--data-dir")
+        .arg(data_dir)
+        .args(args)
+        .output()?;
+    if !output.status.success() {
+        bail!(
+            "{args:?} failed: {}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    let stdout = String::from_utf8(output.stdout)?;
+    let last = stdout.lines().last().context("no output")?;
+    Ok(serde_json::from_str(last)?)
+}
+
+fn hook_input(name: &str) -> anyhow::Result<Value> {
+    let path = fixtures().join(format!("hooks/claude-code/{name}.json"));
+    Ok(serde_json::from_str(&std::fs::read_to_string(path)?)?)
+}
+
+fn number(value: &Value, key: &str) -> u64 {
+    value.get(key).and_then(Value::as_u64).unwrap_or(0)
+}
+
+/// Whether any file under `dir` contains `needle`.
+fn any_file_contains(dir: &Path, needle: &[u8]) -> anyhow::Result<Option<PathBuf>> {
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
+        if path.is_dir() {
+            if let Some(found) = any_file_contains(&path, needle)? {
+                return Ok(Some(found));
+            }
+        } else if std::fs::read(&path)?
+            .windows(needle.len())
+            .any(|window| window == needle)
+        {
+            return Ok(Some(path));
+        }
+    }
+    Ok(None)
+}
+
+#[test]
+fn hooks_spool_and_imports_store_each_turn_once() -> anyhow::Result<()> {
+    let nats = NatsServer::start()?;
+    let data_dir = tempfile::tempdir()?;
+    let data = data_dir.path();
+    let transcript = fixtures()
+        .join("claude-code/projects/-home-dev-webapp/3f6c1a2e-8b4d-4c1e-9a7f-2d5e8c0b1a11.jsonl");
+
+    // 1. No daemon yet: the hooks spool and exit 0.
+    let mut stop = hook_input("Stop")?;
+    stop["transcript_path"] = Value::String(transcript.to_string_lossy().into_owned());
+    let inputs = [
+        hook_input("SessionStart")?,
+        hook_input("UserPromptSubmit")?,
+        hook_input("PostToolUse-Read-dotenv")?,
+        stop,
+    ];
+    for input in &inputs {
+        hook(data, &nats.url(), input, 50)?;
+    }
+    let spool = data.join("spool/spool.jsonl");
+    let spooled = std::fs::read_to_string(&spool)?;
+    let spooled_lines = spooled.lines().count();
+    assert!(
+        spooled_lines >= 5,
+        "session start, prompt, tool call and result, answers"
+    );
+    assert!(!spooled.contains("fake-password"), "the spool is redacted");
+    assert!(spooled.contains("[REDACTED:"), "{spooled}");
+
+    // 2. The daemon comes up; a flush stores the spool once.
+    let (mut daemon, _metrics) = serve_daemon(&nats.url(), data, &[])?;
+    let flushed = cli_json(
+        data,
+        &["spool", "flush", "--nats-url", &nats.url(), "--json"],
+    )?;
+    assert_eq!(
+        number(&flushed, "accepted"),
+        spooled_lines as u64,
+        "{flushed}"
+    );
+    assert_eq!(number(&flushed, "kept"), 0, "{flushed}");
+    let again = cli_json(
+        data,
+        &["spool", "flush", "--nats-url", &nats.url(), "--json"],
+    )?;
+    assert_eq!(
+        number(&again, "accepted") + number(&again, "duplicates"),
+        0,
+        "{again}"
+    );
+
+    // 3. Hooks that fire again (a resumed session's start, a repeated tool hook) store
+    //    nothing new; they reach the daemon, so nothing is spooled.
+    for input in [&inputs[0], &inputs[2]] {
+        hook(data, &nats.url(), input, 10_000)?;
+    }
+    assert_eq!(
+        std::fs::read_to_string(&spool)?.trim(),
+        "",
+        "nothing spooled"
+    );
+
+    // 4. Importing the transcripts: every turn the hooks sent is recognised.
+    let projects = fixtures().join("claude-code/projects");
+    let projects = projects.to_string_lossy();
+    let import = |extra: &[&str]| {
+        let mut args = vec![
+            "import",
+            "claude-code",
+            "--dir",
+            &projects,
+            "--nats-url",
+            "",
+            "--json",
+        ];
+        let url = nats.url();
+        args[5] = &url;
+        args.extend_from_slice(extra);
+        cli_json(data, &args)
+    };
+    let first = import(&[])?;
+    let hook_only = 2; // the .env read's tool call and result are in no transcript
+    assert_eq!(
+        number(&first, "duplicates"),
+        spooled_lines as u64 - hook_only,
+        "the hooks' ids are the import's: {first}"
+    );
+    assert!(number(&first, "accepted") > 50, "{first}");
+    assert_eq!(number(&first, "rejected"), 0, "{first}");
+    let skipped = &first["skipped"];
+    assert_eq!(number(skipped, "malformed_json"), 2, "{first}");
+    assert!(number(skipped, "replayed") >= 2, "{first}");
+    // Run again: nothing changed, nothing read.
+    let second = import(&[])?;
+    assert_eq!(number(&second, "files_read"), 0, "{second}");
+    assert!(number(&second, "files_unchanged") > 0, "{second}");
+    // Forced (the resume file gone): everything read, nothing stored twice.
+    std::fs::remove_file(data.join("spool/import-claude-code.json"))?;
+    let forced = import(&[])?;
+    assert_eq!(number(&forced, "accepted"), 0, "{forced}");
+    assert_eq!(
+        number(&forced, "duplicates"),
+        number(&first, "accepted") + number(&first, "duplicates"),
+        "{forced}"
+    );
+
+    let codex_dir = fixtures().join("codex/sessions");
+    let codex = cli_json(
+        data,
+        &[
+            "import",
+            "codex",
+            "--dir",
+            &codex_dir.to_string_lossy(),
+            "--nats-url",
+            &nats.url(),
+            "--json",
+        ],
+    )?;
+    assert!(number(&codex, "accepted") > 10, "{codex}");
+    assert_eq!(
+        number(&codex["skipped"], "duplicate_event_msg"),
+        11,
+        "{codex}"
+    );
+
+    daemon.terminate()?;
+    let exported = export_events(data, "webapp")?;
+    let expected = spooled_lines as u64 + number(&first, "accepted") + number(&codex, "accepted");
+    assert_eq!(exported.len() as u64, expected, "each turn stored once");
+    let agents: std::collections::BTreeSet<&str> = exported
+        .iter()
+        .filter_map(|event| event["metadata"]["source"].as_str())
+        .collect();
+    assert_eq!(
+        agents.into_iter().collect::<Vec<_>>(),
+        ["claude-code", "codex"]
+    );
+    for secret in ["fake-password", "fake-stripe-key-for-fixtures-0000"] {
+        if let Some(path) = any_file_contains(data, secret.as_bytes())? {
+            bail!("{secret} found in {}", path.display());
+        }
+    }
+    Ok(())
+}
