@@ -24,7 +24,8 @@ fn fixtures() -> PathBuf {
     repo_root().join("crates/agents/tests/fixtures")
 }
 
-/// Runs `memory-daemon --data-dir DATA hook claude-code` with `input` on stdin.
+/// Runs `memory-daemon --data-dir DATA hook claude-code` with `input` on stdin; returns
+/// its stdout (what the agent is shown).
 fn hook(data_dir: &Path, nats_url: &str, input: &Value, timeout_ms: u64) -> anyhow::Result<String> {
     let mut child = Command::new(build_daemon()?)
         .args([
@@ -51,7 +52,7 @@ fn hook(data_dir: &Path, nats_url: &str, input: &Value, timeout_ms: u64) -> anyh
     if !output.status.success() {
         bail!("hook failed ({}): {stderr}", output.status);
     }
-    Ok(stderr)
+    Ok(String::from_utf8(output.stdout)?)
 }
 
 fn cli_json(data_dir: &Path, args: &[&str]) -> anyhow::Result<Value> {
@@ -226,9 +227,33 @@ fn hooks_spool_and_imports_store_each_turn_once() -> anyhow::Result<()> {
         "{codex}"
     );
 
+    // 5. A new session starts: the hook prints what the memory knows of the project,
+    //    within its budget, once the projections have caught up with the import.
+    let mut start = hook_input("SessionStart")?;
+    start["session_id"] = Value::String("7a0e5c44-0000-4000-8000-000000000001".into());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let context = loop {
+        let printed = hook(data, &nats.url(), &start, 10_000)?;
+        if printed.contains("### Recent sessions") || std::time::Instant::now() > deadline {
+            break printed;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(500));
+    };
+    assert!(
+        context.contains("What agent-memory knows about project `webapp`"),
+        "{context}"
+    );
+    assert!(context.contains("[toc:segment:"), "{context}");
+    assert!(
+        context.len() <= 1_500 * 4 + 200,
+        "within the token budget: {context}"
+    );
+
     daemon.terminate()?;
     let exported = export_events(data, "webapp")?;
-    let expected = spooled_lines as u64 + number(&first, "accepted") + number(&codex, "accepted");
+    // Every session start that reached the daemon is stored (the one of step 5 once).
+    let expected =
+        spooled_lines as u64 + number(&first, "accepted") + number(&codex, "accepted") + 1;
     assert_eq!(exported.len() as u64, expected, "each turn stored once");
     let agents: std::collections::BTreeSet<&str> = exported
         .iter()

@@ -362,6 +362,14 @@ impl<'a> TranscriptReader<'a> {
                 .join("\n"),
             _ => String::new(),
         };
+        if self
+            .tools
+            .get(tool_use_id)
+            .is_some_and(|tool| crate::draft::is_own_tool(&tool.name))
+        {
+            self.skipped.add("own_tool");
+            return;
+        }
         let id = format!("{PREFIX}:{}:result", name_key(tool_use_id));
         let mut draft = self
             .draft(id, context, EventKind::ToolResult)
@@ -478,6 +486,10 @@ impl<'a> TranscriptReader<'a> {
                 continue;
             };
             let name = block.get("name").and_then(Value::as_str).unwrap_or("tool");
+            if crate::draft::is_own_tool(name) {
+                self.skipped.add("own_tool");
+                continue;
+            }
             let input = block.get("input").cloned().unwrap_or(Value::Null);
             let id = format!("{PREFIX}:{}:call", name_key(tool_use_id));
             let mut draft = self

@@ -272,6 +272,11 @@ impl<'a> RolloutReader<'a> {
             .and_then(Value::as_str)
             .unwrap_or("shell")
             .to_owned();
+        if crate::draft::is_own_tool(&name) {
+            self.tools.insert(call_id.to_owned(), (name, None, None));
+            self.skipped.add("own_tool");
+            return;
+        }
         // `arguments` is a JSON string (function calls); `input` is free text (custom
         // tools such as apply_patch); `action` is a local shell call's argv.
         let input = match (payload.get("arguments"), payload.get("input")) {
@@ -330,6 +335,14 @@ impl<'a> RolloutReader<'a> {
             ),
             _ => (raw, None),
         };
+        if self
+            .tools
+            .get(call_id)
+            .is_some_and(|(name, ..)| crate::draft::is_own_tool(name))
+        {
+            self.skipped.add("own_tool");
+            return;
+        }
         let id = format!("{PREFIX}:{}:result", name_key(call_id));
         let text = if text.trim().is_empty() {
             "(no output)".to_owned()

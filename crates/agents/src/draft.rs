@@ -222,6 +222,15 @@ pub fn cap(text: &str, max_chars: usize) -> (String, usize) {
     )
 }
 
+/// Whether `tool` is one of agent-memory's own MCP tools (`mcp__agent-memory__search`,
+/// `mcp__plugin_agent-memory_agent-memory__search`, …): its calls and results are what
+/// the memory already holds, and storing them would feed every search back into the
+/// memory.
+#[must_use]
+pub fn is_own_tool(tool: &str) -> bool {
+    tool.starts_with("mcp__") && (tool.contains("agent-memory") || tool.contains("agent_memory"))
+}
+
 /// A tool call's text: what a reader searches for — the command for a shell, the path
 /// for a file tool, else the input as compact JSON — after the tool's name.
 #[must_use]
@@ -296,6 +305,16 @@ mod tests {
         assert!(other_session.ends_with(":1"));
         assert!(seen.seen("s1", "p", "continue") && !seen.seen("s1", "a", "continue"));
         assert!(first.len() <= 128);
+    }
+
+    #[test]
+    fn our_own_tools_are_recognised() {
+        assert!(is_own_tool("mcp__agent-memory__search"));
+        assert!(is_own_tool(
+            "mcp__plugin_agent-memory_agent-memory__get_events"
+        ));
+        assert!(!is_own_tool("mcp__github__search"));
+        assert!(!is_own_tool("agent-memory"));
     }
 
     #[test]

@@ -299,6 +299,9 @@ impl Builder<'_> {
             .get("tool_name")
             .and_then(Value::as_str)
             .unwrap_or("tool");
+        if crate::draft::is_own_tool(name) {
+            return;
+        }
         let tool_input = input.get("tool_input").cloned().unwrap_or(Value::Null);
         let prefix = self.agent.prefix();
         let key = match input.get("tool_use_id").and_then(Value::as_str) {

@@ -15,6 +15,13 @@ pub struct CaptureConfig {
     /// milliseconds. A hook that gets no reply in time writes its events to the spool and
     /// exits: the agent never waits on the memory. Default 50.
     pub hook_timeout_ms: u64,
+    /// Most tokens of the context the SessionStart hook prints for the agent (recent
+    /// sessions, decisions in force, open questions and todos, with citations); 0 prints
+    /// none. Default 1500.
+    pub context_tokens: usize,
+    /// How long the SessionStart hook waits for that context, milliseconds; without an
+    /// answer in time it prints nothing. Default 1000.
+    pub context_timeout_ms: u64,
     /// Where hooks keep undelivered events and each session's hook state. Default
     /// `<data_dir>/spool`.
     pub spool_dir: Option<std::path::PathBuf>,
@@ -32,6 +39,8 @@ impl Default for CaptureConfig {
         CaptureConfig {
             project: None,
             hook_timeout_ms: 50,
+            context_tokens: 1_500,
+            context_timeout_ms: 1_000,
             spool_dir: None,
             http_listen: String::new(),
             http_token: None,

@@ -67,13 +67,40 @@ pub async fn run(config: &Config, data_dir: &Path, args: HookArgs) -> ExitCode {
     };
     let agent = Agent::from(args.agent);
     let spool = spool_dir(config, data_dir);
-    let captured = match capture(config, &spool, agent, &input) {
+    let Captured {
+        events: captured,
+        hook_event_name,
+        project,
+    } = match capture(config, &spool, agent, &input) {
         Ok(captured) => captured,
         Err(err) => {
             eprintln!("agent-memory hook: {err:#}");
             return ExitCode::from(1);
         }
     };
+    let code = deliver(config, data_dir, &args, &spool, captured, started, budget).await;
+    if hook_event_name == "SessionStart" && config.capture.context_tokens > 0 {
+        // Printed on stdout, which both agents put in front of the model at session
+        // start. It has its own, longer wait: once per session, after the capture.
+        if let Some(text) =
+            session_context(config, args.nats_url.as_deref(), project.as_deref()).await
+        {
+            println!("{text}");
+        }
+    }
+    code
+}
+
+/// Sends the events within what is left of `budget`, else spools them.
+async fn deliver(
+    config: &Config,
+    data_dir: &Path,
+    args: &HookArgs,
+    spool: &SpoolDir,
+    captured: Vec<SpooledEvent>,
+    started: Instant,
+    budget: Duration,
+) -> ExitCode {
     if captured.is_empty() {
         return ExitCode::SUCCESS;
     }
@@ -92,12 +119,12 @@ pub async fn run(config: &Config, data_dir: &Path, args: HookArgs) -> ExitCode {
             // The daemon answers: send what earlier hooks spooled, if time is left.
             let left = budget.saturating_sub(started.elapsed());
             if spool.has_events() && !left.is_zero() {
-                let _ = tokio::time::timeout(left, flush(&spool, &delivery)).await;
+                let _ = tokio::time::timeout(left, flush(spool, &delivery)).await;
             }
             delivery.close().await;
         }
         Ok(Err(_)) | Err(_) => {
-            if let Err(err) = spool_events(data_dir, &spool, captured, config) {
+            if let Err(err) = spool_events(data_dir, spool, captured, config) {
                 eprintln!("agent-memory hook: no daemon answered and the spool failed: {err:#}");
                 return ExitCode::from(1);
             }
@@ -106,13 +133,54 @@ pub async fn run(config: &Config, data_dir: &Path, args: HookArgs) -> ExitCode {
     ExitCode::SUCCESS
 }
 
+/// What one hook input gave.
+struct Captured {
+    events: Vec<SpooledEvent>,
+    hook_event_name: String,
+    project: Option<String>,
+}
+
+/// The project's brief (`context.brief`) from the daemon, within
+/// `[capture] context_timeout_ms`; None when no daemon answers in time or the project
+/// has no memory yet.
+async fn session_context(
+    config: &Config,
+    nats_url: Option<&str>,
+    project: Option<&str>,
+) -> Option<String> {
+    let timeout = Duration::from_millis(config.capture.context_timeout_ms);
+    let project = project.unwrap_or(DEFAULT_PROJECT);
+    let body = serde_json::json!({ "token_budget": config.capture.context_tokens });
+    let asked = tokio::time::timeout(timeout, async {
+        let mut nats = config.nats.clone();
+        if let Some(url) = nats_url {
+            url.clone_into(&mut nats.url);
+        }
+        let client = memory_nats::connect(&nats, |_| {}).await.ok()?;
+        let subject = format!(
+            "{}.{project}.context.brief",
+            memory_nats::QUERY_SUBJECT_PREFIX
+        );
+        let payload = serde_json::to_vec(&body).ok()?;
+        let reply = client.request(subject, payload.into()).await.ok()?;
+        let value: Value = serde_json::from_slice(&reply.payload).ok()?;
+        value
+            .get("text")
+            .and_then(Value::as_str)
+            .filter(|text| !text.is_empty())
+            .map(str::to_owned)
+    })
+    .await;
+    asked.ok().flatten()
+}
+
 /// The hook input's events, with the session's hook state updated under its lock.
 fn capture(
     config: &Config,
     spool: &SpoolDir,
     agent: Agent,
     input: &Value,
-) -> anyhow::Result<Vec<SpooledEvent>> {
+) -> anyhow::Result<Captured> {
     let (session_id, _) = memory_agents::hook::identify(input)?;
     let mut lock = spool.session(agent, &session_id)?;
     let mut projects = Projects::new(config.capture.project.clone());
@@ -124,7 +192,11 @@ fn capture(
         memory_types::now_ms(),
     )?;
     lock.save()?;
-    Ok(spooled(out.project.as_deref(), out.events))
+    Ok(Captured {
+        events: spooled(out.project.as_deref(), out.events),
+        hook_event_name: out.hook_event_name,
+        project: out.project,
+    })
 }
 
 /// Redacts `events` (the daemon's rules and key) and appends them to the spool.

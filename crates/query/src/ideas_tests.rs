@@ -1438,3 +1438,53 @@ fn the_previous_turn_and_referenced_turns_are_always_included() {
         .expect_err("bad phrases");
     assert!(err.error.message.contains("\"llm\""), "{err:?}");
 }
+
+#[test]
+fn the_brief_cites_recent_sessions_and_what_is_still_true_within_its_budget() {
+    let fixture = Fixture::full(false);
+    let brief = fixture.call("context.brief", json!({}));
+    let text = brief["text"].as_str().expect("text");
+    assert!(text.contains("### Recent sessions"), "{text}");
+    assert!(
+        text.contains("[toc:segment:"),
+        "segments cite their node: {text}"
+    );
+    // The decision in force, not the one it superseded; the question still open, not
+    // the answered one; no todo (completed).
+    assert!(text.contains(SQLITE), "{text}");
+    assert!(!text.contains(POSTGRES), "{text}");
+    let open: Vec<&str> = brief["open_questions"]
+        .as_array()
+        .expect("questions")
+        .iter()
+        .filter_map(|item| item["text"].as_str())
+        .collect();
+    assert_eq!(open.len(), 1, "{brief}");
+    assert!(
+        open[0].starts_with(REDIS),
+        "the answered question is not open: {brief}"
+    );
+    assert!(!text.contains("### Open todos"), "{text}");
+    assert!(
+        brief["decisions"][0]["event_id"].as_str().is_some(),
+        "{brief}"
+    );
+    assert!(brief["token_estimate"].as_u64().expect("tokens") <= 1_500);
+    // The other project's memory never shows.
+    assert!(!text.contains("event q1"), "{text}");
+
+    // A small budget keeps the most useful lines and says how many it left out.
+    let small = fixture.call("context.brief", json!({"token_budget": 60}));
+    assert!(
+        small["token_estimate"].as_u64().expect("tokens") <= 60,
+        "{small}"
+    );
+    assert!(small["omitted"].as_u64().expect("omitted") > 0, "{small}");
+    // An empty project: no text at all rather than empty headings.
+    let empty = fixture
+        .try_call("nobody", "context.brief", json!({}))
+        .expect("brief");
+    assert_eq!(empty["text"], "", "{empty}");
+    let bad = fixture.try_call("p", "context.brief", json!({"budget": 5}));
+    assert_code(bad, ErrorCode::InvalidArgument, "budget");
+}

@@ -30,6 +30,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used))]
 
 pub mod api;
+mod brief;
 mod error;
 mod evidence;
 mod fusion;
@@ -53,6 +54,7 @@ mod teleport;
 mod tense;
 mod tier;
 
+pub use brief::{BriefItem, BriefRequest, BriefResponse, DEFAULT_BRIEF_TOKENS, MAX_BRIEF_TOKENS};
 pub use error::{QueryError, Result};
 pub use fusion::{Fusion, HybridSettings, RRF_K, VECTOR_SHARE};
 pub use navigator::STRONG_MATCH;

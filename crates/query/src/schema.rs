@@ -62,6 +62,7 @@ pub const METHOD_SCHEMAS: &[(&str, &str, &str)] = &[
         "TeleportSearchRequest",
         "VectorSearchResponse",
     ),
+    ("context.brief", "BriefRequest", "BriefResponse"),
     ("ideas.search", "IdeasSearchRequest", "IdeasSearchResponse"),
     ("ideas.get", "IdeaGetRequest", "IdeaGetResponse"),
     (
@@ -120,6 +121,7 @@ fn definitions() -> (Map<String, Value>, Map<String, Value>) {
         define::<TeleportSearchRequest>(&mut requests),
         define::<TeleportStatusRequest>(&mut requests),
         define::<TeleportSearchRequest>(&mut requests),
+        define::<crate::brief::BriefRequest>(&mut requests),
         define::<IdeasSearchRequest>(&mut requests),
         define::<IdeaGetRequest>(&mut requests),
         define::<OpenItemsRequest>(&mut requests),
@@ -147,6 +149,7 @@ fn definitions() -> (Map<String, Value>, Map<String, Value>) {
         define::<TeleportSearchResponse>(&mut responses),
         define::<TeleportStatusResponse>(&mut responses),
         define::<VectorSearchResponse>(&mut responses),
+        define::<crate::brief::BriefResponse>(&mut responses),
         define::<IdeasSearchResponse>(&mut responses),
         define::<IdeaGetResponse>(&mut responses),
         define::<IdeaListResponse>(&mut responses),

@@ -43,6 +43,7 @@ pub const METHODS: &[&str] = &[
     "teleport.search",
     "teleport.status",
     "vector.search",
+    "context.brief",
     "ideas.search",
     "ideas.get",
     "ideas.open_questions",
@@ -268,6 +269,12 @@ impl QueryService {
                 );
                 to_json(response)
             }
+            "context.brief" => to_json(crate::brief::brief(
+                self.view(project_id),
+                &self.store,
+                self.bm25.as_ref(),
+                &parse_request(method, payload)?,
+            )?),
             "ideas.get"
             | "ideas.open_questions"
             | "ideas.open_todos"
