@@ -7,8 +7,8 @@
 //! leaves the engine, each new idea is checked against its source: when fewer than half
 //! of its content words are in the source event's text, it moves to the event of the
 //! same session in the batch that holds the most of them (at least half), and the
-//! relations and entity links naming the old event follow; when no event does, the idea
-//! is dropped. Both are counted (`memory_indexing_llm_grounding_total{outcome}`). An
+//! relations and entity links that meant that idea follow it (under its new id; an
+//! event's other ideas keep theirs); when no event does, the idea is dropped. Both are counted (`memory_indexing_llm_grounding_total{outcome}`). An
 //! idea pinned on an event outside the part (its read-only `context`, or an earlier
 //! part's) moves to the part's event of the same session that holds half its words, or
 //! goes; an id the model invented is left to validation, which rejects and counts it.
@@ -78,6 +78,63 @@ fn share(content: &BTreeSet<String>, event: &BTreeSet<String>) -> f32 {
     content.intersection(event).count() as f32 / content.len() as f32
 }
 
+/// What grounding does to one idea.
+enum Fate {
+    Stays,
+    Moved { project_id: String, to: String },
+    Dropped,
+}
+
+/// Points the relations and entity links of `changes` at where their ideas go (`fates`,
+/// one per idea, in order), before the ideas move. A relation names its idea by source
+/// event and id (or the event's first idea); an entity link by source event (every idea
+/// of it). A dropped idea's relations are left for validation to refuse.
+fn follow(changes: &mut ChangeSet, fates: &[(Option<String>, Fate)]) {
+    if !fates
+        .iter()
+        .any(|(_, fate)| matches!(fate, Fate::Moved { .. }))
+    {
+        return;
+    }
+    let ideas = &changes.ideas;
+    for relation in &mut changes.relations {
+        // The idea it meant: the one with its id, else its event's first.
+        let meant = ideas.iter().zip(fates).find(|(idea, (original_id, _))| {
+            idea.source_event_id == relation.from_event_id
+                && relation
+                    .from_idea_id
+                    .as_ref()
+                    .is_none_or(|id| original_id.as_ref() == Some(id))
+        });
+        if let Some((idea, (_, Fate::Moved { project_id, to }))) = meant {
+            relation.from_event_id.clone_from(to);
+            relation.from_idea_id = Some(memory_ideas::idea_id(project_id, to, &idea.content));
+        }
+    }
+    let mut links = Vec::with_capacity(changes.entity_links.len());
+    for link in &changes.entity_links {
+        let of_event: Vec<&Fate> = ideas
+            .iter()
+            .zip(fates)
+            .filter(|(idea, _)| idea.source_event_id == link.idea_source_event_id)
+            .map(|(_, (_, fate))| fate)
+            .collect();
+        if of_event.is_empty() || of_event.iter().any(|fate| matches!(fate, Fate::Stays)) {
+            links.push(link.clone());
+        }
+        for fate in of_event {
+            if let Fate::Moved { to, .. } = fate {
+                let mut moved = link.clone();
+                moved.idea_source_event_id.clone_from(to);
+                if !links.contains(&moved) {
+                    links.push(moved);
+                }
+            }
+        }
+    }
+    changes.entity_links = links;
+}
+
 /// Re-anchors or drops the new ideas of `changes`, the model's answer for `part` of
 /// `batch`, whose content their source event does not hold, and drops copies of tool
 /// events (see the module docs).
@@ -102,9 +159,12 @@ pub fn ground(changes: &mut ChangeSet, part: &ExtractBatch, batch: &ExtractBatch
             )
         })
         .collect();
-    let mut moved: BTreeMap<String, String> = BTreeMap::new();
+    // Decide for each idea first (where it goes, or that it goes), then apply: the
+    // relations and entity links name an idea by its source event (and its id), so they
+    // must follow the idea they meant, not every idea of that event.
     let (mut num_moved, mut num_dropped, mut num_copied) = (0, 0, 0);
-    changes.ideas.retain_mut(|idea| {
+    let mut fates: Vec<(Option<String>, Fate)> = Vec::with_capacity(changes.ideas.len());
+    for idea in &changes.ideas {
         let content = words(&idea.content);
         // Where the idea belongs: its source when that says it; else the event of the
         // part, in the source's session, that says most of it. The source may be a
@@ -117,7 +177,10 @@ pub fn ground(changes: &mut ChangeSet, part: &ExtractBatch, batch: &ExtractBatch
             None => match elsewhere.get(idea.source_event_id.as_str()) {
                 Some(session) => *session,
                 // An id the model invented: validation rejects and counts it.
-                None => return true,
+                None => {
+                    fates.push((None, Fate::Stays));
+                    continue;
+                }
             },
         };
         let home = match source {
@@ -137,36 +200,43 @@ pub fn ground(changes: &mut ChangeSet, part: &ExtractBatch, batch: &ExtractBatch
                 .filter(|(best, _)| *best >= MIN_GROUNDED_SHARE)
                 .map(|(_, event)| event),
         };
-        match home {
-            None => {
-                num_dropped += 1;
-                false
-            }
-            Some(event) if is_copy(&idea.content, event) => {
-                num_copied += 1;
-                false
-            }
-            Some(event) if event.event_id != idea.source_event_id => {
-                moved.insert(idea.source_event_id.clone(), event.event_id.clone());
-                idea.source_event_id.clone_from(&event.event_id);
-                num_moved += 1;
-                true
-            }
-            Some(_) => true,
-        }
-    });
-    if !moved.is_empty() {
-        for relation in &mut changes.relations {
-            if let Some(to) = moved.get(&relation.from_event_id) {
-                relation.from_event_id.clone_from(to);
-            }
-        }
-        for link in &mut changes.entity_links {
-            if let Some(to) = moved.get(&link.idea_source_event_id) {
-                link.idea_source_event_id.clone_from(to);
-            }
-        }
+        let original_id = Some(memory_ideas::idea_id(
+            session_of_source.0,
+            &idea.source_event_id,
+            &idea.content,
+        ));
+        fates.push((
+            original_id,
+            match home {
+                None => {
+                    num_dropped += 1;
+                    Fate::Dropped
+                }
+                Some(event) if is_copy(&idea.content, event) => {
+                    num_copied += 1;
+                    Fate::Dropped
+                }
+                Some(event) if event.event_id != idea.source_event_id => {
+                    num_moved += 1;
+                    Fate::Moved {
+                        project_id: event.project_id.clone(),
+                        to: event.event_id.clone(),
+                    }
+                }
+                Some(_) => Fate::Stays,
+            },
+        ));
     }
+    follow(changes, &fates);
+    let mut fate = fates.iter().map(|(_, fate)| fate);
+    changes.ideas.retain_mut(|idea| match fate.next() {
+        Some(Fate::Dropped) => false,
+        Some(Fate::Moved { to, .. }) => {
+            idea.source_event_id.clone_from(to);
+            true
+        }
+        Some(Fate::Stays) | None => true,
+    });
     let metrics = &*LLM_ENGINE_METRICS;
     metrics
         .grounding

@@ -619,6 +619,61 @@ fn ideas_pinned_on_the_wrong_event_move_to_the_one_that_says_them_or_go() {
 }
 
 #[test]
+fn relations_and_entity_links_follow_the_idea_that_moved_not_its_old_event() {
+    // Two ideas pinned on e1; only the second moves (to e2, which says it). A relation
+    // naming e1's first idea stays; one naming the moved idea by id follows it under its
+    // new id; e1's entity link now also holds for the moved idea.
+    let redis = "We picked Redis for caching sessions.";
+    let batch = batch(vec![
+        event("e1", 1_000, redis),
+        event("e2", 2_000, DECISION),
+    ]);
+    let moved_content = "Postgres holds the session store";
+    let moved_old_id = memory_ideas::idea_id("p", "e1", moved_content);
+    let answer = json!({
+        "ideas": [
+            {"source_event_id": "e1", "content": "Redis caches the sessions",
+             "intent": "decision", "confidence": 0.9},
+            {"source_event_id": "e1", "content": moved_content,
+             "intent": "decision", "confidence": 0.9}
+        ],
+        "relations": [
+            {"from_event_id": "e1", "to_idea_id": "idea-first", "relation_type": "relates_to"},
+            {"from_event_id": "e1", "from_idea_id": moved_old_id, "to_idea_id": "idea-second",
+             "relation_type": "relates_to"}
+        ],
+        "entity_links": [{"idea_source_event_id": "e1", "entity_id": "ent-sessions"}]
+    });
+    let server = ScriptedServer::start(vec![ScriptedResponse::chat(&answer.to_string())]);
+    let mut engine = engine(&server, ToolProtocol::Native);
+    let changes = engine.extract(&batch, &graph()).expect("extract");
+    let sources: Vec<&str> = changes
+        .ideas
+        .iter()
+        .map(|idea| idea.source_event_id.as_str())
+        .collect();
+    assert_eq!(sources, ["e1", "e2"], "{changes:?}");
+    let first = &changes.relations[0];
+    assert_eq!(
+        (first.from_event_id.as_str(), first.from_idea_id.as_deref()),
+        ("e1", None)
+    );
+    let second = &changes.relations[1];
+    assert_eq!(second.from_event_id, "e2", "{changes:?}");
+    assert_eq!(
+        second.from_idea_id.as_deref(),
+        Some(memory_ideas::idea_id("p", "e2", moved_content).as_str()),
+        "the moved idea's new id"
+    );
+    let links: Vec<&str> = changes
+        .entity_links
+        .iter()
+        .map(|link| link.idea_source_event_id.as_str())
+        .collect();
+    assert_eq!(links, ["e1", "e2"], "{changes:?}");
+}
+
+#[test]
 fn copies_of_tool_calls_and_results_are_not_ideas() {
     // What the 0.5B did on the sample: a shell command and npm's output filed verbatim
     // as decisions; the user's decision next to them stays.
