@@ -1,6 +1,7 @@
 //! The tag key: 32 random bytes in the data dir, made at first start and never shown.
-//! Tags are only comparable under one key, so every daemon that writes one log must use
-//! the same file (cluster mode points `[redaction] key_file` at a shared one).
+//! Tags are only comparable under one key, so every process that redacts for one log
+//! (the daemon, `ingest --file`, the hooks writing their spool) must read the same file,
+//! and two that start at once must not each make their own.
 
 use std::io::Write;
 use std::path::Path;
@@ -12,8 +13,10 @@ const KEY_BYTES: usize = 32;
 /// Fewest bytes a key file may hold.
 const MIN_KEY_BYTES: usize = 16;
 
-/// Reads the key at `path`, or makes one there (owner-only on Unix, written to a
-/// temporary file and renamed, so a crash leaves no half key).
+/// Reads the key at `path`, or makes one there: owner-only on Unix, written whole to a
+/// temporary file of this process and then linked into place, which fails when another
+/// process got there first — then its key is read and used, so processes starting
+/// together agree on one key, and a crash leaves no half key.
 ///
 /// # Errors
 /// [`RedactError::Key`] when the file cannot be read or written, or is shorter than 16
@@ -37,10 +40,14 @@ pub fn load_or_create_key(path: &Path) -> Result<Vec<u8>, RedactError> {
     let directory = path.parent().unwrap_or_else(|| Path::new("."));
     std::fs::create_dir_all(directory)
         .map_err(|err| RedactError::Key(format!("creating {}: {err}", directory.display())))?;
-    let temporary = path.with_extension("tmp");
+    let mut suffix = [0u8; 8];
+    getrandom::fill(&mut suffix)
+        .map_err(|err| RedactError::Key(format!("no OS randomness for a new key: {err}")))?;
+    let suffix: String = suffix.iter().map(|byte| format!("{byte:02x}")).collect();
+    let temporary = path.with_extension(format!("tmp-{}-{suffix}", std::process::id()));
     let write = || -> std::io::Result<()> {
         let mut options = std::fs::OpenOptions::new();
-        options.write(true).create(true).truncate(true);
+        options.write(true).create_new(true);
         #[cfg(unix)]
         {
             use std::os::unix::fs::OpenOptionsExt;
@@ -48,11 +55,33 @@ pub fn load_or_create_key(path: &Path) -> Result<Vec<u8>, RedactError> {
         }
         let mut file = options.open(&temporary)?;
         file.write_all(&key)?;
-        file.sync_all()?;
-        std::fs::rename(&temporary, path)
+        file.sync_all()
     };
-    write().map_err(|err| RedactError::Key(format!("writing {shown}: {err}")))?;
+    let linked = write().and_then(|()| std::fs::hard_link(&temporary, path));
+    let _ = std::fs::remove_file(&temporary);
+    match linked {
+        Ok(()) => {}
+        // Another process made it meanwhile: use its key.
+        Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => return load_existing(path),
+        Err(err) => return Err(RedactError::Key(format!("writing {shown}: {err}"))),
+    }
     Ok(key)
+}
+
+/// The key another process just made.
+fn load_existing(path: &Path) -> Result<Vec<u8>, RedactError> {
+    match std::fs::read(path) {
+        Ok(key) if key.len() >= MIN_KEY_BYTES => Ok(key),
+        Ok(key) => Err(RedactError::Key(format!(
+            "{} holds {} bytes, fewer than {MIN_KEY_BYTES}",
+            path.display(),
+            key.len()
+        ))),
+        Err(err) => Err(RedactError::Key(format!(
+            "reading {}: {err}",
+            path.display()
+        ))),
+    }
 }
 
 #[cfg(test)]
@@ -72,6 +101,20 @@ mod tests {
             let mode = std::fs::metadata(&path).expect("meta").permissions().mode();
             assert_eq!(mode & 0o777, 0o600);
         }
+        // Many makers at once agree on one key.
+        let racing = dir.path().join("racing.key");
+        let keys: Vec<Vec<u8>> = std::thread::scope(|scope| {
+            let makers: Vec<_> = (0..8)
+                .map(|_| scope.spawn(|| load_or_create_key(&racing).expect("key")))
+                .collect();
+            makers
+                .into_iter()
+                .map(|maker| maker.join().expect("join"))
+                .collect()
+        });
+        assert!(keys.iter().all(|key| *key == keys[0]), "one key for all");
+        let leftovers = std::fs::read_dir(dir.path()).expect("dir").count();
+        assert_eq!(leftovers, 2, "no temporary files left");
         std::fs::write(&path, b"short").expect("write");
         let err = load_or_create_key(&path).expect_err("short key");
         assert!(err.to_string().contains("5 bytes"), "{err}");
