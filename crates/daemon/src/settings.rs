@@ -163,11 +163,15 @@ pub fn pipeline_config(config: &Config, data_dir: &Path) -> PipelineConfig {
         bm25: bm25_settings(config, data_dir),
         vector: vector_settings(config, data_dir),
         indexing: indexing_settings(config, &spend),
-        indexing_window: Duration::from_millis(if uses_llm_engine(config) {
-            config.indexing.llm_window_ms
-        } else {
-            config.indexing.window_ms
-        }),
+        // The LLM engine's longer window only when it will run: a model that cannot be
+        // used leaves the heuristic engine, which wants its own.
+        indexing_window: Duration::from_millis(
+            if uses_llm_engine(config) && memory_llm::ChatClient::new(&config.llm).is_ok() {
+                config.indexing.llm_window_ms
+            } else {
+                config.indexing.window_ms
+            },
+        ),
         indexing_batch_events: config.indexing.batch_events,
         // Validated when the configuration was loaded.
         bm25_prune_schedule: config.teleport.bm25.prune_schedule.parse().ok(),
