@@ -562,6 +562,24 @@ pub fn wait_http_ok(url: &str, timeout: Duration) -> anyhow::Result<()> {
 /// to EOF yields the whole response. Good enough for `/readyz`, `/healthz` and
 /// `/metrics` on loopback.
 pub fn http_get(url: &str) -> anyhow::Result<(u16, String)> {
+    http_request("GET", url, &[], b"")
+}
+
+/// `POST url` with `headers` and `body`, as [`http_get`] does a GET.
+pub fn http_post(
+    url: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> anyhow::Result<(u16, String)> {
+    http_request("POST", url, headers, body)
+}
+
+fn http_request(
+    method: &str,
+    url: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> anyhow::Result<(u16, String)> {
     let rest = url.strip_prefix("http://").unwrap_or(url);
     let (authority, path) = match rest.find('/') {
         Some(i) => (&rest[..i], &rest[i..]),
@@ -572,13 +590,24 @@ pub fn http_get(url: &str) -> anyhow::Result<(u16, String)> {
         .with_context(|| format!("resolving {authority}"))?
         .next()
         .with_context(|| format!("{authority} resolved to no address"))?;
-    let timeout = Duration::from_secs(2);
+    // Health probes fail fast; a hook's answer waits for its commit.
+    let timeout = Duration::from_secs(if method == "GET" { 2 } else { 10 });
     let mut stream = TcpStream::connect_timeout(&addr, timeout)?;
     stream.set_read_timeout(Some(timeout))?;
     stream.set_write_timeout(Some(timeout))?;
     // One write, so a server that reads the request in one go sees all of it.
-    let request = format!("GET {path} HTTP/1.0\r\nHost: {authority}\r\nConnection: close\r\n\r\n");
-    stream.write_all(request.as_bytes())?;
+    let mut request =
+        format!("{method} {path} HTTP/1.0\r\nHost: {authority}\r\nConnection: close\r\n");
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    if method != "GET" {
+        request.push_str(&format!("Content-Length: {}\r\n", body.len()));
+    }
+    request.push_str("\r\n");
+    let mut bytes = request.into_bytes();
+    bytes.extend_from_slice(body);
+    stream.write_all(&bytes)?;
     let mut raw = Vec::new();
     stream.read_to_end(&mut raw)?;
     let text = String::from_utf8_lossy(&raw);

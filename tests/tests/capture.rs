@@ -17,7 +17,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use anyhow::{Context, bail};
-use memory_e2e_tests::{NatsServer, build_daemon, export_events, repo_root, serve_daemon};
+use memory_e2e_tests::{
+    NatsServer, build_daemon, export_events, free_port, http_post, repo_root, serve_daemon,
+};
 use serde_json::Value;
 
 fn fixtures() -> PathBuf {
@@ -131,7 +133,16 @@ fn hooks_spool_and_imports_store_each_turn_once() -> anyhow::Result<()> {
     assert!(spooled.contains("[REDACTED:"), "{spooled}");
 
     // 2. The daemon comes up; a flush stores the spool once.
-    let (mut daemon, _metrics) = serve_daemon(&nats.url(), data, &[])?;
+    let hook_port = free_port();
+    let hook_listen = format!("127.0.0.1:{hook_port}");
+    let (mut daemon, _metrics) = serve_daemon(
+        &nats.url(),
+        data,
+        &[
+            ("AGENT_MEMORY_CAPTURE__HTTP_LISTEN", hook_listen.as_str()),
+            ("AGENT_MEMORY_CAPTURE__HTTP_TOKEN", "hook-token-for-test"),
+        ],
+    )?;
     let flushed = cli_json(
         data,
         &["spool", "flush", "--nats-url", &nats.url(), "--json"],
@@ -249,11 +260,38 @@ fn hooks_spool_and_imports_store_each_turn_once() -> anyhow::Result<()> {
         "within the token budget: {context}"
     );
 
+    // 6. The HTTP hook: the same input over `POST /hooks/claude-code`, no process per
+    //    event; a token is required, bad input is a 400 that disturbs nothing.
+    let url = format!("http://{hook_listen}/hooks/claude-code");
+    let auth = [("Authorization", "Bearer hook-token-for-test")];
+    let mut prompt = hook_input("UserPromptSubmit")?;
+    prompt["prompt"] = Value::String("Posted over HTTP: keep the cart clock injectable.".into());
+    let body = serde_json::to_vec(&prompt)?;
+    let (status, answer) = http_post(&url, &[], &body)?;
+    assert_eq!(status, 401, "{answer}");
+    let (status, answer) = http_post(&url, &auth, b"{not json")?;
+    assert_eq!(status, 400, "{answer}");
+    let (status, answer) = http_post(&url, &auth, br#"{"hook_event_name": "Stop"}"#)?;
+    assert_eq!(status, 400, "no session_id: {answer}");
+    assert!(answer.contains("session_id"), "{answer}");
+    let (status, answer) = http_post(&url, &auth, &body)?;
+    assert_eq!(status, 200, "{answer}");
+    let answer: Value = serde_json::from_str(&answer)?;
+    assert_eq!(number(&answer, "accepted"), 1, "{answer}");
+    let (status, answer) = http_post(&url, &auth, &serde_json::to_vec(&start)?)?;
+    assert_eq!(status, 200, "{answer}");
+    let answer: Value = serde_json::from_str(&answer)?;
+    let context = answer["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(context.contains("### Recent sessions"), "{answer}");
+
     daemon.terminate()?;
     let exported = export_events(data, "webapp")?;
-    // Every session start that reached the daemon is stored (the one of step 5 once).
+    // Every session start that reached the daemon is stored (the one of step 5 once),
+    // and the prompt posted over HTTP.
     let expected =
-        spooled_lines as u64 + number(&first, "accepted") + number(&codex, "accepted") + 1;
+        spooled_lines as u64 + number(&first, "accepted") + number(&codex, "accepted") + 2;
     assert_eq!(exported.len() as u64, expected, "each turn stored once");
     let agents: std::collections::BTreeSet<&str> = exported
         .iter()
@@ -268,5 +306,59 @@ fn hooks_spool_and_imports_store_each_turn_once() -> anyhow::Result<()> {
             bail!("{secret} found in {}", path.display());
         }
     }
+    Ok(())
+}
+
+#[test]
+fn install_writes_claude_code_settings_and_uninstall_takes_them_back() -> anyhow::Result<()> {
+    let home = tempfile::tempdir()?;
+    let project = tempfile::tempdir()?;
+    let settings_path = project.path().join(".claude/settings.json");
+    std::fs::create_dir_all(settings_path.parent().context("parent")?)?;
+    let theirs = serde_json::json!({
+        "permissions": {"allow": ["Bash(npm test)"]},
+        "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}]}
+    });
+    std::fs::write(&settings_path, serde_json::to_string_pretty(&theirs)?)?;
+    let run = |verb: &str| -> anyhow::Result<()> {
+        let output = Command::new(build_daemon()?)
+            .args([verb, "claude-code", "--project"])
+            .arg(project.path())
+            .env("HOME", home.path())
+            .output()?;
+        if !output.status.success() {
+            bail!("{verb}: {}", String::from_utf8_lossy(&output.stderr));
+        }
+        Ok(())
+    };
+    run("install")?;
+    run("install")?;
+    let settings: Value = serde_json::from_str(&std::fs::read_to_string(&settings_path)?)?;
+    assert_eq!(settings["permissions"], theirs["permissions"]);
+    let stop = settings["hooks"]["Stop"].as_array().context("Stop")?;
+    assert_eq!(stop.len(), 2, "theirs and ours, once: {settings}");
+    let command = stop[1]["hooks"][0]["command"].as_str().context("command")?;
+    assert!(
+        command.ends_with("memory-daemon hook claude-code"),
+        "{command}"
+    );
+    assert!(Path::new(command.trim_end_matches(" hook claude-code")).is_absolute());
+    let mcp: Value =
+        serde_json::from_str(&std::fs::read_to_string(project.path().join(".mcp.json"))?)?;
+    assert_eq!(
+        mcp["mcpServers"]["agent-memory"]["args"],
+        serde_json::json!(["mcp"])
+    );
+    assert!(
+        !home.path().join(".claude.json").exists(),
+        "--project leaves the user's alone"
+    );
+
+    run("uninstall")?;
+    let settings: Value = serde_json::from_str(&std::fs::read_to_string(&settings_path)?)?;
+    assert_eq!(settings, theirs, "exactly what they had");
+    let mcp: Value =
+        serde_json::from_str(&std::fs::read_to_string(project.path().join(".mcp.json"))?)?;
+    assert_eq!(mcp, serde_json::json!({}));
     Ok(())
 }

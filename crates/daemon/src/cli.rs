@@ -108,6 +108,14 @@ pub enum Command {
     },
     /// Import a coding agent's transcripts (idempotent, resumable).
     Import(ImportArgs),
+    /// Write the hooks and the MCP server into the agent's settings (kept: everything
+    /// else there).
+    Install(InstallArgs),
+    /// Remove what `install` wrote.
+    Uninstall(InstallArgs),
+    /// Serve the memory to agents as an MCP server (stdio, or streamable HTTP with
+    /// --listen): tools search, navigate, timeline, get_events, remember, status.
+    Mcp(crate::mcp::McpArgs),
 }
 
 /// A coding agent.
@@ -152,6 +160,21 @@ pub struct SpoolFlushArgs {
     /// Print the result as JSON.
     #[arg(long)]
     pub json: bool,
+}
+
+/// `install` / `uninstall`.
+#[derive(Debug, Args)]
+pub struct InstallArgs {
+    /// Which agent.
+    #[arg(value_enum)]
+    pub agent: AgentArg,
+    /// Into the project's `.claude/settings.json` and `.mcp.json` (of DIR, default the
+    /// current directory) instead of the user's.
+    #[arg(long, num_args = 0..=1, value_name = "DIR", conflicts_with = "user")]
+    pub project: Option<Option<PathBuf>>,
+    /// Into the user's `~/.claude/settings.json` and `~/.claude.json` (the default).
+    #[arg(long)]
+    pub user: bool,
 }
 
 /// `import`.

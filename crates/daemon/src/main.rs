@@ -11,10 +11,13 @@ mod demo;
 mod embedded;
 mod export;
 mod hook_cli;
+mod hook_http;
 mod ideas_args;
 mod ideas_cli;
 mod import_cli;
 mod ingest_file;
+mod install_cli;
+mod mcp;
 mod query_cli;
 mod query_target;
 mod recall;
@@ -125,9 +128,12 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let config = settings::for_batch_job(config);
             hook_cli::flush_command(&config, &data_dir, args).await
         }
+        Command::Install(args) => install_cli::run(&args, false),
+        Command::Uninstall(args) => install_cli::run(&args, true),
         Command::Import(args) => {
             let config = settings::for_batch_job(config);
             import_cli::run(&config, &data_dir, args, cli.log_level.as_deref()).await
         }
+        Command::Mcp(args) => mcp::run(&config, &data_dir, args, cli.log_level.as_deref()).await,
     }
 }

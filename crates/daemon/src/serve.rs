@@ -130,6 +130,14 @@ pub async fn run(
         pipeline.vector.clone(),
     )
     .with_recall_sink(recall_sink);
+    let hooks = crate::hook_http::start(
+        &config,
+        &data_dir,
+        pipeline.ingest.clone(),
+        query_service.clone(),
+        shutdown.clone(),
+    )
+    .await?;
     let queries = memory_nats::QueryServer::start(
         client.clone(),
         Arc::new(QueryAdapter(query_service)),
@@ -164,6 +172,9 @@ pub async fn run(
     health.set_ready("store", false, "shutting down");
     shutdown.cancel();
     request_reply.join().await;
+    if let Some(hooks) = hooks {
+        hooks.join().await;
+    }
     if let Some(jetstream) = jetstream {
         let _ = jetstream.await;
     }
