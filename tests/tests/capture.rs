@@ -263,12 +263,24 @@ fn hooks_spool_and_imports_store_each_turn_once() -> anyhow::Result<()> {
     // 6. The HTTP hook: the same input over `POST /hooks/claude-code`, no process per
     //    event; a token is required, bad input is a 400 that disturbs nothing.
     let url = format!("http://{hook_listen}/hooks/claude-code");
-    let auth = [("Authorization", "Bearer hook-token-for-test")];
+    let auth = [
+        ("Authorization", "Bearer hook-token-for-test"),
+        ("Content-Type", "application/json"),
+    ];
     let mut prompt = hook_input("UserPromptSubmit")?;
     prompt["prompt"] = Value::String("Posted over HTTP: keep the cart clock injectable.".into());
     let body = serde_json::to_vec(&prompt)?;
-    let (status, answer) = http_post(&url, &[], &body)?;
+    let (status, answer) = http_post(&url, &[("Content-Type", "application/json")], &body)?;
     assert_eq!(status, 401, "{answer}");
+    // What a web page could send to loopback: refused before anything is read.
+    let (status, answer) = http_post(&url, &[auth[0], ("Content-Type", "text/plain")], &body)?;
+    assert_eq!(status, 415, "{answer}");
+    let (status, answer) = http_post(
+        &url,
+        &[auth[0], auth[1], ("Origin", "https://evil.example")],
+        &body,
+    )?;
+    assert_eq!(status, 403, "{answer}");
     let (status, answer) = http_post(&url, &auth, b"{not json")?;
     assert_eq!(status, 400, "{answer}");
     let (status, answer) = http_post(&url, &auth, br#"{"hook_event_name": "Stop"}"#)?;
@@ -286,12 +298,41 @@ fn hooks_spool_and_imports_store_each_turn_once() -> anyhow::Result<()> {
         .unwrap_or_default();
     assert!(context.contains("### Recent sessions"), "{answer}");
 
+    // 7. Codex's legacy `notify` program gets its payload as its last argument.
+    let notify_path = fixtures().join("hooks/codex/notify-agent-turn-complete.json");
+    let mut notify: Value = serde_json::from_str(&std::fs::read_to_string(notify_path)?)?;
+    notify["last-assistant-message"] = Value::String("The watcher is stopped.".into());
+    let output = Command::new(build_daemon()?)
+        .arg("--data-dir")
+        .arg(data)
+        .args([
+            "hook",
+            "codex",
+            "--nats-url",
+            &nats.url(),
+            "--timeout-ms",
+            "10000",
+        ])
+        .arg(serde_json::to_string(&notify)?)
+        .stdin(Stdio::null())
+        .output()?;
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(&spool)?.trim(),
+        "",
+        "reached the daemon"
+    );
+
     daemon.terminate()?;
     let exported = export_events(data, "webapp")?;
     // Every session start that reached the daemon is stored (the one of step 5 once),
-    // and the prompt posted over HTTP.
+    // the prompt posted over HTTP, and notify's new answer (its prompt was imported).
     let expected =
-        spooled_lines as u64 + number(&first, "accepted") + number(&codex, "accepted") + 2;
+        spooled_lines as u64 + number(&first, "accepted") + number(&codex, "accepted") + 3;
     assert_eq!(exported.len() as u64, expected, "each turn stored once");
     let agents: std::collections::BTreeSet<&str> = exported
         .iter()

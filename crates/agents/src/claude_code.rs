@@ -65,9 +65,19 @@ pub struct TranscriptReader<'a> {
     since_ms: Option<u64>,
     events: Vec<EventV1>,
     skipped: Skipped,
+    state: FileState,
+}
+
+/// What a reader knows of one file between reads (`--follow` reads a file in slices):
+/// the tool calls whose results may come later, the last timestamp, the response still
+/// being written, and the response flushed because the file went still, whose late lines
+/// are its continuation rather than a replay.
+#[derive(Default)]
+pub struct FileState {
     pending: Option<Response>,
     tools: HashMap<String, ToolUse>,
     last_timestamp: Option<String>,
+    idle_flushed: Option<String>,
 }
 
 /// A tool call seen in this file, for its result's metadata.
@@ -80,6 +90,9 @@ struct ToolUse {
 /// The lines of one API response so far.
 struct Response {
     message_id: String,
+    /// What its assistant message's id is made of: the message id, or for the rest of a
+    /// response flushed early, the message id and the first late line's uuid.
+    event_key: String,
     context: LineContext,
     text: Vec<String>,
     tool_uses: Vec<Value>,
@@ -114,10 +127,39 @@ impl<'a> TranscriptReader<'a> {
             since_ms,
             events: Vec::new(),
             skipped: Skipped::default(),
-            pending: None,
-            tools: HashMap::new(),
-            last_timestamp: None,
+            state: FileState::default(),
         }
+    }
+
+    /// A reader continuing a file read before, with what it knew of it.
+    pub fn resume(
+        book: &'a mut SessionBook,
+        projects: &'a mut Projects,
+        scope: Scope,
+        since_ms: Option<u64>,
+        state: FileState,
+    ) -> TranscriptReader<'a> {
+        let mut reader = TranscriptReader::new(book, projects, scope, since_ms);
+        reader.state = state;
+        reader
+    }
+
+    /// Stops reading for now: the events so far, what was skipped, and the file's state
+    /// for [`TranscriptReader::resume`] (a response still open stays open).
+    pub fn suspend(self) -> (Vec<EventV1>, Skipped, FileState) {
+        (self.events, self.skipped, self.state)
+    }
+
+    /// The file has been still: the open response is taken as complete; lines of it that
+    /// come later become its continuation, not a replay.
+    pub fn flush_idle(&mut self) {
+        let flushed = self
+            .state
+            .pending
+            .as_ref()
+            .map(|pending| pending.message_id.clone());
+        self.flush();
+        self.state.idle_flushed = flushed;
     }
 
     /// Reads one line (without its newline).
@@ -180,7 +222,7 @@ impl<'a> TranscriptReader<'a> {
         };
         let timestamp = match value.get("timestamp").and_then(Value::as_str) {
             Some(timestamp) => timestamp.to_owned(),
-            None => match &self.last_timestamp {
+            None => match &self.state.last_timestamp {
                 Some(previous) => previous.clone(),
                 None => {
                     self.skipped.add("no_timestamp");
@@ -188,7 +230,7 @@ impl<'a> TranscriptReader<'a> {
                 }
             },
         };
-        self.last_timestamp = Some(timestamp.clone());
+        self.state.last_timestamp = Some(timestamp.clone());
         let project = value
             .get("cwd")
             .and_then(Value::as_str)
@@ -314,6 +356,14 @@ impl<'a> TranscriptReader<'a> {
         if text.trim().is_empty() {
             return;
         }
+        if text
+            .trim_start()
+            .starts_with("[Request interrupted by user")
+        {
+            // Claude Code's marker of an interrupted turn, written as a user line.
+            self.skipped.add("interrupt_marker");
+            return;
+        }
         if self.scope != Scope::All {
             return;
         }
@@ -363,6 +413,7 @@ impl<'a> TranscriptReader<'a> {
             _ => String::new(),
         };
         if self
+            .state
             .tools
             .get(tool_use_id)
             .is_some_and(|tool| crate::draft::is_own_tool(&tool.name))
@@ -378,7 +429,7 @@ impl<'a> TranscriptReader<'a> {
         if block.get("is_error").and_then(Value::as_bool) == Some(true) {
             draft = draft.meta("is_error", "true");
         }
-        if let Some(tool) = self.tools.get(tool_use_id) {
+        if let Some(tool) = self.state.tools.get(tool_use_id) {
             draft = draft.meta("tool_name", tool.name.clone());
             if let Some(path) = &tool.file_path {
                 draft = draft.meta(memory_redact::FILE_PATH_KEY, path.clone());
@@ -405,20 +456,29 @@ impl<'a> TranscriptReader<'a> {
             .map(str::to_owned)
             .unwrap_or_else(|| context.uuid.clone());
         if self
+            .state
             .pending
             .as_ref()
             .is_some_and(|pending| pending.message_id != message_id)
         {
             self.flush();
         }
-        if self.pending.is_none() {
+        if self.state.pending.is_none() {
+            let mut event_key = message_id.clone();
             if self.book.responses.contains(&message_id) {
-                // Replayed by a forked subagent, or read again by a later hook.
-                self.skipped.add("replayed");
-                return;
+                if self.state.idle_flushed.as_deref() == Some(message_id.as_str()) {
+                    // The rest of a response flushed when the file went still: its own
+                    // events, after what was already stored.
+                    event_key = format!("{message_id}+{}", context.uuid);
+                } else {
+                    // Replayed by a forked subagent, or read again by a later hook.
+                    self.skipped.add("replayed");
+                    return;
+                }
             }
-            self.pending = Some(Response {
+            self.state.pending = Some(Response {
                 message_id: message_id.clone(),
+                event_key,
                 context: context.clone(),
                 text: Vec::new(),
                 tool_uses: Vec::new(),
@@ -431,9 +491,10 @@ impl<'a> TranscriptReader<'a> {
         for block in blocks {
             match block.get("type").and_then(Value::as_str) {
                 Some("text") => {
-                    if let (Some(text), Some(pending)) =
-                        (block.get("text").and_then(Value::as_str), &mut self.pending)
-                    {
+                    if let (Some(text), Some(pending)) = (
+                        block.get("text").and_then(Value::as_str),
+                        &mut self.state.pending,
+                    ) {
                         pending.text.push(text.to_owned());
                     }
                 }
@@ -448,9 +509,9 @@ impl<'a> TranscriptReader<'a> {
                         command: block.get("input").and_then(command_of),
                     };
                     if let Some(id) = block.get("id").and_then(Value::as_str) {
-                        self.tools.insert(id.to_owned(), tool);
+                        self.state.tools.insert(id.to_owned(), tool);
                     }
-                    if let Some(pending) = &mut self.pending {
+                    if let Some(pending) = &mut self.state.pending {
                         pending.tool_uses.push(block.clone());
                     }
                 }
@@ -462,15 +523,16 @@ impl<'a> TranscriptReader<'a> {
 
     /// Turns the pending response into events.
     fn flush(&mut self) {
-        let Some(response) = self.pending.take() else {
+        let Some(response) = self.state.pending.take() else {
             return;
         };
+        self.state.idle_flushed = None;
         self.book.responses.insert(response.message_id.clone());
         let context = response.context;
         self.start_session(&context);
         let text = response.text.join("\n");
         if !text.trim().is_empty() {
-            let id = format!("{PREFIX}:{}", name_key(&response.message_id));
+            let id = format!("{PREFIX}:{}", name_key(&response.event_key));
             let draft = self
                 .draft(id, &context, EventKind::AssistantMessage)
                 .text(&text, MAX_MESSAGE_CHARS)

@@ -55,12 +55,20 @@ pub struct RolloutReader<'a> {
     projects: &'a mut Projects,
     scope: Scope,
     since_ms: Option<u64>,
+    state: RolloutState,
+    events: Vec<EventV1>,
+    skipped: Skipped,
+}
+
+/// What a reader knows of one rollout between reads (`--follow` reads in slices): the
+/// session, its project and branch (said once, at the top), the calls whose outputs may
+/// come later.
+#[derive(Clone, Debug, Default)]
+pub struct RolloutState {
     session_id: Option<String>,
     project: Option<String>,
     git_branch: String,
     tools: HashMap<String, (String, Option<String>, Option<String>)>,
-    events: Vec<EventV1>,
-    skipped: Skipped,
 }
 
 impl<'a> RolloutReader<'a> {
@@ -78,13 +86,31 @@ impl<'a> RolloutReader<'a> {
             projects,
             scope,
             since_ms,
-            session_id: session_hint,
-            project: None,
-            git_branch: String::new(),
-            tools: HashMap::new(),
+            state: RolloutState {
+                session_id: session_hint,
+                ..RolloutState::default()
+            },
             events: Vec::new(),
             skipped: Skipped::default(),
         }
+    }
+
+    /// A reader continuing a rollout read before.
+    pub fn resume(
+        occurrences: &'a mut Occurrences,
+        projects: &'a mut Projects,
+        scope: Scope,
+        since_ms: Option<u64>,
+        state: RolloutState,
+    ) -> RolloutReader<'a> {
+        let mut reader = RolloutReader::new(occurrences, projects, scope, since_ms, None);
+        reader.state = state;
+        reader
+    }
+
+    /// Stops reading for now: the events, what was skipped, and the rollout's state.
+    pub fn suspend(self) -> (Vec<EventV1>, Skipped, RolloutState) {
+        (self.events, self.skipped, self.state)
     }
 
     /// Reads one line.
@@ -107,7 +133,7 @@ impl<'a> RolloutReader<'a> {
             "session_meta" => self.session_meta(payload, &timestamp),
             "turn_context" => {
                 if let Some(cwd) = payload.get("cwd").and_then(Value::as_str) {
-                    self.project = Some(self.projects.of(cwd));
+                    self.state.project = Some(self.projects.of(cwd));
                 }
             }
             "response_item" => self.item(payload, &timestamp),
@@ -142,18 +168,18 @@ impl<'a> RolloutReader<'a> {
 
     fn session_meta(&mut self, payload: &Value, timestamp: &str) {
         if let Some(id) = payload.get("id").and_then(Value::as_str) {
-            self.session_id = Some(id.to_owned());
+            self.state.session_id = Some(id.to_owned());
         }
         if let Some(cwd) = payload.get("cwd").and_then(Value::as_str) {
-            self.project = Some(self.projects.of(cwd));
+            self.state.project = Some(self.projects.of(cwd));
         }
         if let Some(branch) = payload.pointer("/git/branch").and_then(Value::as_str) {
-            branch.clone_into(&mut self.git_branch);
+            branch.clone_into(&mut self.state.git_branch);
         }
         if self.scope != Scope::All {
             return;
         }
-        let Some(session) = self.session_id.clone() else {
+        let Some(session) = self.state.session_id.clone() else {
             self.skipped.add("no_session");
             return;
         };
@@ -169,7 +195,7 @@ impl<'a> RolloutReader<'a> {
         Draft::new(
             SOURCE,
             id,
-            self.session_id.as_deref().unwrap_or(""),
+            self.state.session_id.as_deref().unwrap_or(""),
             kind,
             TimestampV1::Rfc3339(timestamp.to_owned()),
         )
@@ -184,13 +210,13 @@ impl<'a> RolloutReader<'a> {
             return;
         }
         let draft = draft
-            .project(self.project.as_deref())
-            .meta("git_branch", self.git_branch.clone());
+            .project(self.state.project.as_deref())
+            .meta("git_branch", self.state.git_branch.clone());
         self.events.push(draft.build());
     }
 
     fn item(&mut self, payload: &Value, timestamp: &str) {
-        let Some(session) = self.session_id.clone() else {
+        let Some(session) = self.state.session_id.clone() else {
             self.skipped.add("no_session");
             return;
         };
@@ -273,7 +299,9 @@ impl<'a> RolloutReader<'a> {
             .unwrap_or("shell")
             .to_owned();
         if crate::draft::is_own_tool(&name) {
-            self.tools.insert(call_id.to_owned(), (name, None, None));
+            self.state
+                .tools
+                .insert(call_id.to_owned(), (name, None, None));
             self.skipped.add("own_tool");
             return;
         }
@@ -288,7 +316,7 @@ impl<'a> RolloutReader<'a> {
         };
         let command = command_of(&input);
         let file_path = file_path_of(&input);
-        self.tools.insert(
+        self.state.tools.insert(
             call_id.to_owned(),
             (name.clone(), file_path.clone(), command.clone()),
         );
@@ -336,6 +364,7 @@ impl<'a> RolloutReader<'a> {
             _ => (raw, None),
         };
         if self
+            .state
             .tools
             .get(call_id)
             .is_some_and(|(name, ..)| crate::draft::is_own_tool(name))
@@ -356,7 +385,7 @@ impl<'a> RolloutReader<'a> {
         if let Some(code) = exit_code {
             draft = draft.meta("exit_code", code);
         }
-        if let Some((name, file_path, command)) = self.tools.get(call_id).cloned() {
+        if let Some((name, file_path, command)) = self.state.tools.get(call_id).cloned() {
             draft = draft.meta("tool_name", name);
             if let Some(path) = file_path {
                 draft = draft.meta(memory_redact::FILE_PATH_KEY, path);

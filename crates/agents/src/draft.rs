@@ -25,6 +25,9 @@ pub const MAX_TOOL_TEXT_CHARS: usize = 16 * 1024;
 /// and well below the ingest limit of one event (1 MiB) even in four-byte characters.
 pub const MAX_MESSAGE_CHARS: usize = 64 * 1024;
 
+/// Longest metadata value kept (a command, a path): what identifies it is its start.
+pub const MAX_META_CHARS: usize = 4 * 1024;
+
 /// Metadata key: which agent the event came from (`claude-code`, `codex`).
 pub const SOURCE_KEY: &str = "source";
 /// Metadata key: how many characters of the text were cut by the caps above.
@@ -169,10 +172,16 @@ impl Draft {
         self
     }
 
-    /// Sets one metadata value (empty values are left out).
+    /// Sets one metadata value (empty values are left out; long ones, a heredoc in a
+    /// shell command say, keep their head and tail within [`MAX_META_CHARS`]).
     #[must_use]
     pub fn meta(mut self, key: &str, value: impl Into<String>) -> Draft {
         let value = value.into();
+        let value = if value.chars().count() > MAX_META_CHARS {
+            cap(&value, MAX_META_CHARS).0
+        } else {
+            value
+        };
         if !value.is_empty()
             && let Some(metadata) = self.event.metadata.as_mut()
         {

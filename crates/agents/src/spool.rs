@@ -35,22 +35,27 @@ pub struct SpoolDir {
 
 /// A session's hook state, locked until dropped; [`SessionLock::save`] writes it back.
 pub struct SessionLock {
-    file: File,
+    _lock: File,
+    path: PathBuf,
     /// The state as loaded (default for a new session, or an unreadable file).
     pub state: HookState,
 }
 
 impl SessionLock {
-    /// Writes the state back (the lock is held until the value is dropped).
+    /// Writes the state back whole (a temporary file renamed over it, so a crash leaves
+    /// the old state or the new, never a torn one); the lock, on a file of its own, is
+    /// held until the value is dropped.
     ///
     /// # Errors
     /// The file cannot be written.
     pub fn save(&mut self) -> std::io::Result<()> {
         let bytes = serde_json::to_vec(&self.state).map_err(std::io::Error::other)?;
-        self.file.set_len(0)?;
-        self.file.seek(SeekFrom::Start(0))?;
-        self.file.write_all(&bytes)?;
-        self.file.sync_data()
+        let temporary = self.path.with_extension("json.tmp");
+        let mut file = SpoolDir::open_private(&temporary)?;
+        file.set_len(0)?;
+        file.write_all(&bytes)?;
+        file.sync_data()?;
+        std::fs::rename(&temporary, &self.path)
     }
 }
 
@@ -65,7 +70,8 @@ pub struct SpoolLock {
 }
 
 impl SpoolLock {
-    /// Replaces the spool's content with `remaining` (what was not delivered).
+    /// Replaces the spool's content with `remaining` (what was not delivered; empty
+    /// after a whole flush). Dropping the value instead leaves the spool untouched.
     ///
     /// # Errors
     /// The file cannot be written.
@@ -95,7 +101,7 @@ impl SpoolDir {
         &self.root
     }
 
-    fn open_private(path: &Path) -> std::io::Result<File> {
+    pub(crate) fn open_private(path: &Path) -> std::io::Result<File> {
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent)?;
         }
@@ -120,12 +126,18 @@ impl SpoolDir {
             agent.source(),
             short_hash(session_id)
         ));
-        let mut file = Self::open_private(&path)?;
-        file.lock()?;
-        let mut bytes = Vec::new();
-        file.read_to_end(&mut bytes)?;
-        let state = serde_json::from_slice(&bytes).unwrap_or_default();
-        Ok(SessionLock { file, state })
+        let lock = Self::open_private(&path.with_extension("lock"))?;
+        lock.lock()?;
+        let state = match std::fs::read(&path) {
+            Ok(bytes) => serde_json::from_slice(&bytes).unwrap_or_default(),
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => HookState::default(),
+            Err(err) => return Err(err),
+        };
+        Ok(SessionLock {
+            _lock: lock,
+            path,
+            state,
+        })
     }
 
     fn spool_path(&self) -> PathBuf {
@@ -139,8 +151,19 @@ impl SpoolDir {
     pub fn append(&self, events: &[SpooledEvent]) -> std::io::Result<()> {
         let mut file = Self::open_private(&self.spool_path())?;
         file.lock()?;
-        file.seek(SeekFrom::End(0))?;
+        let end = file.seek(SeekFrom::End(0))?;
         let mut bytes = Vec::new();
+        if end > 0 {
+            // An append cut short (a kill, a full disk) left a line without its newline:
+            // end it, so the next line is not glued to it.
+            let mut last = [0u8; 1];
+            file.seek(SeekFrom::Start(end - 1))?;
+            file.read_exact(&mut last)?;
+            file.seek(SeekFrom::End(0))?;
+            if last[0] != b'\n' {
+                bytes.push(b'\n');
+            }
+        }
         for event in events {
             serde_json::to_writer(&mut bytes, event).map_err(std::io::Error::other)?;
             bytes.push(b'\n');
@@ -161,12 +184,29 @@ impl SpoolDir {
     /// # Errors
     /// The spool cannot be read or locked.
     pub fn take(&self) -> std::io::Result<Option<SpoolLock>> {
+        self.take_locked(true)
+    }
+
+    /// [`SpoolDir::take`] unless another process holds the spool (a flush in progress):
+    /// then None at once, for a hook that must not wait.
+    ///
+    /// # Errors
+    /// The spool cannot be read.
+    pub fn try_take(&self) -> std::io::Result<Option<SpoolLock>> {
+        self.take_locked(false)
+    }
+
+    fn take_locked(&self, wait: bool) -> std::io::Result<Option<SpoolLock>> {
         let path = self.spool_path();
         if !path.exists() {
             return Ok(None);
         }
         let file = Self::open_private(&path)?;
-        file.lock()?;
+        if wait {
+            file.lock()?;
+        } else if file.try_lock().is_err() {
+            return Ok(None);
+        }
         let mut events = Vec::new();
         let mut unreadable = 0;
         for line in BufReader::new(&file).lines() {
@@ -229,6 +269,26 @@ mod tests {
         assert_eq!(again.events.len(), 1);
         again.keep(&[]).expect("test");
         assert!(!spool.has_events());
+    }
+
+    #[test]
+    fn an_append_cut_short_does_not_swallow_the_next() {
+        let dir = tempfile::tempdir().expect("test");
+        let spool = SpoolDir::new(dir.path().to_path_buf());
+        spool.append(&[event("a")]).expect("test");
+        let path = dir.path().join("spool.jsonl");
+        let mut file = OpenOptions::new().append(true).open(&path).expect("test");
+        file.write_all(br#"{"project":"webapp","eve"#)
+            .expect("test");
+        spool.append(&[event("b")]).expect("test");
+        let taken = spool.take().expect("test").expect("test");
+        let ids: Vec<_> = taken
+            .events
+            .iter()
+            .map(|e| e.event.event_id.clone().expect("test"))
+            .collect();
+        assert_eq!(ids, ["a", "b"]);
+        assert_eq!(taken.unreadable, 1);
     }
 
     #[test]

@@ -519,3 +519,121 @@ fn codex_hooks_and_notify_match_the_rollout() {
     assert_eq!(out.events.len(), 2);
     assert!(imported_ids.contains(out.events[0].event_id.as_deref().expect("fixture")));
 }
+
+#[test]
+fn a_file_read_in_slices_gives_what_one_read_gives() {
+    // `import --follow` reads a file as it grows: at every line boundary, a reader that
+    // resumes the last one's state must give the same events (tool results keep their
+    // call's metadata, Codex events their project, a response split across slices
+    // stays one).
+    let transcript = fixtures()
+        .join("claude-code/projects/-home-dev-webapp/3f6c1a2e-8b4d-4c1e-9a7f-2d5e8c0b1a11.jsonl");
+    let bytes = std::fs::read(&transcript).expect("fixture");
+    let lines: Vec<&[u8]> = bytes.split(|byte| *byte == b'\n').collect();
+    let (whole, _, _) = read_claude(&transcript, &mut SessionBook::default());
+    for split in 1..lines.len() {
+        let mut book = SessionBook::default();
+        let mut projects = Projects::new(None);
+        let mut reader =
+            TranscriptReader::new(&mut book, &mut projects, claude_code::Scope::All, None);
+        for line in &lines[..split] {
+            reader.line(line);
+        }
+        let (mut events, _, state) = reader.suspend();
+        let mut reader = TranscriptReader::resume(
+            &mut book,
+            &mut projects,
+            claude_code::Scope::All,
+            None,
+            state,
+        );
+        for line in &lines[split..] {
+            reader.line(line);
+        }
+        reader.flush_idle();
+        events.extend(reader.suspend().0);
+        assert_eq!(
+            serde_json::to_value(&events).expect("json"),
+            serde_json::to_value(&whole).expect("json"),
+            "split before line {split}"
+        );
+    }
+    for path in rollouts() {
+        let bytes = std::fs::read(&path).expect("fixture");
+        let lines: Vec<&[u8]> = bytes.split(|byte| *byte == b'\n').collect();
+        let (whole, _) = read_codex(&path);
+        let name = path
+            .file_name()
+            .expect("name")
+            .to_string_lossy()
+            .into_owned();
+        for split in 1..lines.len() {
+            let mut occurrences = Occurrences::default();
+            let mut projects = Projects::new(None);
+            let mut reader = codex::RolloutReader::new(
+                &mut occurrences,
+                &mut projects,
+                codex::Scope::All,
+                None,
+                codex::session_from_file_name(&name),
+            );
+            for line in &lines[..split] {
+                reader.line(line);
+            }
+            let (mut events, _, state) = reader.suspend();
+            let mut reader = codex::RolloutReader::resume(
+                &mut occurrences,
+                &mut projects,
+                codex::Scope::All,
+                None,
+                state,
+            );
+            for line in &lines[split..] {
+                reader.line(line);
+            }
+            events.extend(reader.suspend().0);
+            assert_eq!(
+                serde_json::to_value(&events).expect("json"),
+                serde_json::to_value(&whole).expect("json"),
+                "{name}: split before line {split}"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_rest_of_a_response_flushed_early_is_its_continuation() {
+    // The file went still mid-response (a long tool_use being generated): the part so
+    // far is stored; the lines that come later are stored too, not skipped as a replay.
+    let transcript = fixtures()
+        .join("claude-code/projects/-home-dev-webapp/3f6c1a2e-8b4d-4c1e-9a7f-2d5e8c0b1a11.jsonl");
+    let bytes = std::fs::read(&transcript).expect("fixture");
+    let lines: Vec<&[u8]> = bytes.split(|byte| *byte == b'\n').collect();
+    // Lines 5-7 are one response: thinking, text, tool_use. Stop after the text.
+    let mut book = SessionBook::default();
+    let mut projects = Projects::new(None);
+    let mut reader = TranscriptReader::new(&mut book, &mut projects, claude_code::Scope::All, None);
+    for line in &lines[..6] {
+        reader.line(line);
+    }
+    reader.flush_idle();
+    let (first, _, state) = reader.suspend();
+    let mut reader = TranscriptReader::resume(
+        &mut book,
+        &mut projects,
+        claude_code::Scope::All,
+        None,
+        state,
+    );
+    for line in &lines[6..8] {
+        reader.line(line);
+    }
+    reader.flush_idle();
+    let (later, skipped, _) = reader.suspend();
+    assert_eq!(skipped.count("replayed"), 0);
+    assert!(first.iter().any(|e| e.kind == EventKind::AssistantMessage));
+    assert!(
+        later.iter().any(|e| e.kind == EventKind::ToolCall),
+        "the late tool_use is stored: {later:?}"
+    );
+}

@@ -197,6 +197,17 @@ impl Config {
                 "must be a project id: ASCII letters, digits, '-', '_', at most 64 bytes",
             );
         }
+        if self
+            .capture
+            .http_token
+            .as_ref()
+            .is_some_and(|token| token.trim().is_empty())
+        {
+            return invalid(
+                "capture.http_token",
+                "must not be empty (leave it unset for none)",
+            );
+        }
         if !self.capture.http_listen.is_empty() {
             let Ok(addr) = self.capture.http_listen.parse::<std::net::SocketAddr>() else {
                 return invalid(

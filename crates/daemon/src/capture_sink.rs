@@ -184,7 +184,9 @@ fn chunks(events: &[SpooledEvent]) -> Vec<&[SpooledEvent]> {
     let mut start = 0;
     let mut bytes = 0;
     for (index, item) in events.iter().enumerate() {
-        let size = item.event.text.as_ref().map_or(0, String::len) + 512;
+        // The size on the wire: text, metadata and JSON escaping.
+        let size =
+            serde_json::to_vec(&item.event).map_or(MAX_REQUEST_BYTES, |bytes| bytes.len()) + 2;
         let new_chunk = index > start
             && (events[start].project != item.project
                 || index - start >= MAX_REQUEST_EVENTS

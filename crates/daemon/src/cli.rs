@@ -133,6 +133,9 @@ pub struct HookArgs {
     /// Whose hook input it is.
     #[arg(value_enum)]
     pub agent: AgentArg,
+    /// The hook input as an argument instead of on stdin (Codex's `notify` program
+    /// gets its JSON payload as its last argument).
+    pub payload: Option<String>,
     /// The daemon's NATS URL (default: `[nats] url`).
     #[arg(long)]
     pub nats_url: Option<String>,

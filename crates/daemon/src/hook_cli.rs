@@ -51,7 +51,9 @@ pub async fn run(config: &Config, data_dir: &Path, args: HookArgs) -> ExitCode {
     let started = Instant::now();
     let budget = Duration::from_millis(args.timeout_ms.unwrap_or(config.capture.hook_timeout_ms));
     let mut input = Vec::new();
-    if let Err(err) = std::io::stdin()
+    if let Some(payload) = &args.payload {
+        input.extend_from_slice(payload.as_bytes());
+    } else if let Err(err) = std::io::stdin()
         .take(MAX_INPUT_BYTES)
         .read_to_end(&mut input)
     {
@@ -116,10 +118,11 @@ async fn deliver(
             for (id, error) in &delivered.rejected {
                 eprintln!("agent-memory hook: event {id} refused: {}", error.message);
             }
-            // The daemon answers: send what earlier hooks spooled, if time is left.
+            // The daemon answers: send some of what earlier hooks spooled, if time is
+            // left and no flush holds the spool; `spool flush` sends the rest.
             let left = budget.saturating_sub(started.elapsed());
             if spool.has_events() && !left.is_zero() {
-                let _ = tokio::time::timeout(left, flush(spool, &delivery)).await;
+                let _ = tokio::time::timeout(left, flush_some(spool, &delivery)).await;
             }
             delivery.close().await;
         }
@@ -232,6 +235,24 @@ fn spool_events(
     Ok(())
 }
 
+/// Most spooled events one hook sends on its way out: a bounded slice, so a long spool
+/// drains over the next hooks instead of timing out whole in every one.
+const HOOK_FLUSH_EVENTS: usize = 200;
+
+/// Sends the oldest [`HOOK_FLUSH_EVENTS`] of the spool and keeps the rest; nothing when
+/// another process holds the spool.
+async fn flush_some(spool: &SpoolDir, delivery: &Delivery) -> anyhow::Result<()> {
+    let Some(taken) = spool.try_take()? else {
+        return Ok(());
+    };
+    let events = taken.events.clone();
+    let slice = events.len().min(HOOK_FLUSH_EVENTS);
+    if delivery.send(&events[..slice]).await.is_ok() {
+        taken.keep(&events[slice..])?;
+    }
+    Ok(())
+}
+
 /// Sends the spool; keeps what was not delivered.
 async fn flush(spool: &SpoolDir, delivery: &Delivery) -> anyhow::Result<FlushReport> {
     let Some(taken) = spool.take()? else {
@@ -250,9 +271,10 @@ async fn flush(spool: &SpoolDir, delivery: &Delivery) -> anyhow::Result<FlushRep
             taken.keep(&[])?;
         }
         Err(err) => {
+            // Nothing is rewritten: the spool stays as it was (its lock goes with
+            // `taken`), and a crash here cannot empty it.
             report.kept = events.len();
             report.error = Some(format!("{err:#}"));
-            taken.keep(&events)?;
         }
     }
     Ok(report)

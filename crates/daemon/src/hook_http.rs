@@ -22,7 +22,7 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use memory_actors::IngestHandle;
-use memory_agents::{Agent, Projects, SpoolDir, hook_events};
+use memory_agents::{Agent, Projects, SpoolDir, SpooledEvent, hook_events};
 use memory_config::Config;
 use memory_types::{
     DEFAULT_PROJECT, Event, IngestReply, ProjectScope, ValidationLimits, parse_single,
@@ -64,6 +64,7 @@ struct HookState {
     query: memory_query::QueryService,
     limits: ValidationLimits,
     context_tokens: usize,
+    redactor: Option<memory_redact::Redactor>,
 }
 
 /// The running listener.
@@ -105,6 +106,7 @@ pub async fn start(
         query,
         limits: crate::settings::limits(config),
         context_tokens: config.capture.context_tokens,
+        redactor: crate::embedded::redactor(data_dir).ok(),
     });
     let router = Router::new()
         .route("/hooks/{agent}", post(handle))
@@ -159,7 +161,7 @@ async fn handle(
         .await;
     let outcome = match status {
         StatusCode::OK => "ok",
-        StatusCode::UNAUTHORIZED => "unauthorized",
+        StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN => "unauthorized",
         StatusCode::SERVICE_UNAVAILABLE => "unavailable",
         _ => "bad_request",
     };
@@ -177,6 +179,25 @@ async fn serve_one(
     headers: &HeaderMap,
     body: Bytes,
 ) -> (StatusCode, Value) {
+    // Only an agent posts here: a browser's request carries an `Origin` (a web page
+    // may post to loopback without a preflight when the body is `text/plain`), and the
+    // body must be declared JSON.
+    if headers.contains_key(header::ORIGIN) {
+        return (
+            StatusCode::FORBIDDEN,
+            json!({"error": "requests from web pages (with an Origin header) are refused"}),
+        );
+    }
+    let is_json = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| value.trim_start().starts_with("application/json"));
+    if !is_json {
+        return (
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            json!({"error": "the hook input must be sent as Content-Type: application/json"}),
+        );
+    }
     if let Some(token) = &state.token {
         let given = headers
             .get(header::AUTHORIZATION)
@@ -253,16 +274,31 @@ async fn serve_one(
     }
     let mut reply = json!({});
     if !events.is_empty() {
-        match state.ingest.append(events).await {
+        match state.ingest.append(events.clone()).await {
             Ok(outcomes) => {
                 let stored = IngestReply::assemble(Vec::new(), &outcomes);
                 reply["accepted"] = json!(stored.accepted);
                 reply["duplicates"] = json!(stored.duplicates);
             }
             Err(err) => {
+                // The session's hook state has moved past these events: keep them in the
+                // spool (redacted) for the next flush rather than lose them.
+                let spooled: Vec<SpooledEvent> = events
+                    .into_iter()
+                    .map(|mut event| {
+                        if let Some(redactor) = &state.redactor {
+                            redactor.redact_event(&mut event);
+                        }
+                        SpooledEvent {
+                            project: Some(event.project_id.clone()),
+                            event: event.to_wire(),
+                        }
+                    })
+                    .collect();
+                let kept = state.spool.append(&spooled).is_ok();
                 return (
                     StatusCode::SERVICE_UNAVAILABLE,
-                    json!({"error": format!("cannot store the events: {err}")}),
+                    json!({"error": format!("cannot store the events: {err}"), "spooled": kept}),
                 );
             }
         }
@@ -272,7 +308,14 @@ async fn serve_one(
     }
     if out.hook_event_name == "SessionStart" && state.context_tokens > 0 {
         let body = json!({ "token_budget": state.context_tokens }).to_string();
-        if let Ok(brief) = state.query.call(&project, "context.brief", body.as_bytes())
+        let query = state.query.clone();
+        let asked = project.clone();
+        // A store read: off the async workers.
+        let brief = tokio::task::spawn_blocking(move || {
+            query.call(&asked, "context.brief", body.as_bytes())
+        })
+        .await;
+        if let Ok(Ok(brief)) = brief
             && let Some(text) = brief["text"].as_str().filter(|text| !text.is_empty())
         {
             reply["hookSpecificOutput"] = json!({

@@ -10,8 +10,10 @@
 //! a re-run, or a turn the hooks already sent, is acknowledged as a duplicate.
 //! **Resumable**: after a group of files is stored, its files' sizes and times are noted
 //! (`<spool_dir>/import-<agent>.json`); a re-run reads only groups that changed.
-//! `--follow` then polls for appended lines and new files, and sends them as they come
-//! (a Claude Code response still being written is held back until it is complete).
+//! `--follow` then polls for appended lines and new files, and sends them as they come;
+//! each file's reader state is kept between polls (a Claude Code response still being
+//! written stays open until another line follows or the file is still for 10 s; lines of
+//! it written after that are stored as its continuation).
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -25,7 +27,6 @@ use memory_agents::codex::{self, RolloutReader};
 use memory_agents::{Occurrences, Projects, Skipped};
 use memory_config::Config;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 use crate::capture_sink::{Delivered, Delivery, spooled};
 use crate::cli::{AgentArg, ImportArgs};
@@ -81,6 +82,8 @@ struct Followed {
     book: SessionBook,
     occurrences: Occurrences,
     offsets: HashMap<PathBuf, u64>,
+    claude_files: HashMap<PathBuf, claude_code::FileState>,
+    codex_files: HashMap<PathBuf, codex::RolloutState>,
 }
 
 pub async fn run(
@@ -140,18 +143,29 @@ pub async fn run(
             summary.files_unchanged += group.files.len() as u64;
             continue;
         }
+        // What the files were before they were read: lines appended meanwhile are read
+        // by the next run, not marked as read.
+        let before: Vec<(String, Option<Seen>)> = group
+            .files
+            .iter()
+            .map(|file| (file.to_string_lossy().into_owned(), seen(file)))
+            .collect();
         let state = followed.entry(group.key.clone()).or_default();
         match read_group(agent, group, state, project.clone(), since_ms, args.follow) {
             Ok((events, skipped)) => match delivery.send(&events).await {
                 Ok(delivered) => {
                     summary.files_read += group.files.len() as u64;
                     summary.add(&delivered, &skipped);
-                    for file in &group.files {
-                        if let Some(seen) = seen(file) {
-                            cursor.insert(file.to_string_lossy().into_owned(), seen);
+                    // Only a whole read counts as done: not one that left turns before
+                    // `--since` out, nor `--follow`'s, which may hold a response back.
+                    if since_ms.is_none() && !args.follow {
+                        for (file, seen) in before {
+                            if let Some(seen) = seen {
+                                cursor.insert(file, seen);
+                            }
                         }
+                        save_cursor(&cursor_path, &cursor)?;
                     }
-                    save_cursor(&cursor_path, &cursor)?;
                 }
                 Err(err) => {
                     progress.finish_and_clear();
@@ -297,11 +311,9 @@ fn discover(agent: AgentArg, dir: &Path) -> anyhow::Result<Vec<Group>> {
     Ok(groups)
 }
 
-/// The complete lines of `file` after `offset`: under `--follow` a Claude Code
-/// transcript's trailing response is held back until the file has been still for
-/// [`SETTLE`], since its other blocks may still come. Returns the lines and the new
-/// offset.
-fn new_lines(file: &Path, offset: u64, hold_back: bool) -> anyhow::Result<(Vec<u8>, u64)> {
+/// The complete lines of `file` after `offset` (and, unless `following`, a last line
+/// without its newline: the file is done). Returns the lines and the new offset.
+fn new_lines(file: &Path, offset: u64, following: bool) -> anyhow::Result<(Vec<u8>, u64)> {
     use std::io::{Read, Seek, SeekFrom};
     let mut handle =
         std::fs::File::open(file).with_context(|| format!("cannot open {}", file.display()))?;
@@ -314,45 +326,11 @@ fn new_lines(file: &Path, offset: u64, hold_back: bool) -> anyhow::Result<(Vec<u
         .iter()
         .rposition(|byte| *byte == b'\n')
         .map_or(0, |i| i + 1);
-    // At the end of a finished file (not followed) a last line without a newline counts.
-    if !hold_back && end < bytes.len() {
+    if !following && end < bytes.len() {
         end = bytes.len();
-    }
-    if hold_back {
-        let still = std::fs::metadata(file)
-            .and_then(|meta| meta.modified())
-            .ok()
-            .and_then(|time| time.elapsed().ok())
-            .is_some_and(|elapsed| elapsed >= SETTLE);
-        if !still {
-            end = trailing_response_start(&bytes[..end]);
-        }
     }
     bytes.truncate(end);
     Ok((bytes, offset + end as u64))
-}
-
-/// Where the run of trailing lines of one assistant response (same `message.id`) starts.
-fn trailing_response_start(bytes: &[u8]) -> usize {
-    let mut end = bytes.len();
-    let mut message: Option<String> = None;
-    while end > 0 {
-        let start = bytes[..end - 1]
-            .iter()
-            .rposition(|byte| *byte == b'\n')
-            .map_or(0, |i| i + 1);
-        let line: Value = serde_json::from_slice(&bytes[start..end]).unwrap_or(Value::Null);
-        let id = (line.get("type").and_then(Value::as_str) == Some("assistant"))
-            .then(|| line.pointer("/message/id").and_then(Value::as_str))
-            .flatten();
-        match (id, &message) {
-            (Some(id), None) => message = Some(id.to_owned()),
-            (Some(id), Some(current)) if id == current => {}
-            _ => return end,
-        }
-        end = start;
-    }
-    0
 }
 
 /// Reads a group's new lines into events.
@@ -369,44 +347,83 @@ fn read_group(
     let mut skipped = Skipped::default();
     for file in &group.files {
         let offset = state.offsets.get(file).copied().unwrap_or(0);
-        let hold_back = follow && agent == AgentArg::ClaudeCode;
-        let (bytes, new_offset) = new_lines(file, offset, hold_back)?;
+        let (bytes, new_offset) = new_lines(file, offset, follow)?;
         state.offsets.insert(file.clone(), new_offset);
-        if bytes.is_empty() {
-            continue;
-        }
+        // Under `--follow` a file is read in slices: each reader resumes what the last
+        // one knew of the file (tool calls awaiting results, the session's project, an
+        // open response), so nothing depends on where a slice ends.
         let (read, file_skipped) = match agent {
             AgentArg::ClaudeCode => {
-                let mut reader = TranscriptReader::new(
+                let known = state.claude_files.remove(file).unwrap_or_default();
+                let mut reader = TranscriptReader::resume(
                     &mut state.book,
                     &mut projects,
                     claude_code::Scope::All,
                     since_ms,
+                    known,
                 );
                 for line in bytes.split(|byte| *byte == b'\n') {
                     reader.line(line);
                 }
-                reader.finish()
+                if follow && !still_for(file, SETTLE) {
+                    let (read, skipped, known) = reader.suspend();
+                    state.claude_files.insert(file.clone(), known);
+                    (read, skipped)
+                } else {
+                    // The file's end is the open response's end.
+                    reader.flush_idle();
+                    let (read, skipped, known) = reader.suspend();
+                    if follow {
+                        state.claude_files.insert(file.clone(), known);
+                    }
+                    (read, skipped)
+                }
             }
             AgentArg::Codex => {
-                let name = file.file_name().map(|n| n.to_string_lossy().into_owned());
-                let mut reader = RolloutReader::new(
+                let known = match state.codex_files.remove(file) {
+                    Some(known) => known,
+                    None => {
+                        let name = file.file_name().map(|n| n.to_string_lossy().into_owned());
+                        let fresh = RolloutReader::new(
+                            &mut state.occurrences,
+                            &mut projects,
+                            codex::Scope::All,
+                            since_ms,
+                            name.as_deref().and_then(codex::session_from_file_name),
+                        );
+                        fresh.suspend().2
+                    }
+                };
+                let mut reader = RolloutReader::resume(
                     &mut state.occurrences,
                     &mut projects,
                     codex::Scope::All,
                     since_ms,
-                    name.as_deref().and_then(codex::session_from_file_name),
+                    known,
                 );
                 for line in bytes.split(|byte| *byte == b'\n') {
                     reader.line(line);
                 }
-                reader.finish()
+                let (read, skipped, known) = reader.suspend();
+                if follow {
+                    state.codex_files.insert(file.clone(), known);
+                }
+                (read, skipped)
             }
         };
         skipped.merge(&file_skipped);
         events.extend(spooled(project.as_deref(), read));
     }
     Ok((events, skipped))
+}
+
+/// Whether `file` has not been written for `settle`.
+fn still_for(file: &Path, settle: Duration) -> bool {
+    std::fs::metadata(file)
+        .and_then(|meta| meta.modified())
+        .ok()
+        .and_then(|time| time.elapsed().ok())
+        .is_some_and(|elapsed| elapsed >= settle)
 }
 
 /// `--follow`: polls for new lines and files until interrupted.

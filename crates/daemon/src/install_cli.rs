@@ -148,19 +148,26 @@ fn replace_binary(value: &mut Value, binary: &str) {
     }
 }
 
-fn is_ours(entry: &Value) -> bool {
-    entry
-        .get("hooks")
-        .and_then(Value::as_array)
-        .is_some_and(|hooks| {
-            hooks.iter().any(|hook| {
-                hook.get("command")
-                    .and_then(Value::as_str)
-                    .is_some_and(|command| {
-                        command.contains(HOOK_MARK) && command.contains("memory-daemon")
-                    })
-            })
-        })
+fn is_our_hook(hook: &Value) -> bool {
+    hook.get("command")
+        .and_then(Value::as_str)
+        .is_some_and(|command| command.contains(HOOK_MARK) && command.contains("memory-daemon"))
+}
+
+/// `entries` without our hooks: an entry that held only ours goes, one that also holds
+/// the user's keeps theirs.
+fn without_ours(entries: &mut Vec<Value>) {
+    for entry in entries.iter_mut() {
+        if let Some(Value::Array(hooks)) = entry.get_mut("hooks") {
+            hooks.retain(|hook| !is_our_hook(hook));
+        }
+    }
+    entries.retain(|entry| {
+        entry
+            .get("hooks")
+            .and_then(Value::as_array)
+            .is_none_or(|hooks| !hooks.is_empty())
+    });
 }
 
 /// `settings` with our entry under every hook event, keeping everything there; an event
@@ -179,7 +186,7 @@ fn add_hooks(mut settings: Value, ours: &Map<String, Value>) -> Value {
             *list = Value::Array(Vec::new());
         }
         if let Value::Array(list) = list {
-            list.retain(|entry| !is_ours(entry));
+            without_ours(list);
             if let Value::Array(new) = entries {
                 list.extend(new.iter().cloned());
             }
@@ -196,7 +203,7 @@ fn remove_hooks(mut settings: Value) -> Value {
     };
     for list in hooks.values_mut() {
         if let Value::Array(entries) = list {
-            entries.retain(|entry| !is_ours(entry));
+            without_ours(entries);
         }
     }
     hooks.retain(|_, list| !list.as_array().is_some_and(Vec::is_empty));
@@ -256,16 +263,23 @@ fn read_json(path: &Path) -> anyhow::Result<Value> {
     }
 }
 
-/// Writes `after` atomically, keeping `before` (when the file existed) as a backup.
+/// Writes `after` atomically in place of `path` (through a symlink to its target, with
+/// the file's permissions), keeping the file as it was before the first install as
+/// `<name>.agent-memory.bak` (an existing backup is not overwritten).
 fn write_json(path: &Path, before: &Value, after: &Value) -> anyhow::Result<()> {
+    let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent)
             .with_context(|| format!("cannot create {}", parent.display()))?;
     }
-    if path.exists() && before.as_object().is_none_or(|map| !map.is_empty()) {
-        let mut backup = path.as_os_str().to_owned();
-        backup.push(".agent-memory.bak");
-        std::fs::copy(path, &backup)
+    let permissions = std::fs::metadata(&path).ok().map(|meta| meta.permissions());
+    let mut backup = path.as_os_str().to_owned();
+    backup.push(".agent-memory.bak");
+    if path.exists()
+        && before.as_object().is_none_or(|map| !map.is_empty())
+        && !Path::new(&backup).exists()
+    {
+        std::fs::copy(&path, &backup)
             .with_context(|| format!("cannot back up {}", path.display()))?;
     }
     let mut temporary = path.as_os_str().to_owned();
@@ -274,7 +288,11 @@ fn write_json(path: &Path, before: &Value, after: &Value) -> anyhow::Result<()> 
     text.push('\n');
     std::fs::write(&temporary, text)
         .with_context(|| format!("cannot write {}", PathBuf::from(&temporary).display()))?;
-    std::fs::rename(&temporary, path).with_context(|| format!("cannot replace {}", path.display()))
+    if let Some(permissions) = permissions {
+        std::fs::set_permissions(&temporary, permissions)
+            .with_context(|| format!("cannot set the permissions of {}", path.display()))?;
+    }
+    std::fs::rename(&temporary, &path).with_context(|| format!("cannot replace {}", path.display()))
 }
 
 #[cfg(test)]
@@ -316,6 +334,16 @@ mod tests {
         }
         // Uninstalling gives back exactly what the user had.
         assert_eq!(remove_hooks(once), settings);
+        // A user's hook sharing an entry with ours stays when ours goes.
+        let shared = json!({"hooks": {"Stop": [{"hooks": [
+            {"type": "command", "command": "notify-send done"},
+            {"type": "command", "command": "/usr/bin/memory-daemon hook claude-code"}
+        ]}]}});
+        let removed = remove_hooks(shared);
+        assert_eq!(
+            removed["hooks"]["Stop"][0]["hooks"],
+            json!([{"type": "command", "command": "notify-send done"}])
+        );
         assert_eq!(remove_hooks(add_hooks(json!({}), &ours())), json!({}));
     }
 
@@ -353,8 +381,21 @@ mod tests {
         assert_eq!(read_json(&path).expect("read"), json!({"a": 2}));
         let backup = dir.path().join("settings.json.agent-memory.bak");
         assert_eq!(
-            std::fs::read_to_string(backup).expect("backup"),
+            std::fs::read_to_string(&backup).expect("backup"),
             "{ \"hooks\": "
         );
+        // A second write keeps the first backup, and the file's permissions.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+            write_json(&path, &json!({"a": 2}), &json!({"a": 3})).expect("write");
+            assert_eq!(
+                std::fs::read_to_string(&backup).expect("backup"),
+                "{ \"hooks\": "
+            );
+            let mode = std::fs::metadata(&path).expect("meta").permissions().mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
     }
 }

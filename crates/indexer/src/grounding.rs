@@ -96,7 +96,7 @@ enum Fate {
 /// Points the relations and entity links of `changes` at where their ideas go (`fates`,
 /// one per idea, in order), before the ideas move. A relation names its idea by source
 /// event and id (or the event's first idea); an entity link by source event (every idea
-/// of it). A dropped idea's relations are left for validation to refuse.
+/// of it). A dropped idea's relations keep naming it, so validation refuses them.
 fn follow(changes: &mut ChangeSet, fates: &[(Option<String>, Fate)]) {
     if !fates
         .iter()
@@ -114,9 +114,17 @@ fn follow(changes: &mut ChangeSet, fates: &[(Option<String>, Fate)]) {
                     .as_ref()
                     .is_none_or(|id| original_id.as_ref() == Some(id))
         });
-        if let Some((idea, (_, Fate::Moved { project_id, to }))) = meant {
-            relation.from_event_id.clone_from(to);
-            relation.from_idea_id = Some(memory_ideas::idea_id(project_id, to, &idea.content));
+        match meant {
+            Some((idea, (_, Fate::Moved { project_id, to }))) => {
+                relation.from_event_id.clone_from(to);
+                relation.from_idea_id = Some(memory_ideas::idea_id(project_id, to, &idea.content));
+            }
+            // Named by the id it had, which no idea has any more: validation refuses it
+            // rather than giving it to the event's next idea.
+            Some((_, (Some(original_id), Fate::Dropped))) => {
+                relation.from_idea_id = Some(original_id.clone());
+            }
+            _ => {}
         }
     }
     let mut links = Vec::with_capacity(changes.entity_links.len());

@@ -9,6 +9,18 @@ use tracing::{info, warn};
 
 use crate::error::NatsError;
 
+/// How long to wait before connection attempt `attempts` (counted from 1, the first):
+/// nothing before the first, then 50 ms doubling up to 2 s. async-nats sleeps this
+/// before *every* attempt, the first included: the earlier `50 << attempts` slept 100 ms
+/// before the first connection of every process (measured: a hook's 50 ms deadline could
+/// never be met).
+fn reconnect_delay(attempts: usize) -> Duration {
+    if attempts <= 1 {
+        return Duration::ZERO;
+    }
+    Duration::from_millis((50u64 << (attempts - 2).min(6)).min(2_000))
+}
+
 /// Connects with the configured name, credentials and TLS. The first connection is
 /// retried in the background (the call returns at once), and a lost connection is
 /// re-established forever; `on_state` is told `true`/`false` as the connection comes and
@@ -29,9 +41,7 @@ pub async fn connect(
         .retry_on_initial_connect()
         .max_reconnects(None)
         .connection_timeout(Duration::from_secs(5))
-        .reconnect_delay_callback(|attempts| {
-            Duration::from_millis((50u64 << attempts.min(6)).min(2_000))
-        });
+        .reconnect_delay_callback(reconnect_delay);
     if let Some(token) = &config.token {
         options = options.token(token.clone());
     }
@@ -95,4 +105,17 @@ pub async fn connect(
         .connect(addrs)
         .await
         .map_err(|err| fail(err.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_first_attempt_is_not_delayed_and_later_ones_back_off() {
+        assert_eq!(reconnect_delay(1), Duration::ZERO);
+        assert_eq!(reconnect_delay(2), Duration::from_millis(50));
+        assert_eq!(reconnect_delay(3), Duration::from_millis(100));
+        assert_eq!(reconnect_delay(50), Duration::from_millis(2_000));
+    }
 }

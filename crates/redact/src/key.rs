@@ -57,8 +57,34 @@ pub fn load_or_create_key(path: &Path) -> Result<Vec<u8>, RedactError> {
         file.write_all(&key)?;
         file.sync_all()
     };
-    let linked = write().and_then(|()| std::fs::hard_link(&temporary, path));
+    let linked = write().and_then(|()| match std::fs::hard_link(&temporary, path) {
+        // A file system without hard links (SMB, exFAT, some FUSE): an exclusive create
+        // of the key file itself. A process racing it may then read it before it is
+        // whole and fail with "fewer than 16 bytes"; its next start reads the key.
+        Err(err)
+            if err.kind() != std::io::ErrorKind::AlreadyExists
+                && err.kind() != std::io::ErrorKind::NotFound =>
+        {
+            let mut options = std::fs::OpenOptions::new();
+            options.write(true).create_new(true);
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::OpenOptionsExt;
+                options.mode(0o600);
+            }
+            let mut file = options.open(path)?;
+            file.write_all(&key)?;
+            file.sync_all()
+        }
+        other => other,
+    });
     let _ = std::fs::remove_file(&temporary);
+    if linked.is_ok() {
+        // The new name is durable only once its directory is.
+        if let Ok(dir) = std::fs::File::open(directory) {
+            let _ = dir.sync_all();
+        }
+    }
     match linked {
         Ok(()) => {}
         // Another process made it meanwhile: use its key.
