@@ -290,6 +290,17 @@ fn hooks_spool_and_imports_store_each_turn_once() -> anyhow::Result<()> {
     assert_eq!(status, 200, "{answer}");
     let answer: Value = serde_json::from_str(&answer)?;
     assert_eq!(number(&answer, "accepted"), 1, "{answer}");
+    // Writing a secrets file: what is written is redacted whole, call and result.
+    let mut write = hook_input("PostToolUse-Write")?;
+    write["tool_input"] = serde_json::json!({
+        "file_path": "/home/dev/webapp/.env",
+        "content": "DATABASE_URL=postgres://webapp:fake-password-written@db/webapp\nMODE=dev\n"
+    });
+    write["tool_response"] =
+        serde_json::json!({"type": "create", "filePath": "/home/dev/webapp/.env"});
+    write["tool_use_id"] = Value::String("toolu_write_dotenv_e2e".into());
+    let (status, answer) = http_post(&url, &auth, &serde_json::to_vec(&write)?)?;
+    assert_eq!(status, 200, "{answer}");
     let (status, answer) = http_post(&url, &auth, &serde_json::to_vec(&start)?)?;
     assert_eq!(status, 200, "{answer}");
     let answer: Value = serde_json::from_str(&answer)?;
@@ -330,9 +341,10 @@ fn hooks_spool_and_imports_store_each_turn_once() -> anyhow::Result<()> {
     daemon.terminate()?;
     let exported = export_events(data, "webapp")?;
     // Every session start that reached the daemon is stored (the one of step 5 once),
-    // the prompt posted over HTTP, and notify's new answer (its prompt was imported).
+    // the prompt and the .env write posted over HTTP, and notify's new answer (its
+    // prompt was imported).
     let expected =
-        spooled_lines as u64 + number(&first, "accepted") + number(&codex, "accepted") + 3;
+        spooled_lines as u64 + number(&first, "accepted") + number(&codex, "accepted") + 5;
     assert_eq!(exported.len() as u64, expected, "each turn stored once");
     let agents: std::collections::BTreeSet<&str> = exported
         .iter()
@@ -342,7 +354,11 @@ fn hooks_spool_and_imports_store_each_turn_once() -> anyhow::Result<()> {
         agents.into_iter().collect::<Vec<_>>(),
         ["claude-code", "codex"]
     );
-    for secret in ["fake-password", "fake-stripe-key-for-fixtures-0000"] {
+    for secret in [
+        "fake-password",
+        "MODE=dev",
+        "fake-stripe-key-for-fixtures-0000",
+    ] {
         if let Some(path) = any_file_contains(data, secret.as_bytes())? {
             bail!("{secret} found in {}", path.display());
         }

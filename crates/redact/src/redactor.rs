@@ -329,6 +329,19 @@ impl Redactor {
         {
             event.text = self.tag(SENSITIVE_FILE, &event.text);
             findings.add(SENSITIVE_FILE, 1);
+        } else if event.kind == EventKind::ToolCall
+            && let Some(file) = writes_secrets_file(&event.text, &event.metadata)
+        {
+            // Writing or editing a secrets file: what is written is the secret. The
+            // event keeps which tool and which file; the content becomes one tag.
+            let tool = event
+                .text
+                .split_once(':')
+                .map_or("tool", |(tool, _)| tool.trim())
+                .to_owned();
+            let tag = self.tag(SENSITIVE_FILE, &event.text);
+            event.text = format!("{tool}: {file} {tag}");
+            findings.add(SENSITIVE_FILE, 1);
         } else {
             let (text, found) = self.redact_text(&event.text);
             if !found.is_empty() {
@@ -356,6 +369,36 @@ impl Redactor {
         }
         findings
     }
+}
+
+/// The secrets file a tool call writes content into, if any: its `file_path` is one and
+/// its input carries content (`content`, `old_string`/`new_string`, `edits`,
+/// `new_source`), or it is a patch (`*** Add File:` / `*** Update File:`) that touches
+/// one. A call that only names the file (a `Read`) keeps its text.
+fn writes_secrets_file(text: &str, metadata: &BTreeMap<String, String>) -> Option<String> {
+    const CONTENT_KEYS: &[&str] = &[
+        "\"content\"",
+        "\"new_string\"",
+        "\"old_string\"",
+        "\"edits\"",
+        "\"new_source\"",
+    ];
+    if let Some(path) = metadata
+        .get(FILE_PATH_KEY)
+        .filter(|path| is_secrets_file(path))
+        && CONTENT_KEYS.iter().any(|key| text.contains(key))
+    {
+        return Some(path.clone());
+    }
+    text.lines()
+        .filter_map(|line| {
+            let line = line.trim();
+            line.strip_prefix("*** Add File:")
+                .or_else(|| line.strip_prefix("*** Update File:"))
+        })
+        .map(str::trim)
+        .find(|path| is_secrets_file(path))
+        .map(str::to_owned)
 }
 
 /// Whether a tool result is a secrets file's content: its `file_path` is one, or its
@@ -503,6 +546,64 @@ mod tests {
         ] {
             assert!(!is_secrets_file(path), "{path}");
         }
+    }
+
+    fn tool_call(text: &str, file_path: Option<&str>) -> Event {
+        Event {
+            event_id: "c".into(),
+            session_id: "s".into(),
+            project_id: "p".into(),
+            agent_id: None,
+            timestamp_ms: 1,
+            kind: EventKind::ToolCall,
+            role: memory_types::Role::Assistant,
+            text: text.into(),
+            metadata: file_path
+                .map(|path| BTreeMap::from([(FILE_PATH_KEY.to_owned(), path.to_owned())]))
+                .unwrap_or_default(),
+        }
+    }
+
+    #[test]
+    fn writing_a_secrets_file_redacts_what_is_written() {
+        let redactor = redactor();
+        let secret = "db-pass-Zq8vR2kLw9";
+        for (text, path) in [
+            (
+                format!(r#"Write: {{"file_path":"/app/.env","content":"DB_PASS={secret}\n"}}"#),
+                Some("/app/.env"),
+            ),
+            (
+                format!(
+                    r#"Edit: {{"file_path":"/app/.env","old_string":"X=1","new_string":"X={secret}"}}"#
+                ),
+                Some("/app/.env"),
+            ),
+            (
+                format!(
+                    "apply_patch: *** Begin Patch\n*** Add File: config/.env.production\n+TOKEN={secret}\n*** End Patch"
+                ),
+                None,
+            ),
+        ] {
+            let mut event = tool_call(&text, path);
+            let findings = redactor.redact_event(&mut event);
+            assert_eq!(findings.count(SENSITIVE_FILE), 1, "{text}");
+            assert!(!event.text.contains(secret), "{}", event.text);
+            assert!(
+                event.text.contains("[REDACTED:sensitive-file:"),
+                "{}",
+                event.text
+            );
+        }
+        // Only naming the file (a read) keeps the call; a template is no secrets file.
+        let mut read = tool_call(r#"Read: {"file_path":"/app/.env"}"#, Some("/app/.env"));
+        redactor.redact_event(&mut read);
+        assert_eq!(read.text, r#"Read: {"file_path":"/app/.env"}"#);
+        let sample = r#"Write: {"file_path":"/app/.env.example","content":"DB_PASS=changeme"}"#;
+        let mut template = tool_call(sample, Some("/app/.env.example"));
+        redactor.redact_event(&mut template);
+        assert_eq!(template.text, sample);
     }
 
     #[test]
