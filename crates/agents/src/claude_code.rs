@@ -72,15 +72,20 @@ pub struct TranscriptReader<'a> {
 /// the tool calls whose results may come later, the last timestamp, the response still
 /// being written, and the response flushed because the file went still, whose late lines
 /// are its continuation rather than a replay.
-#[derive(Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct FileState {
+    #[serde(default)]
     pending: Option<Response>,
+    #[serde(default)]
     tools: HashMap<String, ToolUse>,
+    #[serde(default)]
     last_timestamp: Option<String>,
+    #[serde(default)]
     idle_flushed: Option<String>,
 }
 
 /// A tool call seen in this file, for its result's metadata.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 struct ToolUse {
     name: String,
     file_path: Option<String>,
@@ -88,6 +93,7 @@ struct ToolUse {
 }
 
 /// The lines of one API response so far.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 struct Response {
     message_id: String,
     /// What its assistant message's id is made of: the message id, or for the rest of a
@@ -99,7 +105,7 @@ struct Response {
 }
 
 /// What every event of a line carries.
-#[derive(Clone)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 struct LineContext {
     session_id: String,
     timestamp: String,
@@ -508,7 +514,10 @@ impl<'a> TranscriptReader<'a> {
                         file_path: block.get("input").and_then(file_path_of),
                         command: block.get("input").and_then(command_of),
                     };
-                    if let Some(id) = block.get("id").and_then(Value::as_str) {
+                    // Only an import reads results; a hook's state stays small.
+                    if self.scope == Scope::All
+                        && let Some(id) = block.get("id").and_then(Value::as_str)
+                    {
                         self.state.tools.insert(id.to_owned(), tool);
                     }
                     if let Some(pending) = &mut self.state.pending {

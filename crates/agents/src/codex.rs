@@ -63,7 +63,8 @@ pub struct RolloutReader<'a> {
 /// What a reader knows of one rollout between reads (`--follow` reads in slices): the
 /// session, its project and branch (said once, at the top), the calls whose outputs may
 /// come later.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct RolloutState {
     session_id: Option<String>,
     project: Option<String>,

@@ -75,6 +75,13 @@ pub struct HookState {
     /// Prompt occurrences and responses already sent.
     #[serde(default)]
     pub book: SessionBook,
+    /// What the transcript reader knew at the last hook: a response still being written
+    /// then (a subagent's, read by `SubagentStop`) is finished by a later hook, not lost.
+    #[serde(default)]
+    pub transcript: crate::claude_code::FileState,
+    /// The same for a Codex rollout.
+    #[serde(default)]
+    pub rollout: Option<crate::codex::RolloutState>,
 }
 
 /// Why a hook input could not be read.
@@ -182,7 +189,8 @@ pub fn hook_events(
         }
         "PostToolUse" => builder.tool(input, state.seq),
         "Stop" | "SubagentStop" | "PreCompact" | "SessionEnd" => {
-            let read = read_transcript_tail(agent, input, state, projects, &session_id);
+            let read =
+                read_transcript_tail(agent, input, state, projects, &session_id, &hook_event_name);
             let fallback = text("last_assistant_message");
             match read {
                 Some(events) => builder.events.extend(events),
@@ -376,6 +384,7 @@ fn read_transcript_tail(
     state: &mut HookState,
     projects: &mut Projects,
     session_id: &str,
+    hook_event_name: &str,
 ) -> Option<Vec<EventV1>> {
     let path = input.get("transcript_path").and_then(Value::as_str)?;
     let mut file = std::fs::File::open(Path::new(path)).ok()?;
@@ -394,31 +403,54 @@ fn read_transcript_tail(
         .map_or(0, |i| i + 1);
     let lines = &bytes[..complete];
     state.transcript_offset += complete as u64;
-    let (events, _skipped) = match agent {
+    // The turn is over at `Stop` and `SessionEnd`: an open response is complete. At
+    // `SubagentStop` and `PreCompact` the main response may still be being written: it
+    // stays open in the state for the next hook.
+    let turn_over = matches!(hook_event_name, "Stop" | "SessionEnd");
+    let events = match agent {
         Agent::ClaudeCode => {
-            let mut reader = TranscriptReader::new(
+            let known = std::mem::take(&mut state.transcript);
+            let mut reader = TranscriptReader::resume(
                 &mut state.book,
                 projects,
                 claude_code::Scope::AssistantOnly,
                 None,
+                known,
             );
             for line in lines.split(|byte| *byte == b'\n') {
                 reader.line(line);
             }
-            reader.finish()
+            if turn_over {
+                reader.flush_idle();
+            }
+            let (events, _skipped, known) = reader.suspend();
+            state.transcript = known;
+            events
         }
         Agent::Codex => {
-            let mut reader = RolloutReader::new(
-                &mut state.book.occurrences,
-                projects,
-                codex::Scope::AssistantOnly,
-                None,
-                Some(session_id.to_owned()),
-            );
+            let known = state.rollout.take();
+            let mut reader = match known {
+                Some(known) => RolloutReader::resume(
+                    &mut state.book.occurrences,
+                    projects,
+                    codex::Scope::AssistantOnly,
+                    None,
+                    known,
+                ),
+                None => RolloutReader::new(
+                    &mut state.book.occurrences,
+                    projects,
+                    codex::Scope::AssistantOnly,
+                    None,
+                    Some(session_id.to_owned()),
+                ),
+            };
             for line in lines.split(|byte| *byte == b'\n') {
                 reader.line(line);
             }
-            reader.finish()
+            let (events, _skipped, known) = reader.suspend();
+            state.rollout = Some(known);
+            events
         }
     };
     Some(events)

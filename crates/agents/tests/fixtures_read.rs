@@ -637,3 +637,39 @@ fn the_rest_of_a_response_flushed_early_is_its_continuation() {
         "the late tool_use is stored: {later:?}"
     );
 }
+
+#[test]
+fn a_response_still_being_written_at_a_subagent_stop_is_finished_by_the_next_hook() {
+    let transcript = fixtures()
+        .join("claude-code/projects/-home-dev-webapp/3f6c1a2e-8b4d-4c1e-9a7f-2d5e8c0b1a11.jsonl");
+    let bytes = std::fs::read(&transcript).expect("fixture");
+    let lines: Vec<&[u8]> = bytes.split_inclusive(|byte| *byte == b'\n').collect();
+    let dir = tempfile::tempdir().expect("dir");
+    let growing = dir.path().join("session.jsonl");
+    // Up to the response's text line (lines 5-7 are one response: thinking, text,
+    // tool_use); its last line is not written yet.
+    std::fs::write(&growing, lines[..6].concat()).expect("write");
+    let mut state = HookState::default();
+    let mut projects = Projects::new(None);
+    let mut input = hook_input("claude-code", "Stop");
+    input["transcript_path"] = Value::String(growing.to_string_lossy().into_owned());
+    input["hook_event_name"] = Value::String("SubagentStop".into());
+    let early = hook_events(Agent::ClaudeCode, &input, &mut state, &mut projects, 1).expect("hook");
+    assert!(
+        early.events.is_empty(),
+        "the open response waits: {:?}",
+        early.events
+    );
+    // The rest is written; the turn's Stop takes the whole response, once.
+    std::fs::write(&growing, lines.concat()).expect("write");
+    input["hook_event_name"] = Value::String("Stop".into());
+    let state_text = serde_json::to_string(&state).expect("state survives a save");
+    let mut state: HookState = serde_json::from_str(&state_text).expect("and a load");
+    let stop = hook_events(Agent::ClaudeCode, &input, &mut state, &mut projects, 1).expect("hook");
+    let first = stop
+        .events
+        .iter()
+        .filter(|event| event.event_id.as_deref() == Some("cc:msg_010To0wanoSlYgO0WKVNcPHb"))
+        .count();
+    assert_eq!(first, 1, "{:?}", stop.events);
+}
