@@ -362,6 +362,8 @@ impl<'a> TranscriptReader<'a> {
         if text.trim().is_empty() {
             return;
         }
+        // A custom slash command is written wrapped; the hook saw it as typed.
+        let text = slash_command(&text).unwrap_or(text);
         if text
             .trim_start()
             .starts_with("[Request interrupted by user")
@@ -577,6 +579,21 @@ impl<'a> TranscriptReader<'a> {
             self.push(&context, draft);
         }
     }
+}
+
+/// A slash command as the user typed it (`/review src/cart`), from the form the
+/// transcript stores it in (`<command-message>…</command-message>
+/// <command-name>/review</command-name> <command-args>src/cart</command-args>`), so the
+/// prompt's id is the one its `UserPromptSubmit` hook gave.
+fn slash_command(text: &str) -> Option<String> {
+    let between = |open: &str, close: &str| -> Option<&str> {
+        let start = text.find(open)? + open.len();
+        let end = text[start..].find(close)? + start;
+        Some(text[start..end].trim())
+    };
+    let name = between("<command-name>", "</command-name>")?;
+    let args = between("<command-args>", "</command-args>").unwrap_or("");
+    Some(format!("{name} {args}").trim().to_owned())
 }
 
 fn flag(value: &Value, key: &str) -> bool {

@@ -673,3 +673,31 @@ fn a_response_still_being_written_at_a_subagent_stop_is_finished_by_the_next_hoo
         .count();
     assert_eq!(first, 1, "{:?}", stop.events);
 }
+
+#[test]
+fn a_slash_command_has_the_id_its_hook_gave() {
+    let line = serde_json::json!({
+        "type": "user", "sessionId": "s-slash", "uuid": "u1", "cwd": "/home/dev/webapp",
+        "timestamp": "2026-01-15T09:00:00.000Z",
+        "message": {"role": "user", "content":
+            "<command-message>review is running…</command-message>\n<command-name>/review</command-name>\n<command-args>src/cart</command-args>"}
+    });
+    let mut book = SessionBook::default();
+    let mut projects = Projects::new(None);
+    let (events, _) = claude_code::read_transcript(
+        line.to_string().as_bytes(),
+        &mut book,
+        &mut projects,
+        claude_code::Scope::All,
+    );
+    let prompt = events
+        .iter()
+        .find(|event| event.kind == EventKind::UserMessage)
+        .expect("prompt");
+    assert_eq!(prompt.text.as_deref(), Some("/review src/cart"));
+    let mut state = HookState::default();
+    let hook = serde_json::json!({"session_id": "s-slash", "hook_event_name": "UserPromptSubmit",
+        "cwd": "/home/dev/webapp", "prompt": "/review src/cart"});
+    let out = hook_events(Agent::ClaudeCode, &hook, &mut state, &mut projects, 1).expect("hook");
+    assert_eq!(out.events[0].event_id, prompt.event_id);
+}
