@@ -4,7 +4,8 @@
 //! 1. the caller's override (for the hooks and importers: a project id from config or
 //!    the environment), when it is a valid project id;
 //! 2. the repository's `origin` remote: `<owner>-<repo>` of its URL (`git@github.com:
-//!    acme/webapp.git`, `https://github.com/acme/webapp` → `acme-webapp`), so clones,
+//!    acme/webapp.git`, `https://github.com/acme/webapp` → `acme-webapp`; Azure DevOps'
+//!    `…/<project>/_git/<repo>` → `<project>-<repo>`), so clones,
 //!    worktrees and subfolders are one project wherever they are checked out;
 //! 3. the repository without a remote: the name of the folder holding its common git dir
 //!    (`/src/webapp/.git` → `webapp`), which worktrees share (a worktree's `.git` file
@@ -163,13 +164,29 @@ fn origin_url(common: &Path) -> Option<String> {
             && let Some((key, value)) = line.split_once('=')
             && key.trim().eq_ignore_ascii_case("url")
         {
-            return Some(value.trim().to_owned());
+            return Some(config_value(value));
         }
     }
     None
 }
 
-/// `<owner>-<repo>` of a remote URL (scp-like, https, ssh, file paths).
+/// A git config value: quotes removed, a trailing `;` or `#` comment outside them
+/// dropped.
+fn config_value(raw: &str) -> String {
+    let mut out = String::new();
+    let mut quoted = false;
+    for ch in raw.trim().chars() {
+        match ch {
+            '"' => quoted = !quoted,
+            ';' | '#' if !quoted => break,
+            other => out.push(other),
+        }
+    }
+    out.trim().to_owned()
+}
+
+/// `<owner>-<repo>` of a remote URL (scp-like, https, ssh, file paths; Azure DevOps'
+/// `<project>/_git/<repo>`).
 fn id_from_url(url: &str) -> Option<String> {
     let url = url.trim().trim_end_matches('/');
     let path = match url.split_once("://") {
@@ -182,7 +199,7 @@ fn id_from_url(url: &str) -> Option<String> {
     };
     let segments: Vec<&str> = path
         .split(['/', '\\'])
-        .filter(|segment| !segment.is_empty())
+        .filter(|segment| !segment.is_empty() && *segment != "_git")
         .collect();
     let repo = segments.last()?.trim_end_matches(".git");
     if repo.is_empty() {
@@ -260,6 +277,37 @@ mod tests {
         assert_eq!(
             id_from_url("/srv/git/tool.git").as_deref(),
             Some("git-tool")
+        );
+        // Azure DevOps, over https and ssh: the project and the repository.
+        for url in [
+            "https://dev.azure.com/contoso/webapp-team/_git/webapp",
+            "git@ssh.dev.azure.com:v3/contoso/webapp-team/webapp",
+        ] {
+            assert_eq!(
+                id_from_url(url).as_deref(),
+                Some("webapp-team-webapp"),
+                "{url}"
+            );
+        }
+    }
+
+    #[test]
+    fn config_values_lose_quotes_and_comments() {
+        assert_eq!(
+            config_value(r#" "git@github.com:acme/webapp.git" "#),
+            "git@github.com:acme/webapp.git"
+        );
+        assert_eq!(
+            config_value("https://github.com/acme/webapp ; moved in 2025"),
+            "https://github.com/acme/webapp"
+        );
+        assert_eq!(
+            config_value("https://github.com/acme/webapp # old"),
+            "https://github.com/acme/webapp"
+        );
+        assert_eq!(
+            config_value(r#""https://host/a#b/repo""#),
+            "https://host/a#b/repo"
         );
     }
 
