@@ -22,7 +22,7 @@ use memory_types::{EventKind, EventV1, TimestampV1};
 use serde_json::Value;
 
 use crate::draft::{
-    Draft, MAX_MESSAGE_CHARS, MAX_TOOL_TEXT_CHARS, Occurrences, Skipped, command_of, file_path_of,
+    Draft, MAX_MESSAGE_CHARS, MAX_TOOL_TEXT_CHARS, Occurrences, Skipped, ToolRef, before_since,
     name_key, session_key, tool_call_text,
 };
 use crate::projects::Projects;
@@ -30,7 +30,7 @@ use crate::projects::Projects;
 /// `source` metadata and agent id of Claude Code's events.
 pub const SOURCE: &str = "claude-code";
 /// Event id prefix.
-const PREFIX: &str = "cc";
+pub(crate) const PREFIX: &str = "cc";
 
 /// What a session's files have shown so far: shared by every file of an import (a
 /// subagent file replays its parent's) and kept by the hooks between runs.
@@ -46,15 +46,7 @@ pub struct SessionBook {
     pub started: HashSet<String>,
 }
 
-/// Which lines become events.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Scope {
-    /// Every turn (an import).
-    All,
-    /// Only assistant responses (the `Stop` hook: prompts and tools came by their own
-    /// hooks).
-    AssistantOnly,
-}
+pub use crate::draft::Scope;
 
 /// Reads the lines of one transcript file; feed it lines in order, then
 /// [`TranscriptReader::finish`].
@@ -77,19 +69,11 @@ pub struct FileState {
     #[serde(default)]
     pending: Option<Response>,
     #[serde(default)]
-    tools: HashMap<String, ToolUse>,
+    tools: HashMap<String, ToolRef>,
     #[serde(default)]
     last_timestamp: Option<String>,
     #[serde(default)]
     idle_flushed: Option<String>,
-}
-
-/// A tool call seen in this file, for its result's metadata.
-#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
-struct ToolUse {
-    name: String,
-    file_path: Option<String>,
-    command: Option<String>,
 }
 
 /// The lines of one API response so far.
@@ -212,15 +196,6 @@ impl<'a> TranscriptReader<'a> {
         (self.events, self.skipped)
     }
 
-    /// The events so far without ending the file (the last response may still grow, so
-    /// it is kept back), for `--follow`.
-    pub fn take_complete(&mut self) -> (Vec<EventV1>, Skipped) {
-        (
-            std::mem::take(&mut self.events),
-            std::mem::take(&mut self.skipped),
-        )
-    }
-
     fn context(&mut self, value: &Value) -> Option<LineContext> {
         let Some(session_id) = value.get("sessionId").and_then(Value::as_str) else {
             self.skipped.add("no_session");
@@ -277,17 +252,8 @@ impl<'a> TranscriptReader<'a> {
         })
     }
 
-    fn before_since(&self, timestamp: &str) -> bool {
-        let Some(since) = self.since_ms else {
-            return false;
-        };
-        chrono::DateTime::parse_from_rfc3339(timestamp)
-            .map(|time| u64::try_from(time.timestamp_millis()).unwrap_or(0) < since)
-            .unwrap_or(false)
-    }
-
     fn push(&mut self, context: &LineContext, draft: Draft) {
-        if self.before_since(&context.timestamp) {
+        if before_since(&context.timestamp, self.since_ms) {
             self.skipped.add("before_since");
             return;
         }
@@ -438,13 +404,7 @@ impl<'a> TranscriptReader<'a> {
             draft = draft.meta("is_error", "true");
         }
         if let Some(tool) = self.state.tools.get(tool_use_id) {
-            draft = draft.meta("tool_name", tool.name.clone());
-            if let Some(path) = &tool.file_path {
-                draft = draft.meta(memory_redact::FILE_PATH_KEY, path.clone());
-            }
-            if let Some(command) = &tool.command {
-                draft = draft.meta(memory_redact::COMMAND_KEY, command.clone());
-            }
+            draft = draft.tool(tool);
         }
         if text.is_empty() {
             // A result with no text (an empty file, a silent command) still closes the
@@ -507,15 +467,10 @@ impl<'a> TranscriptReader<'a> {
                     }
                 }
                 Some("tool_use") => {
-                    let tool = ToolUse {
-                        name: block
-                            .get("name")
-                            .and_then(Value::as_str)
-                            .unwrap_or("tool")
-                            .to_owned(),
-                        file_path: block.get("input").and_then(file_path_of),
-                        command: block.get("input").and_then(command_of),
-                    };
+                    let tool = ToolRef::of(
+                        block.get("name").and_then(Value::as_str).unwrap_or("tool"),
+                        block.get("input").unwrap_or(&Value::Null),
+                    );
                     // Only an import reads results; a hook's state stays small.
                     if self.scope == Scope::All
                         && let Some(id) = block.get("id").and_then(Value::as_str)
@@ -565,17 +520,11 @@ impl<'a> TranscriptReader<'a> {
             }
             let input = block.get("input").cloned().unwrap_or(Value::Null);
             let id = format!("{PREFIX}:{}:call", name_key(tool_use_id));
-            let mut draft = self
+            let draft = self
                 .draft(id, &context, EventKind::ToolCall)
                 .text(&tool_call_text(name, &input), MAX_TOOL_TEXT_CHARS)
-                .meta("tool_name", name)
+                .tool(&ToolRef::of(name, &input))
                 .meta("tool_use_id", tool_use_id);
-            if let Some(path) = file_path_of(&input) {
-                draft = draft.meta(memory_redact::FILE_PATH_KEY, path);
-            }
-            if let Some(command) = command_of(&input) {
-                draft = draft.meta(memory_redact::COMMAND_KEY, command);
-            }
             self.push(&context, draft);
         }
     }

@@ -20,7 +20,7 @@ use memory_types::{EventKind, EventV1, TimestampV1};
 use serde_json::Value;
 
 use crate::draft::{
-    Draft, MAX_MESSAGE_CHARS, MAX_TOOL_TEXT_CHARS, Occurrences, Skipped, command_of, file_path_of,
+    Draft, MAX_MESSAGE_CHARS, MAX_TOOL_TEXT_CHARS, Occurrences, Skipped, ToolRef, before_since,
     name_key, session_key, tool_call_text,
 };
 use crate::projects::Projects;
@@ -40,14 +40,7 @@ const CONTEXT_PREFIXES: &[&str] = &[
     "<turn_aborted>",
 ];
 
-/// Which items become events.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Scope {
-    /// Every turn (an import).
-    All,
-    /// Only assistant messages (the `Stop` hook).
-    AssistantOnly,
-}
+pub use crate::draft::Scope;
 
 /// Reads the lines of one rollout in order.
 pub struct RolloutReader<'a> {
@@ -69,7 +62,19 @@ pub struct RolloutState {
     session_id: Option<String>,
     project: Option<String>,
     git_branch: String,
-    tools: HashMap<String, (String, Option<String>, Option<String>)>,
+    tools: HashMap<String, ToolRef>,
+}
+
+impl RolloutState {
+    /// A rollout not read yet, whose file name gives `session_hint` (the id at its end),
+    /// used until `session_meta` names the session.
+    #[must_use]
+    pub fn starting(session_hint: Option<String>) -> RolloutState {
+        RolloutState {
+            session_id: session_hint,
+            ..RolloutState::default()
+        }
+    }
 }
 
 impl<'a> RolloutReader<'a> {
@@ -87,10 +92,7 @@ impl<'a> RolloutReader<'a> {
             projects,
             scope,
             since_ms,
-            state: RolloutState {
-                session_id: session_hint,
-                ..RolloutState::default()
-            },
+            state: RolloutState::starting(session_hint),
             events: Vec::new(),
             skipped: Skipped::default(),
         }
@@ -159,14 +161,6 @@ impl<'a> RolloutReader<'a> {
         (self.events, self.skipped)
     }
 
-    /// The events so far (`--follow`).
-    pub fn take_complete(&mut self) -> (Vec<EventV1>, Skipped) {
-        (
-            std::mem::take(&mut self.events),
-            std::mem::take(&mut self.skipped),
-        )
-    }
-
     fn session_meta(&mut self, payload: &Value, timestamp: &str) {
         if let Some(id) = payload.get("id").and_then(Value::as_str) {
             self.state.session_id = Some(id.to_owned());
@@ -203,10 +197,7 @@ impl<'a> RolloutReader<'a> {
     }
 
     fn push(&mut self, draft: Draft, timestamp: &str) {
-        if let Some(since) = self.since_ms
-            && chrono::DateTime::parse_from_rfc3339(timestamp)
-                .is_ok_and(|time| u64::try_from(time.timestamp_millis()).unwrap_or(0) < since)
-        {
+        if before_since(timestamp, self.since_ms) {
             self.skipped.add("before_since");
             return;
         }
@@ -300,9 +291,8 @@ impl<'a> RolloutReader<'a> {
             .unwrap_or("shell")
             .to_owned();
         if crate::draft::is_own_tool(&name) {
-            self.state
-                .tools
-                .insert(call_id.to_owned(), (name, None, None));
+            let tool = ToolRef::of(&name, &Value::Null);
+            self.state.tools.insert(call_id.to_owned(), tool);
             self.skipped.add("own_tool");
             return;
         }
@@ -315,24 +305,14 @@ impl<'a> RolloutReader<'a> {
             (_, Some(input)) => input.clone(),
             _ => payload.get("action").cloned().unwrap_or(Value::Null),
         };
-        let command = command_of(&input);
-        let file_path = file_path_of(&input);
-        self.state.tools.insert(
-            call_id.to_owned(),
-            (name.clone(), file_path.clone(), command.clone()),
-        );
+        let tool = ToolRef::of(&name, &input);
         let id = format!("{PREFIX}:{}:call", name_key(call_id));
-        let mut draft = self
+        let draft = self
             .draft(id, EventKind::ToolCall, timestamp)
             .text(&tool_call_text(&name, &input), MAX_TOOL_TEXT_CHARS)
-            .meta("tool_name", name)
+            .tool(&tool)
             .meta("call_id", call_id);
-        if let Some(path) = file_path {
-            draft = draft.meta(memory_redact::FILE_PATH_KEY, path);
-        }
-        if let Some(command) = command {
-            draft = draft.meta(memory_redact::COMMAND_KEY, command);
-        }
+        self.state.tools.insert(call_id.to_owned(), tool);
         self.push(draft, timestamp);
     }
 
@@ -368,7 +348,7 @@ impl<'a> RolloutReader<'a> {
             .state
             .tools
             .get(call_id)
-            .is_some_and(|(name, ..)| crate::draft::is_own_tool(name))
+            .is_some_and(|tool| crate::draft::is_own_tool(&tool.name))
         {
             self.skipped.add("own_tool");
             return;
@@ -386,14 +366,8 @@ impl<'a> RolloutReader<'a> {
         if let Some(code) = exit_code {
             draft = draft.meta("exit_code", code);
         }
-        if let Some((name, file_path, command)) = self.state.tools.get(call_id).cloned() {
-            draft = draft.meta("tool_name", name);
-            if let Some(path) = file_path {
-                draft = draft.meta(memory_redact::FILE_PATH_KEY, path);
-            }
-            if let Some(command) = command {
-                draft = draft.meta(memory_redact::COMMAND_KEY, command);
-            }
+        if let Some(tool) = self.state.tools.get(call_id) {
+            draft = draft.tool(tool);
         }
         self.push(draft, timestamp);
     }

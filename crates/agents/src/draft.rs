@@ -63,12 +63,6 @@ impl Skipped {
             .iter()
             .map(|(reason, count)| (reason.as_str(), *count))
     }
-
-    /// All skipped items.
-    #[must_use]
-    pub fn total(&self) -> u64 {
-        self.0.values().sum()
-    }
 }
 
 /// The first 12 bytes of SHA-256 of `text`, in hex.
@@ -125,6 +119,50 @@ impl Occurrences {
         let key = format!("{session}:{kind}:{}", short_hash(text.trim()));
         self.0.contains_key(&key)
     }
+}
+
+/// Which lines of a transcript or rollout become events.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    /// Every turn (an import).
+    All,
+    /// Only assistant turns (the `Stop` hook: prompts and tools came by their own hooks).
+    AssistantOnly,
+}
+
+/// A tool call as the events of its call and result name it: the redactor reads the
+/// file path and the command to tell a secrets file's content.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ToolRef {
+    /// The tool's name.
+    pub name: String,
+    /// The file its input names.
+    pub file_path: Option<String>,
+    /// The shell command its input runs.
+    pub command: Option<String>,
+}
+
+impl ToolRef {
+    /// The tool `name` called with `input`.
+    #[must_use]
+    pub fn of(name: &str, input: &Value) -> ToolRef {
+        ToolRef {
+            name: name.to_owned(),
+            file_path: file_path_of(input),
+            command: command_of(input),
+        }
+    }
+}
+
+/// Whether an RFC 3339 `timestamp` is before `since_ms` (false when either is missing
+/// or unreadable: a turn is kept rather than lost).
+#[must_use]
+pub fn before_since(timestamp: &str, since_ms: Option<u64>) -> bool {
+    let Some(since) = since_ms else {
+        return false;
+    };
+    chrono::DateTime::parse_from_rfc3339(timestamp)
+        .is_ok_and(|time| u64::try_from(time.timestamp_millis()).unwrap_or(0) < since)
 }
 
 /// One event being built.
@@ -186,6 +224,20 @@ impl Draft {
             && let Some(metadata) = self.event.metadata.as_mut()
         {
             metadata.insert(key.to_owned(), value);
+        }
+        self
+    }
+
+    /// Names the tool call the event is part of (`tool_name`, and the file path and
+    /// command the redactor reads).
+    #[must_use]
+    pub fn tool(mut self, tool: &ToolRef) -> Draft {
+        self = self.meta("tool_name", tool.name.clone());
+        if let Some(path) = &tool.file_path {
+            self = self.meta(memory_redact::FILE_PATH_KEY, path.clone());
+        }
+        if let Some(command) = &tool.command {
+            self = self.meta(memory_redact::COMMAND_KEY, command.clone());
         }
         self
     }

@@ -31,8 +31,7 @@ use serde_json::Value;
 use crate::claude_code::{self, SessionBook, TranscriptReader};
 use crate::codex::{self, RolloutReader};
 use crate::draft::{
-    Draft, MAX_MESSAGE_CHARS, MAX_TOOL_TEXT_CHARS, command_of, file_path_of, name_key, session_key,
-    tool_call_text,
+    Draft, MAX_MESSAGE_CHARS, MAX_TOOL_TEXT_CHARS, ToolRef, name_key, session_key, tool_call_text,
 };
 use crate::projects::Projects;
 
@@ -57,7 +56,7 @@ impl Agent {
 
     fn prefix(self) -> &'static str {
         match self {
-            Agent::ClaudeCode => "cc",
+            Agent::ClaudeCode => claude_code::PREFIX,
             Agent::Codex => codex::PREFIX,
         }
     }
@@ -177,14 +176,7 @@ pub fn hook_events(
         "UserPromptSubmit" => {
             let prompt = text("prompt");
             if !prompt.trim().is_empty() {
-                let id = state
-                    .book
-                    .occurrences
-                    .next_id(prefix, &session_id, "p", prompt);
-                let draft = builder
-                    .draft(id, EventKind::UserMessage)
-                    .text(prompt, MAX_MESSAGE_CHARS);
-                builder.push(draft);
+                builder.said(&mut state.book.occurrences, "p", prompt);
             }
         }
         "PostToolUse" => builder.tool(input, state.seq),
@@ -196,14 +188,7 @@ pub fn hook_events(
                 Some(events) => builder.events.extend(events),
                 // No readable transcript: the hook's own copy of the last answer.
                 None if !fallback.trim().is_empty() && hook_event_name.ends_with("Stop") => {
-                    let id = state
-                        .book
-                        .occurrences
-                        .next_id(prefix, &session_id, "a", fallback);
-                    let draft = builder
-                        .draft(id, EventKind::AssistantMessage)
-                        .text(fallback, MAX_MESSAGE_CHARS);
-                    builder.push(draft);
+                    builder.said(&mut state.book.occurrences, "a", fallback);
                 }
                 _ => {}
             }
@@ -245,26 +230,12 @@ pub fn hook_events(
                     if message.trim().is_empty() {
                         continue;
                     }
-                    let id = state
-                        .book
-                        .occurrences
-                        .next_id(prefix, &session_id, "p", message);
-                    let draft = builder
-                        .draft(id, EventKind::UserMessage)
-                        .text(message, MAX_MESSAGE_CHARS);
-                    builder.push(draft);
+                    builder.said(&mut state.book.occurrences, "p", message);
                 }
             }
             let last = text("last-assistant-message");
             if !last.trim().is_empty() {
-                let id = state
-                    .book
-                    .occurrences
-                    .next_id(prefix, &session_id, "a", last);
-                let draft = builder
-                    .draft(id, EventKind::AssistantMessage)
-                    .text(last, MAX_MESSAGE_CHARS);
-                builder.push(draft);
+                builder.said(&mut state.book.occurrences, "a", last);
             }
         }
         _ => {}
@@ -302,6 +273,19 @@ impl Builder<'_> {
         self.events.push(draft.build());
     }
 
+    /// A prompt (`kind` `p`) or an assistant turn (`a`) without an id of its own: named
+    /// by its text's occurrence in the session, as an import of the transcript names it.
+    fn said(&mut self, occurrences: &mut crate::Occurrences, kind: &str, text: &str) {
+        let id = occurrences.next_id(self.agent.prefix(), self.session_id, kind, text);
+        let event_kind = if kind == "p" {
+            EventKind::UserMessage
+        } else {
+            EventKind::AssistantMessage
+        };
+        let draft = self.draft(id, event_kind).text(text, MAX_MESSAGE_CHARS);
+        self.push(draft);
+    }
+
     fn tool(&mut self, input: &Value, seq: u64) {
         let name = input
             .get("tool_name")
@@ -316,22 +300,11 @@ impl Builder<'_> {
             Some(id) if !id.is_empty() => name_key(id),
             _ => format!("{}:tool:{seq}", session_key(self.session_id)),
         };
-        let file_path = file_path_of(&tool_input);
-        let command = command_of(&tool_input);
-        let with_tool = |mut draft: Draft| {
-            draft = draft.meta("tool_name", name);
-            if let Some(path) = &file_path {
-                draft = draft.meta(memory_redact::FILE_PATH_KEY, path.clone());
-            }
-            if let Some(command) = &command {
-                draft = draft.meta(memory_redact::COMMAND_KEY, command.clone());
-            }
-            draft
-        };
-        let call = with_tool(
-            self.draft(format!("{prefix}:{key}:call"), EventKind::ToolCall)
-                .text(&tool_call_text(name, &tool_input), MAX_TOOL_TEXT_CHARS),
-        );
+        let tool = ToolRef::of(name, &tool_input);
+        let call = self
+            .draft(format!("{prefix}:{key}:call"), EventKind::ToolCall)
+            .text(&tool_call_text(name, &tool_input), MAX_TOOL_TEXT_CHARS)
+            .tool(&tool);
         self.push(call);
         let response = response_text(input.get("tool_response").unwrap_or(&Value::Null));
         let response = if response.trim().is_empty() {
@@ -339,10 +312,10 @@ impl Builder<'_> {
         } else {
             response
         };
-        let result = with_tool(
-            self.draft(format!("{prefix}:{key}:result"), EventKind::ToolResult)
-                .text(&response, MAX_TOOL_TEXT_CHARS),
-        );
+        let result = self
+            .draft(format!("{prefix}:{key}:result"), EventKind::ToolResult)
+            .text(&response, MAX_TOOL_TEXT_CHARS)
+            .tool(&tool);
         self.push(result);
     }
 }
@@ -428,23 +401,17 @@ fn read_transcript_tail(
             events
         }
         Agent::Codex => {
-            let known = state.rollout.take();
-            let mut reader = match known {
-                Some(known) => RolloutReader::resume(
-                    &mut state.book.occurrences,
-                    projects,
-                    codex::Scope::AssistantOnly,
-                    None,
-                    known,
-                ),
-                None => RolloutReader::new(
-                    &mut state.book.occurrences,
-                    projects,
-                    codex::Scope::AssistantOnly,
-                    None,
-                    Some(session_id.to_owned()),
-                ),
-            };
+            let known = state
+                .rollout
+                .take()
+                .unwrap_or_else(|| codex::RolloutState::starting(Some(session_id.to_owned())));
+            let mut reader = RolloutReader::resume(
+                &mut state.book.occurrences,
+                projects,
+                codex::Scope::AssistantOnly,
+                None,
+                known,
+            );
             for line in lines.split(|byte| *byte == b'\n') {
                 reader.line(line);
             }

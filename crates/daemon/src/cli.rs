@@ -115,7 +115,7 @@ pub enum Command {
     Uninstall(InstallArgs),
     /// Serve the memory to agents as an MCP server (stdio, or streamable HTTP with
     /// --listen): tools search, navigate, timeline, get_events, remember, status.
-    Mcp(crate::mcp::McpArgs),
+    Mcp(McpArgs),
 }
 
 /// A coding agent.
@@ -519,4 +519,40 @@ pub struct DemoArgs {
     /// Sample file to ingest (default: the bundled sample conversations).
     #[arg(long)]
     pub file: Option<PathBuf>,
+}
+
+/// `mcp`.
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    /// Use the daemon at this NATS URL. Default: the daemon at `[nats] url` when one
+    /// answers there within a second, else the data dir itself.
+    #[arg(long, conflicts_with = "embedded")]
+    pub nats_url: Option<String>,
+    /// Open the data dir even when a daemon answers (none may be serving it).
+    #[arg(long)]
+    pub embedded: bool,
+    /// Serve streamable HTTP at `http://ADDR/mcp` instead of stdio: `HOST:PORT`, or a
+    /// port alone for 127.0.0.1.
+    #[arg(long, value_parser = parse_listen)]
+    pub listen: Option<SocketAddr>,
+    /// The project of calls and resources that name none. Default: `[capture] project`,
+    /// else the project of the working directory as the hooks name it (git's origin
+    /// `owner-repo`, the repository's folder, the directory's name), so an agent started
+    /// in a repository reads what its hooks stored.
+    #[arg(long)]
+    pub project: Option<String>,
+    /// Also serve /metrics, /healthz and /readyz on this address.
+    #[arg(long)]
+    pub metrics_listen: Option<SocketAddr>,
+}
+
+pub(crate) fn parse_listen(text: &str) -> Result<SocketAddr, String> {
+    if let Ok(port) = text.parse::<u16>() {
+        return Ok(SocketAddr::new(
+            std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST),
+            port,
+        ));
+    }
+    text.parse::<SocketAddr>()
+        .map_err(|_| format!("{text:?} is not HOST:PORT (127.0.0.1:8765, [::1]:8765) or a port"))
 }

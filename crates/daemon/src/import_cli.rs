@@ -380,20 +380,12 @@ fn read_group(
                 }
             }
             AgentArg::Codex => {
-                let known = match state.codex_files.remove(file) {
-                    Some(known) => known,
-                    None => {
-                        let name = file.file_name().map(|n| n.to_string_lossy().into_owned());
-                        let fresh = RolloutReader::new(
-                            &mut state.occurrences,
-                            &mut projects,
-                            codex::Scope::All,
-                            since_ms,
-                            name.as_deref().and_then(codex::session_from_file_name),
-                        );
-                        fresh.suspend().2
-                    }
-                };
+                let known = state.codex_files.remove(file).unwrap_or_else(|| {
+                    let name = file.file_name().map(|n| n.to_string_lossy().into_owned());
+                    codex::RolloutState::starting(
+                        name.as_deref().and_then(codex::session_from_file_name),
+                    )
+                });
                 let mut reader = RolloutReader::resume(
                     &mut state.occurrences,
                     &mut projects,

@@ -20,7 +20,7 @@ mod metrics;
 mod resources;
 mod tools;
 
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::net::SocketAddr;
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -43,46 +43,12 @@ use tracing::{Instrument, field};
 
 use self::backend::Backend;
 use self::metrics::MCP_METRICS;
+use crate::cli::McpArgs;
 
-/// Where `--listen` serves when given only a port.
-const LOOPBACK: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
 /// The streamable HTTP endpoint's path.
 pub const HTTP_PATH: &str = "/mcp";
 /// How long shutdown waits for open sessions to let go of the store.
 const CLOSE_WAIT: Duration = Duration::from_secs(10);
-
-/// `mcp`.
-#[derive(Debug, clap::Args)]
-pub struct McpArgs {
-    /// Use the daemon at this NATS URL. Default: the daemon at `[nats] url` when one
-    /// answers there within a second, else the data dir itself.
-    #[arg(long, conflicts_with = "embedded")]
-    pub nats_url: Option<String>,
-    /// Open the data dir even when a daemon answers (none may be serving it).
-    #[arg(long)]
-    pub embedded: bool,
-    /// Serve streamable HTTP at `http://ADDR/mcp` instead of stdio: `HOST:PORT`, or a
-    /// port alone for 127.0.0.1.
-    #[arg(long, value_parser = parse_listen)]
-    pub listen: Option<SocketAddr>,
-    /// The project of calls and resources that name none. Default: `[capture] project`,
-    /// else the project of the working directory as the hooks name it (git's origin
-    /// `owner-repo`, the repository's folder, the directory's name), so an agent started
-    /// in a repository reads what its hooks stored.
-    #[arg(long)]
-    pub project: Option<String>,
-    /// Also serve /metrics, /healthz and /readyz on this address.
-    #[arg(long)]
-    pub metrics_listen: Option<SocketAddr>,
-}
-
-fn parse_listen(text: &str) -> Result<SocketAddr, String> {
-    if let Ok(port) = text.parse::<u16>() {
-        return Ok(SocketAddr::new(LOOPBACK, port));
-    }
-    text.parse::<SocketAddr>()
-        .map_err(|_| format!("{text:?} is not HOST:PORT (127.0.0.1:8765, [::1]:8765) or a port"))
-}
 
 /// Runs the server until the client hangs up (stdio) or SIGINT/SIGTERM.
 pub async fn run(
@@ -417,6 +383,7 @@ impl ServerHandler for MemoryServer {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cli::parse_listen;
 
     #[test]
     fn listen_takes_an_address_or_a_loopback_port() {
