@@ -65,6 +65,7 @@ pub async fn run(
             nats_url,
             json,
         } => prune(config, data_dir, age_days, &level, nats_url, json).await,
+        AdminCommand::Forget(args) => crate::forget_cli::run(config, data_dir, args).await,
     }
 }
 

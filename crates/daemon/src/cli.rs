@@ -389,6 +389,55 @@ pub enum AdminCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Remove what slipped past redaction from everything the data dir holds: rewrites
+    /// the events in place (the audited exception to the log's immutability, recorded
+    /// by a `memory_forgotten` tombstone), scrubs dead letters and the hooks' spool,
+    /// rebuilds every projection and index from the rewritten log, and compacts the
+    /// store so no older copy stays on disk. Offline: stop the daemon first.
+    Forget(ForgetArgs),
+}
+
+/// `admin forget`.
+#[derive(Debug, Args)]
+pub struct ForgetArgs {
+    /// What to forget.
+    #[command(flatten)]
+    pub selector: ForgetSelectorArgs,
+    /// Only this project's events (`--event` and `--session`; a pattern applies to
+    /// every project).
+    #[arg(long)]
+    pub project: Option<String>,
+    /// Say what would be rewritten, and change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// How long to wait for the rebuilt indexes (embedding is the slow part; what is
+    /// left resumes at the daemon's next start).
+    #[arg(long, default_value_t = 600)]
+    pub wait_timeout_secs: u64,
+    /// Print the result as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// One of: the events, the session, the pattern, or finishing a forget cut short.
+#[derive(Debug, Args)]
+#[group(required = true, multiple = false)]
+pub struct ForgetSelectorArgs {
+    /// These events, wholly (repeat the flag for more): their text and metadata values
+    /// become `[FORGOTTEN]`; id, session, time and kind stay.
+    #[arg(long = "event", value_name = "EVENT_ID")]
+    pub events: Vec<String>,
+    /// Every event of this session, wholly.
+    #[arg(long)]
+    pub session: Option<String>,
+    /// Every span this regular expression (Rust `regex` syntax) matches, in every
+    /// event's text and metadata values, becomes `[FORGOTTEN:<tag>]`.
+    #[arg(long = "match", value_name = "REGEX")]
+    pub pattern: Option<String>,
+    /// Finish a forget that was interrupted (every other command refuses the data dir
+    /// until it is finished).
+    #[arg(long)]
+    pub resume: bool,
 }
 
 /// `teleport`.

@@ -10,6 +10,7 @@ mod cli;
 mod demo;
 mod embedded;
 mod export;
+mod forget_cli;
 mod hook_cli;
 mod hook_http;
 mod ideas_args;

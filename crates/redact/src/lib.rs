@@ -24,15 +24,19 @@
 #![forbid(unsafe_code)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used))]
 
+mod forget;
 mod key;
 pub mod metrics;
 mod redactor;
 pub mod rules;
 
+pub use forget::{
+    FORGET_SESSION, FORGOTTEN, FORGOTTEN_KEY, ForgetError, ForgetSelector, Forgetter, Rewritten,
+};
 pub use key::load_or_create_key;
 pub use redactor::{
     COMMAND_KEY, FILE_PATH_KEY, Findings, PRIVATE_TAG, REDACTIONS_KEY, Redactor, SENSITIVE_FILE,
-    is_secrets_file,
+    is_secrets_file, keyed_tag,
 };
 pub use rules::{Rule, parse_rules, shannon_entropy};
 

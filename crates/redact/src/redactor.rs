@@ -40,6 +40,25 @@ pub const PRIVATE_TAG: &str = "private-tag";
 /// Hex characters of the keyed hash in a tag: 32 bits, enough to tell secrets apart in
 /// one memory, too few to test guesses against.
 const TAG_HEX: usize = 8;
+/// The first [`TAG_HEX`] hex characters of HMAC-SHA256 of `secret` under `key`: the
+/// same text gets the same tag under one data dir's key, and the tag cannot be reversed.
+#[must_use]
+pub fn keyed_tag(key: &[u8], secret: &str) -> String {
+    // HMAC accepts a key of any length; `new_from_slice` cannot fail for it.
+    match Hmac::<Sha256>::new_from_slice(key) {
+        Ok(mut mac) => {
+            mac.update(secret.as_bytes());
+            let digest = mac.finalize().into_bytes();
+            digest
+                .iter()
+                .take(TAG_HEX / 2)
+                .map(|byte| format!("{byte:02x}"))
+                .collect::<String>()
+        }
+        Err(_) => "0".repeat(TAG_HEX),
+    }
+}
+
 /// gitleaks' generic rule: a value made only of letters, `_`, `.` and `-` is an
 /// identifier (`default_branch`), not a secret — gitleaks' own allow-list does this.
 const IDENTIFIER_RULES: &[&str] = &["generic-api-key"];
@@ -216,20 +235,7 @@ impl Redactor {
     /// `[REDACTED:<rule>:<tag>]` for `secret`.
     #[must_use]
     pub fn tag(&self, rule: &str, secret: &str) -> String {
-        // HMAC accepts a key of any length; `new_from_slice` cannot fail for it.
-        let hex = match Hmac::<Sha256>::new_from_slice(&self.key) {
-            Ok(mut mac) => {
-                mac.update(secret.as_bytes());
-                let digest = mac.finalize().into_bytes();
-                digest
-                    .iter()
-                    .take(TAG_HEX / 2)
-                    .map(|byte| format!("{byte:02x}"))
-                    .collect::<String>()
-            }
-            Err(_) => "0".repeat(TAG_HEX),
-        };
-        format!("[REDACTED:{rule}:{hex}]")
+        format!("[REDACTED:{rule}:{}]", keyed_tag(&self.key, secret))
     }
 
     /// `text` without its secrets and `<private>` spans, and what was taken out. Does

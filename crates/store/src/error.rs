@@ -44,6 +44,34 @@ pub enum StoreError {
         /// The newest version this build reads.
         supported: u8,
     },
+    /// An `admin forget` rewrote events but did not finish removing the older copies
+    /// (projections, indexes, journals): nothing may read the data dir until it has.
+    #[error(
+        "an `admin forget` did not finish in {path}: older copies of what it rewrote may remain; \
+         run `memory-daemon --data-dir {path} admin forget --resume` before anything else"
+    )]
+    ForgetUnfinished {
+        /// The data directory.
+        path: PathBuf,
+    },
+    /// `admin forget` asked to rewrite an event into one with another identity.
+    #[error("cannot rewrite event {seq}: {detail}")]
+    InvalidRewrite {
+        /// Its position.
+        seq: u64,
+        /// What differs.
+        detail: String,
+    },
+    /// A file operation of the compaction that follows `admin forget`.
+    #[error("{op} {path}: {source}")]
+    Io {
+        /// What was being done.
+        op: &'static str,
+        /// On what.
+        path: PathBuf,
+        /// Why it failed.
+        source: Arc<std::io::Error>,
+    },
     /// A key that should be well-formed is not: the store was written by something else.
     #[error("corrupt key in {keyspace}: {detail}")]
     CorruptKey {

@@ -23,20 +23,23 @@
 //! - a projection: the TOC, indexes and graph live elsewhere and are rebuilt from here,
 //! - shared between processes: one process opens a data dir at a time
 //!   ([`StoreError::Locked`]),
-//! - a place for mutable records: events are never changed or deleted.
+//! - a place for mutable records: events are never changed or deleted, but for the one
+//!   audited exception of `admin forget` ([`Store::forget`], [`compact_after_forget`]).
 
 #![cfg_attr(not(test), deny(clippy::unwrap_used))]
 
 pub mod codec;
+mod compact;
 mod error;
 mod keys;
 mod metrics;
 mod records;
 mod store;
 
+pub use compact::{CompactReport, compact_after_forget};
 pub use error::{Result, StoreError};
 pub use fjall::Keyspace;
 pub use memory_types::{AppendOutcome, OutboxSeq};
 pub use metrics::{STORE_METRICS, StoreMetrics};
 pub use records::{DeadLetter, DerivedEntry, FeedItem};
-pub use store::{Durability, ProjectionBatch, Store, StoreOptions, StoreStatus};
+pub use store::{Durability, ForgetBatch, ProjectionBatch, Store, StoreOptions, StoreStatus};

@@ -65,8 +65,14 @@ pub(crate) fn encode_event(event: &Event, ingested_at_ms: u64) -> Result<Vec<u8>
 }
 
 pub(crate) fn decode_event(bytes: &[u8]) -> Result<Event> {
+    Ok(decode_event_record(bytes)?.0)
+}
+
+/// The event and when it was ingested (kept when `admin forget` rewrites it).
+pub(crate) fn decode_event_record(bytes: &[u8]) -> Result<(Event, u64)> {
     let record: EventRecordV1 = codec::decode("event", EVENT_VERSION, bytes)?;
-    Ok(Event {
+    let ingested_at_ms = record.ingested_at_ms;
+    let event = Event {
         event_id: record.event_id,
         session_id: record.session_id,
         project_id: record.project_id,
@@ -76,7 +82,8 @@ pub(crate) fn decode_event(bytes: &[u8]) -> Result<Event> {
         role: record.role,
         text: record.text,
         metadata: record.metadata,
-    })
+    };
+    Ok((event, ingested_at_ms))
 }
 
 /// An entry a projection actor appends to the outbox so that downstream actors react to

@@ -5,11 +5,14 @@
 mod append;
 mod dead_letters;
 mod feed;
+mod forget;
 mod handle;
 mod log_reads;
 mod options;
 mod projection;
 
+pub use forget::ForgetBatch;
+pub(crate) use handle::META_FORGET_PENDING;
 pub use handle::{Store, StoreStatus};
 pub use options::{Durability, StoreOptions};
 pub use projection::ProjectionBatch;

@@ -5,6 +5,7 @@ use memory_types::{AppendOutcome, Event, EventKind, OutboxSeq, Role};
 use proptest::prelude::*;
 
 use super::*;
+use crate::compact::compact_after_forget;
 use crate::error::{Result, StoreError};
 use crate::records::{DeadLetter, DerivedEntry, FeedItem};
 
@@ -479,4 +480,222 @@ fn session_before_is_the_turns_before_an_event_oldest_first() {
     assert_eq!(before("a3", 10), ["a1", "a2"]);
     assert!(before("a1", 10).is_empty());
     assert!(before("b1", 10).is_empty());
+}
+
+/// Every file under `dir` whose bytes hold `needle`.
+fn files_holding(dir: &Path, needle: &str) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(path) = stack.pop() {
+        if path.is_dir() {
+            for entry in std::fs::read_dir(&path).expect("read dir") {
+                stack.push(entry.expect("entry").path());
+            }
+        } else if std::fs::read(&path)
+            .expect("read")
+            .windows(needle.len())
+            .any(|window| window == needle.as_bytes())
+        {
+            found.push(path);
+        }
+    }
+    found
+}
+
+/// Appends three events (one with `secret`), a projection record and a dead letter that
+/// hold it, and a consumer cursor; returns the store.
+fn store_with_secret(dir: &Path, secret: &str) -> Store {
+    let store = open(dir);
+    let mut leaked = event("p", "e2", "s", 2);
+    leaked.text = format!("the vault passphrase is {secret}");
+    leaked
+        .metadata
+        .insert("command".to_owned(), format!("login {secret}"));
+    store
+        .append_events(&[event("p", "e1", "s", 1), leaked, event("p", "e3", "s", 3)])
+        .expect("append");
+    let projection = store.projection_keyspace("toc").expect("keyspace");
+    let mut batch = store.projection_batch();
+    batch.insert(&projection, b"segment", format!("summary: {secret}"));
+    batch.set_cursor("segmenter", OutboxSeq(3));
+    store.commit_projection(batch).expect("commit");
+    store
+        .record_dead_letter(
+            DeadLetter::new(
+                "ingest",
+                None,
+                "missing timestamp",
+                format!("{{\"text\":\"{secret}\"}}").as_bytes(),
+                1,
+            ),
+            None,
+        )
+        .expect("dead letter");
+    store
+}
+
+fn forget_secret(store: &Store, secret: &str) -> ForgetBatch {
+    let mut forget = ForgetBatch::default();
+    for item in store.log_events(OutboxSeq::ZERO) {
+        let (seq, mut event) = item.expect("event");
+        if event.text.contains(secret) {
+            event.text = event.text.replace(secret, "[FORGOTTEN]");
+            for value in event.metadata.values_mut() {
+                *value = value.replace(secret, "[FORGOTTEN]");
+            }
+            forget.rewrites.push((seq, event));
+        }
+    }
+    for item in store.all_dead_letters() {
+        let (id, mut dead_letter) = item.expect("dead letter");
+        dead_letter.payload = b"[FORGOTTEN]".to_vec();
+        forget.dead_letters.push((id, dead_letter));
+    }
+    let mut tombstone = event("p", "forget-1", "memory-forget", 9);
+    tombstone.kind = EventKind::MemoryForgotten;
+    tombstone.role = Role::System;
+    forget.tombstones.push(tombstone);
+    forget
+}
+
+#[test]
+fn forget_then_compaction_leaves_no_copy_of_the_old_text() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let secret = "zq7vkplmxwr9tbnq4hd2";
+    let store = store_with_secret(dir.path(), secret);
+    assert!(
+        !files_holding(dir.path(), secret).is_empty(),
+        "the test needs the secret on disk first"
+    );
+    let head_before = store.head();
+    let forget = forget_secret(&store, secret);
+    assert_eq!(forget.rewrites.len(), 1);
+    let outcomes = store.forget(&forget).expect("forget");
+    assert_eq!(outcomes, vec![AppendOutcome::Appended(head_before.next())]);
+    assert!(store.forget_pending().expect("pending"));
+    drop(store);
+    // Nothing may read the store until the forget has finished.
+    assert!(matches!(
+        Store::open(dir.path(), &StoreOptions::default()),
+        Err(StoreError::ForgetUnfinished { .. })
+    ));
+
+    let report = compact_after_forget(dir.path(), &StoreOptions::default()).expect("compact");
+    assert!(report.records > 0);
+    assert_eq!(files_holding(dir.path(), secret), Vec::<PathBuf>::new());
+    assert!(!dir.path().join(".forget-new").exists());
+    assert!(!dir.path().join(".forget-old").exists());
+
+    let store = open(dir.path());
+    assert!(!store.forget_pending().expect("pending"));
+    assert_eq!(store.head(), head_before.next());
+    assert_eq!(store.event_count("p"), 4);
+    let events: Vec<Event> = store
+        .log_events(OutboxSeq::ZERO)
+        .map(|item| item.expect("event").1)
+        .collect();
+    assert_eq!(events.len(), 4);
+    assert_eq!(events[1].text, "the vault passphrase is [FORGOTTEN]");
+    assert_eq!(events[1].metadata["command"], "login [FORGOTTEN]");
+    assert_eq!(events[3].kind, EventKind::MemoryForgotten);
+    // Indexes still answer for the rewritten event.
+    assert_eq!(
+        store.seq_of_event_id("p", "e2").expect("id index"),
+        Some(OutboxSeq(2))
+    );
+    // Projections, cursors and the outbox start over, replayed from the log.
+    assert!(store.cursors().expect("cursors").is_empty());
+    assert!(
+        store
+            .projection_keyspace("toc")
+            .expect("keyspace")
+            .is_empty()
+            .expect("empty")
+    );
+    let feed = store.read_feed(OutboxSeq::ZERO, 100).expect("feed");
+    let replayed: Vec<&str> = feed
+        .iter()
+        .filter_map(|item| match item {
+            FeedItem::Event { event, .. } => Some(event.event_id.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(replayed, ["e1", "e2", "e3", "forget-1"]);
+    let dead = store.dead_letters(10).expect("dead letters");
+    assert_eq!(dead.len(), 1);
+    assert_eq!(dead[0].1.payload, b"[FORGOTTEN]");
+    // The log goes on after the tombstone.
+    assert_eq!(
+        store
+            .append_events(&[event("p", "e4", "s", 4)])
+            .expect("append"),
+        vec![AppendOutcome::Appended(OutboxSeq(5))]
+    );
+}
+
+#[test]
+fn a_rewrite_cannot_change_an_events_identity() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = open(dir.path());
+    store
+        .append_events(&[event("p", "e1", "s", 1)])
+        .expect("append");
+    let mut moved = event("p", "e1", "other-session", 1);
+    moved.text = "x".to_owned();
+    let forget = ForgetBatch {
+        rewrites: vec![(OutboxSeq(1), moved)],
+        ..ForgetBatch::default()
+    };
+    assert!(matches!(
+        store.forget(&forget),
+        Err(StoreError::InvalidRewrite { seq: 1, .. })
+    ));
+    let missing = ForgetBatch {
+        rewrites: vec![(OutboxSeq(7), event("p", "e1", "s", 1))],
+        ..ForgetBatch::default()
+    };
+    assert!(store.forget(&missing).is_err());
+    assert!(!store.forget_pending().expect("pending"));
+    assert_eq!(
+        store.event(OutboxSeq(1)).expect("read"),
+        Some(event("p", "e1", "s", 1))
+    );
+}
+
+#[test]
+fn a_swap_cut_short_is_completed_at_the_next_open() {
+    let secret = "pq8wnvc3lkx7rmt5yb6s";
+    // Crash after the copy was complete and one old file had been moved away.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = store_with_secret(dir.path(), secret);
+    store
+        .forget(&forget_secret(&store, secret))
+        .expect("forget");
+    drop(store);
+    crate::compact::copy_fresh(dir.path(), &StoreOptions::default()).expect("copy");
+    let old = dir.path().join(".forget-old");
+    std::fs::create_dir_all(&old).expect("mkdir");
+    std::fs::rename(dir.path().join("version"), old.join("version")).expect("move");
+    let store = open(dir.path());
+    assert_eq!(store.event_count("p"), 4);
+    assert_eq!(files_holding(dir.path(), secret), Vec::<PathBuf>::new());
+    drop(store);
+
+    // Crash before the copy was complete: the old database stays, still pending.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = store_with_secret(dir.path(), secret);
+    store
+        .forget(&forget_secret(&store, secret))
+        .expect("forget");
+    drop(store);
+    crate::compact::copy_fresh(dir.path(), &StoreOptions::default()).expect("copy");
+    std::fs::remove_file(dir.path().join(".forget-new").join("READY")).expect("rm");
+    assert!(matches!(
+        Store::open(dir.path(), &StoreOptions::default()),
+        Err(StoreError::ForgetUnfinished { .. })
+    ));
+    assert!(!dir.path().join(".forget-new").exists());
+    compact_after_forget(dir.path(), &StoreOptions::default()).expect("compact");
+    let store = open(dir.path());
+    assert_eq!(store.event_count("p"), 4);
 }

@@ -30,11 +30,15 @@ pub enum EventKind {
     /// from it, so reinforcement is a function of the log and survives a rebuild. Not a
     /// turn of the conversation: the TOC, the catalog and the indexes ignore it.
     MemoryRecalled,
+    /// The audit record of `admin forget`: which selector rewrote which events (the
+    /// pattern itself only as its keyed tag, since it may spell the secret). Written by
+    /// the daemon, never a turn of the conversation.
+    MemoryForgotten,
 }
 
 impl EventKind {
     /// Every kind, in wire order.
-    pub const ALL: [EventKind; 8] = [
+    pub const ALL: [EventKind; 9] = [
         EventKind::UserMessage,
         EventKind::AssistantMessage,
         EventKind::ToolCall,
@@ -43,6 +47,7 @@ impl EventKind {
         EventKind::SessionEnd,
         EventKind::Note,
         EventKind::MemoryRecalled,
+        EventKind::MemoryForgotten,
     ];
 
     /// The wire name (`user_message`, …).
@@ -57,6 +62,7 @@ impl EventKind {
             EventKind::SessionEnd => "session_end",
             EventKind::Note => "note",
             EventKind::MemoryRecalled => "memory_recalled",
+            EventKind::MemoryForgotten => "memory_forgotten",
         }
     }
 
@@ -80,15 +86,17 @@ impl EventKind {
             EventKind::SessionStart
             | EventKind::SessionEnd
             | EventKind::Note
-            | EventKind::MemoryRecalled => Role::System,
+            | EventKind::MemoryRecalled
+            | EventKind::MemoryForgotten => Role::System,
         }
     }
 
     /// Whether the kind is a turn of the conversation (everything but the daemon's
-    /// `memory_recalled` bookkeeping): what the TOC, the catalog and the indexes read.
+    /// `memory_recalled` and `memory_forgotten` bookkeeping): what the TOC, the catalog
+    /// and the indexes read.
     #[must_use]
     pub fn is_conversation(self) -> bool {
-        self != EventKind::MemoryRecalled
+        !matches!(self, EventKind::MemoryRecalled | EventKind::MemoryForgotten)
     }
 
     /// Whether the kind carries content, so that `text` must be present.

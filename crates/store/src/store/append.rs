@@ -6,7 +6,9 @@ use std::time::Instant;
 use memory_types::{AppendOutcome, Event, OutboxSeq};
 use tracing::{debug, instrument};
 
-use super::handle::{META_LAST_SEQ, META_PROJECT_COUNT_PREFIX, Store};
+use fjall::OwnedWriteBatch;
+
+use super::handle::{Inner, META_LAST_SEQ, META_PROJECT_COUNT_PREFIX, Store, WriterState};
 use crate::error::Result;
 use crate::keys;
 use crate::records::{OutboxRecordV1, encode_event, encode_outbox, encode_u64};
@@ -24,17 +26,46 @@ impl Store {
         &self,
         events: impl IntoIterator<Item = &'a Event>,
     ) -> Result<Vec<AppendOutcome>> {
-        let events = events.into_iter();
         let started = Instant::now();
         let inner = &self.inner;
-        let now = memory_types::now_ms();
         let mut writer = self.writer();
         let mut batch = inner.db.batch();
+        let staged = self.stage_appends(&writer, &mut batch, events, memory_types::now_ms())?;
+        if staged.next_seq == writer.last_seq {
+            return Ok(staged.outcomes);
+        }
+        let totals = stage_totals(inner, &writer, &mut batch, &staged)?;
+        batch.commit()?;
+        inner.db.persist(inner.durability.persist_mode())?;
+        let next_seq = staged.next_seq;
+        apply_staged(&mut writer, next_seq, totals);
+        self.publish_head(next_seq);
+        drop(writer);
+        debug!(
+            last_seq = next_seq.0,
+            elapsed_us = started.elapsed().as_micros(),
+            "events appended"
+        );
+        Ok(staged.outcomes)
+    }
+
+    /// Puts `events` into `batch` as [`Store::append_events`] does (deduplicated against
+    /// the log and within the call, positions after the writer's last), without
+    /// committing: the caller holds the writer lock until it commits.
+    pub(super) fn stage_appends<'a>(
+        &self,
+        writer: &WriterState,
+        batch: &mut OwnedWriteBatch,
+        events: impl IntoIterator<Item = &'a Event>,
+        ingested_at_ms: u64,
+    ) -> Result<Staged<'a>> {
+        let inner = &self.inner;
+        let events = events.into_iter();
         let mut outcomes = Vec::with_capacity(events.size_hint().0);
         let mut seen_in_call: HashMap<Vec<u8>, OutboxSeq> =
             HashMap::with_capacity(events.size_hint().0);
         let mut next_seq = writer.last_seq;
-        let mut counts: HashMap<&str, u64> = HashMap::new();
+        let mut counts: HashMap<&'a str, u64> = HashMap::new();
         for event in events {
             let id_key = keys::event_id_key(&event.project_id, &event.event_id);
             if let Some(seq) = seen_in_call.get(&id_key) {
@@ -50,7 +81,11 @@ impl Store {
             }
             next_seq = next_seq.next();
             let seq = next_seq;
-            batch.insert(&inner.events, keys::seq_key(seq), encode_event(event, now)?);
+            batch.insert(
+                &inner.events,
+                keys::seq_key(seq),
+                encode_event(event, ingested_at_ms)?,
+            );
             batch.insert(&inner.event_ids, id_key.as_slice(), keys::seq_key(seq));
             batch.insert(
                 &inner.events_by_time,
@@ -78,30 +113,51 @@ impl Store {
             seen_in_call.insert(id_key, seq);
             outcomes.push(AppendOutcome::Appended(seq));
         }
-        if next_seq == writer.last_seq {
-            return Ok(outcomes);
-        }
-        let mut new_totals = Vec::with_capacity(counts.len());
-        for (project, added) in &counts {
-            let total = writer.events_by_project.get(*project).copied().unwrap_or(0) + added;
-            batch.insert(&inner.meta, project_count_key(project), encode_u64(total)?);
-            new_totals.push(((*project).to_owned(), total));
-        }
-        batch.insert(&inner.meta, META_LAST_SEQ, encode_u64(next_seq.0)?);
-        batch.commit()?;
-        inner.db.persist(inner.durability.persist_mode())?;
-        writer.last_seq = next_seq;
-        for (project, total) in new_totals {
-            writer.events_by_project.insert(project, total);
-        }
-        self.publish_head(next_seq);
-        drop(writer);
-        debug!(
-            last_seq = next_seq.0,
-            elapsed_us = started.elapsed().as_micros(),
-            "events appended"
-        );
-        Ok(outcomes)
+        Ok(Staged {
+            outcomes,
+            next_seq,
+            counts,
+        })
+    }
+}
+
+/// What [`Store::stage_appends`] put into a batch.
+pub(super) struct Staged<'a> {
+    /// One per event given.
+    pub(super) outcomes: Vec<AppendOutcome>,
+    /// The last position assigned (the writer's last when nothing was new).
+    pub(super) next_seq: OutboxSeq,
+    /// New events per project.
+    counts: HashMap<&'a str, u64>,
+}
+
+/// Puts the projects' new totals and the last position into `batch`; returns the totals
+/// for [`apply_staged`] once the batch is committed.
+pub(super) fn stage_totals(
+    inner: &Inner,
+    writer: &WriterState,
+    batch: &mut OwnedWriteBatch,
+    staged: &Staged<'_>,
+) -> Result<Vec<(String, u64)>> {
+    let mut totals = Vec::with_capacity(staged.counts.len());
+    for (project, added) in &staged.counts {
+        let total = writer.events_by_project.get(*project).copied().unwrap_or(0) + added;
+        batch.insert(&inner.meta, project_count_key(project), encode_u64(total)?);
+        totals.push(((*project).to_owned(), total));
+    }
+    batch.insert(&inner.meta, META_LAST_SEQ, encode_u64(staged.next_seq.0)?);
+    Ok(totals)
+}
+
+/// The writer's state after a committed batch of appends.
+pub(super) fn apply_staged(
+    writer: &mut WriterState,
+    last_seq: OutboxSeq,
+    totals: Vec<(String, u64)>,
+) {
+    writer.last_seq = last_seq;
+    for (project, total) in totals {
+        writer.events_by_project.insert(project, total);
     }
 }
 

@@ -70,16 +70,37 @@ pub(super) const META_PROJECT_COUNT_PREFIX: &[u8] = b"events:";
 pub(super) const META_DEAD_LETTER_KEY_PREFIX: &[u8] = b"dead_letter_key:";
 const STORE_FORMAT_VERSION: u64 = 1;
 pub(super) const PROJECTION_PREFIX: &str = "proj_";
+/// Set by `admin forget` with its rewrite; gone once the compaction swapped a fresh
+/// database in (the copy leaves it out).
+pub(crate) const META_FORGET_PENDING: &[u8] = b"forget_pending";
 
 impl Store {
     /// Opens or creates the store at `path`, recovering to the last durable batch.
     ///
     /// # Errors
     /// [`StoreError::Locked`] when another process has it open; storage errors otherwise.
+    /// [`StoreError::ForgetUnfinished`] when an `admin forget` rewrote events and did not
+    /// finish.
     #[instrument(skip(options), fields(path = %path.as_ref().display()))]
     pub fn open(path: impl AsRef<Path>, options: &StoreOptions) -> Result<Store> {
+        let store = Store::open_allowing_forget(path, options)?;
+        if store.forget_pending()? {
+            return Err(StoreError::ForgetUnfinished {
+                path: store.path().to_path_buf(),
+            });
+        }
+        Ok(store)
+    }
+
+    /// [`Store::open`] for `admin forget` itself, which must open a store a forget left
+    /// unfinished in order to finish it.
+    ///
+    /// # Errors
+    /// As [`Store::open`], but a pending forget is no error.
+    pub fn open_allowing_forget(path: impl AsRef<Path>, options: &StoreOptions) -> Result<Store> {
         let path = path.as_ref().to_path_buf();
         std::fs::create_dir_all(&path).map_err(|err| StoreError::Storage(Arc::new(err.into())))?;
+        crate::compact::finish_swap(&path)?;
         let db = Database::builder(&path)
             .cache_size(options.cache_size_mb.saturating_mul(1 << 20))
             .open()
