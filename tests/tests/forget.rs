@@ -178,6 +178,16 @@ async fn forget_leaves_no_trace_in_store_indexes_or_export() -> anyhow::Result<(
         "timestamp": now + 5000, "kind": "user_message",
         "text": format!("once more: {passphrase}")}});
     std::fs::write(spool.join("spool.jsonl"), format!("{spooled}\n"))?;
+    // A hook's state holds a response still being written.
+    std::fs::create_dir_all(spool.join("sessions"))?;
+    let state = json!({"seq": 3, "transcript_offset": 10, "transcript": {"open": {
+        "text": format!("I will use {passphrase} to unseal")}}});
+    std::fs::write(
+        spool
+            .join("sessions")
+            .join("claude-code-0123456789abcdef.json"),
+        state.to_string(),
+    )?;
     for secret in [&passphrase, &address] {
         assert!(
             !files_holding(data_dir.path(), secret)?.is_empty(),
@@ -193,22 +203,31 @@ async fn forget_leaves_no_trace_in_store_indexes_or_export() -> anyhow::Result<(
     )?)?;
     assert_eq!(plan["events"]["fg"], json!(["e1", "e3"]), "{plan}");
     assert_eq!(
-        (plan["dead_letters"].clone(), plan["spooled"].clone()),
-        (json!(1), json!(1)),
+        (
+            plan["dead_letters"].clone(),
+            plan["spooled"].clone(),
+            plan["session_states"].clone()
+        ),
+        (json!(1), json!(1), json!(1)),
         "{plan}"
     );
     assert!(!files_holding(data_dir.path(), &passphrase)?.is_empty());
 
     let said = admin(data_dir.path(), &["--match", &pattern])?;
     assert!(
-        said.contains("forgot 2 span(s) in 2 event(s), 1 dead letter(s) and 1 spooled"),
+        said.contains(
+            "forgot 2 span(s) in 2 event(s), 1 dead letter(s), 1 spooled event(s) and 1 \
+             session state(s)"
+        ),
         "{said}"
     );
     let said = admin(data_dir.path(), &["--session", "s2", "--project", "fg"])?;
     assert!(said.contains("in 2 event(s)"), "{said}");
-    // Nothing is left to forget the second time.
+    // Nothing is left to forget the second time, and nothing is pending.
     let said = admin(data_dir.path(), &["--match", &pattern])?;
     assert!(said.contains("nothing matched"), "{said}");
+    let said = admin(data_dir.path(), &["--resume"])?;
+    assert!(said.contains("no forget is pending"), "{said}");
 
     for secret in [&passphrase, &address] {
         let leaks = files_holding(data_dir.path(), secret)?;
@@ -277,5 +296,138 @@ async fn forget_leaves_no_trace_in_store_indexes_or_export() -> anyhow::Result<(
         "{root}"
     );
     daemon.terminate()?;
+    Ok(())
+}
+
+/// A forget cut short after it rewrote the store (the process killed there): every
+/// command refuses the data dir and names `--resume`, which finishes the job — the
+/// spool scrubbed, the indexes deleted and rebuilt, the store compacted — from what the
+/// pending mark wrote down.
+#[test]
+fn an_interrupted_forget_blocks_the_data_dir_until_resumed() -> anyhow::Result<()> {
+    use memory_store::{ForgetBatch, OutboxSeq, Store, StoreOptions};
+    use memory_types::{EventKind, Role};
+
+    let secret = random_token(24);
+    let dir = tempfile::tempdir()?;
+    let data_dir = dir.path().join("data");
+    let file = dir.path().join("events.jsonl");
+    let lines = [
+        json!({"event_id": "a", "session_id": "s", "timestamp": 1_790_000_000_000_u64,
+               "kind": "user_message", "text": format!("the unlock phrase is {secret}")}),
+        json!({"event_id": "b", "session_id": "s", "timestamp": 1_790_000_001_000_u64,
+               "kind": "assistant_message", "text": "we decided the JWT access token lives 15 minutes"}),
+    ];
+    std::fs::write(
+        &file,
+        lines
+            .iter()
+            .map(Value::to_string)
+            .collect::<Vec<_>>()
+            .join("\n"),
+    )?;
+    let daemon = build_daemon()?;
+    let data = data_dir.to_string_lossy().into_owned();
+    let output = Command::new(&daemon)
+        .args([
+            "--data-dir",
+            &data,
+            "ingest",
+            "--file",
+            &file.to_string_lossy(),
+            "--wait",
+        ])
+        .output()?;
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let spool = data_dir.join("spool");
+    std::fs::create_dir_all(&spool)?;
+    let spooled = json!({"project": "default", "event": {"event_id": "c", "session_id": "s",
+        "timestamp": 1_790_000_002_000_u64, "kind": "user_message",
+        "text": format!("again {secret}")}});
+    std::fs::write(spool.join("spool.jsonl"), format!("{spooled}\n"))?;
+
+    // What `admin forget --match` does before it is killed: the rewrite, the tombstone
+    // and the pending mark with the forget written down.
+    {
+        let store = Store::open(&data_dir, &StoreOptions::default())?;
+        let mut batch = ForgetBatch::default();
+        for item in store.log_events(OutboxSeq::ZERO) {
+            let (seq, mut event) = item?;
+            if event.text.contains(&secret) {
+                event.text = event.text.replace(&secret, "[FORGOTTEN:00000000]");
+                batch.rewrites.push((seq, event));
+            }
+        }
+        assert_eq!(batch.rewrites.len(), 1);
+        batch.tombstones.push(memory_types::Event {
+            event_id: "forget-test".to_owned(),
+            session_id: "memory-forget".to_owned(),
+            project_id: "default".to_owned(),
+            agent_id: None,
+            timestamp_ms: 1_790_000_003_000,
+            kind: EventKind::MemoryForgotten,
+            role: Role::System,
+            text: "admin forget rewrote 1 event(s)".to_owned(),
+            metadata: Default::default(),
+        });
+        batch.resume = serde_json::to_vec(&json!({"selector": "match",
+            "values": [secret.clone()], "project": null, "tombstone_id": "forget-test"}))?;
+        store.forget(&batch)?;
+    }
+    assert!(!files_holding(&data_dir, &secret)?.is_empty());
+
+    let refused = Command::new(&daemon)
+        .args([
+            "--data-dir",
+            &data,
+            "events",
+            "export",
+            "--project",
+            "default",
+        ])
+        .output()?;
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        !refused.status.success() && said.contains("admin forget --resume"),
+        "{said}"
+    );
+    let refused = admin(&data_dir, &["--session", "s"]);
+    assert!(
+        refused.as_ref().is_err_and(|err| err
+            .to_string()
+            .contains("run `admin forget --resume` first")),
+        "{refused:?}"
+    );
+
+    let said = admin(&data_dir, &["--resume"])?;
+    assert!(
+        said.contains("finishing the forget an earlier run left pending"),
+        "{said}"
+    );
+    assert!(said.contains("rewrote 1 spooled event(s)"), "{said}");
+    let leaks = files_holding(&data_dir, &secret)?;
+    assert!(leaks.is_empty(), "{leaks:?}");
+    let exported = export_events(&data_dir, "default")?;
+    assert_eq!(exported.len(), 3, "{exported:?}");
+    assert_eq!(
+        exported[0]["text"],
+        "the unlock phrase is [FORGOTTEN:00000000]"
+    );
+    // The rebuilt BM25 index answers from the rewritten log.
+    let hits = Command::new(&daemon)
+        .args([
+            "--data-dir",
+            &data,
+            "teleport",
+            "search",
+            "JWT access token",
+        ])
+        .output()?;
+    let found = String::from_utf8_lossy(&hits.stdout);
+    assert!(hits.status.success() && found.contains("event"), "{found}");
     Ok(())
 }

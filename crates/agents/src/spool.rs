@@ -3,10 +3,12 @@
 //!
 //! A hook is a short process per agent event, and several may run at once (tool calls in
 //! parallel), so every file here is read and written under an exclusive lock
-//! (`File::lock`, advisory, released when the file closes). The spool is JSON lines,
-//! appended and fsynced before the hook exits; a flush sends what it holds and rewrites
-//! it with what was not taken. A crash between sending and rewriting sends some events
-//! again, which their ids make harmless: nothing is lost and nothing is stored twice.
+//! (`File::lock`, advisory, released when the file closes) on a lock file of its own,
+//! since a rewrite replaces the data file. The spool is JSON lines, appended and fsynced
+//! before the hook exits; a flush sends what it holds and replaces it (a temporary file
+//! renamed over it, so a crash leaves the old content or the new) with what was not
+//! taken. A crash between sending and rewriting sends some events again, which their ids
+//! make harmless: nothing is lost and nothing is stored twice.
 
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
@@ -61,31 +63,60 @@ impl SessionLock {
 
 /// The spool, locked until dropped.
 pub struct SpoolLock {
-    file: File,
-    /// The events it holds, oldest first; lines that do not parse are dropped and counted
-    /// in `unreadable`.
+    _lock: File,
+    path: PathBuf,
+    /// The events it holds, oldest first; lines that do not parse are left out of them
+    /// and kept in `unreadable_lines`.
     pub events: Vec<SpooledEvent>,
     /// Lines that were not a spooled event.
     pub unreadable: usize,
+    /// Those lines as they are.
+    pub unreadable_lines: Vec<String>,
 }
 
 impl SpoolLock {
     /// Replaces the spool's content with `remaining` (what was not delivered; empty
-    /// after a whole flush). Dropping the value instead leaves the spool untouched.
+    /// after a whole flush); unreadable lines go. Dropping the value instead leaves the
+    /// spool untouched.
     ///
     /// # Errors
     /// The file cannot be written.
-    pub fn keep(mut self, remaining: &[SpooledEvent]) -> std::io::Result<()> {
+    pub fn keep(self, remaining: &[SpooledEvent]) -> std::io::Result<()> {
+        self.keep_lines(remaining, &[])
+    }
+
+    /// [`SpoolLock::keep`] with `raw` lines after the events (unreadable lines a caller
+    /// keeps). The new content is written beside the spool and renamed over it.
+    ///
+    /// # Errors
+    /// The file cannot be written.
+    pub fn keep_lines(self, remaining: &[SpooledEvent], raw: &[String]) -> std::io::Result<()> {
         let mut bytes = Vec::new();
         for event in remaining {
             serde_json::to_writer(&mut bytes, event).map_err(std::io::Error::other)?;
             bytes.push(b'\n');
         }
-        self.file.set_len(0)?;
-        self.file.seek(SeekFrom::Start(0))?;
-        self.file.write_all(&bytes)?;
-        self.file.sync_data()
+        for line in raw {
+            bytes.extend_from_slice(line.as_bytes());
+            bytes.push(b'\n');
+        }
+        replace_file(&self.path, &bytes)
     }
+}
+
+/// Writes `bytes` to a temporary file beside `path`, syncs it and renames it over `path`
+/// (then syncs the directory): a crash leaves the old content or the new.
+fn replace_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let temporary = path.with_extension("tmp");
+    let mut file = SpoolDir::open_private(&temporary)?;
+    file.set_len(0)?;
+    file.write_all(bytes)?;
+    file.sync_data()?;
+    std::fs::rename(&temporary, path)?;
+    if let Some(parent) = path.parent() {
+        File::open(parent)?.sync_all()?;
+    }
+    Ok(())
 }
 
 impl SpoolDir {
@@ -121,11 +152,7 @@ impl SpoolDir {
     /// # Errors
     /// The directory or file cannot be created or locked.
     pub fn session(&self, agent: Agent, session_id: &str) -> std::io::Result<SessionLock> {
-        let path = self.root.join("sessions").join(format!(
-            "{}-{}.json",
-            agent.source(),
-            short_hash(session_id)
-        ));
+        let path = self.session_path(agent, session_id);
         let lock = Self::open_private(&path.with_extension("lock"))?;
         lock.lock()?;
         let state = match std::fs::read(&path) {
@@ -144,13 +171,88 @@ impl SpoolDir {
         self.root.join("spool.jsonl")
     }
 
+    /// Locks the spool (waiting for it, or None at once when `wait` is false and another
+    /// process holds it).
+    fn lock_spool(&self, wait: bool) -> std::io::Result<Option<File>> {
+        let lock = Self::open_private(&self.root.join("spool.lock"))?;
+        if wait {
+            lock.lock()?;
+        } else if lock.try_lock().is_err() {
+            return Ok(None);
+        }
+        Ok(Some(lock))
+    }
+
+    /// The hook state file of `agent`'s session `session_id`.
+    #[must_use]
+    pub fn session_path(&self, agent: Agent, session_id: &str) -> PathBuf {
+        self.root.join("sessions").join(format!(
+            "{}-{}.json",
+            agent.source(),
+            short_hash(session_id)
+        ))
+    }
+
+    /// Every session's hook state file.
+    ///
+    /// # Errors
+    /// The directory cannot be read.
+    pub fn session_files(&self) -> std::io::Result<Vec<PathBuf>> {
+        let dir = self.root.join("sessions");
+        let mut files = Vec::new();
+        match std::fs::read_dir(&dir) {
+            Ok(entries) => {
+                for entry in entries {
+                    let path = entry?.path();
+                    if path.extension().is_some_and(|ext| ext == "json") {
+                        files.push(path);
+                    }
+                }
+            }
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
+            Err(err) => return Err(err),
+        }
+        files.sort();
+        Ok(files)
+    }
+
+    /// Rewrites one session's hook state file (from [`SpoolDir::session_files`]) as
+    /// JSON under its lock: `rewrite` changes the value and says whether it did. A
+    /// temporary file a crashed save left beside it is removed. True when rewritten.
+    ///
+    /// # Errors
+    /// The file cannot be read, parsed or written.
+    pub fn rewrite_session_file(
+        &self,
+        path: &Path,
+        rewrite: impl FnOnce(&mut serde_json::Value) -> bool,
+    ) -> std::io::Result<bool> {
+        let lock = Self::open_private(&path.with_extension("lock"))?;
+        lock.lock()?;
+        let stale = path.with_extension("json.tmp");
+        if stale.exists() {
+            std::fs::remove_file(&stale)?;
+        }
+        let mut value: serde_json::Value = match std::fs::read(path) {
+            Ok(bytes) => serde_json::from_slice(&bytes).map_err(std::io::Error::other)?,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+            Err(err) => return Err(err),
+        };
+        if !rewrite(&mut value) {
+            return Ok(false);
+        }
+        let bytes = serde_json::to_vec(&value).map_err(std::io::Error::other)?;
+        replace_file(path, &bytes)?;
+        Ok(true)
+    }
+
     /// Appends `events` to the spool and syncs it.
     ///
     /// # Errors
     /// The spool cannot be written.
     pub fn append(&self, events: &[SpooledEvent]) -> std::io::Result<()> {
+        let _lock = self.lock_spool(true)?;
         let mut file = Self::open_private(&self.spool_path())?;
-        file.lock()?;
         let end = file.seek(SeekFrom::End(0))?;
         let mut bytes = Vec::new();
         if end > 0 {
@@ -201,14 +303,16 @@ impl SpoolDir {
         if !path.exists() {
             return Ok(None);
         }
-        let file = Self::open_private(&path)?;
-        if wait {
-            file.lock()?;
-        } else if file.try_lock().is_err() {
+        let Some(lock) = self.lock_spool(wait)? else {
             return Ok(None);
-        }
+        };
+        let file = match File::open(&path) {
+            Ok(file) => file,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(err) => return Err(err),
+        };
         let mut events = Vec::new();
-        let mut unreadable = 0;
+        let mut unreadable_lines = Vec::new();
         for line in BufReader::new(&file).lines() {
             let line = line?;
             if line.trim().is_empty() {
@@ -216,13 +320,15 @@ impl SpoolDir {
             }
             match serde_json::from_str::<SpooledEvent>(&line) {
                 Ok(event) => events.push(event),
-                Err(_) => unreadable += 1,
+                Err(_) => unreadable_lines.push(line),
             }
         }
         Ok(Some(SpoolLock {
-            file,
+            _lock: lock,
+            path,
             events,
-            unreadable,
+            unreadable: unreadable_lines.len(),
+            unreadable_lines,
         }))
     }
 }
@@ -289,6 +395,54 @@ mod tests {
             .collect();
         assert_eq!(ids, ["a", "b"]);
         assert_eq!(taken.unreadable, 1);
+    }
+
+    #[test]
+    fn a_rewrite_can_keep_unreadable_lines_and_replaces_the_file_whole() {
+        let dir = tempfile::tempdir().expect("test");
+        let spool = SpoolDir::new(dir.path().to_path_buf());
+        spool.append(&[event("a"), event("b")]).expect("test");
+        let path = dir.path().join("spool.jsonl");
+        let mut file = OpenOptions::new().append(true).open(&path).expect("test");
+        file.write_all(b"not json\n").expect("test");
+        let taken = spool.take().expect("test").expect("test");
+        assert_eq!(taken.unreadable_lines, ["not json"]);
+        let kept = vec![taken.events[1].clone()];
+        taken
+            .keep_lines(&kept, &["still not json".to_owned()])
+            .expect("test");
+        let again = spool.take().expect("test").expect("test");
+        assert_eq!(again.events.len(), 1);
+        assert_eq!(again.unreadable_lines, ["still not json"]);
+        assert!(!dir.path().join("spool.tmp").exists());
+        // Appends still reach the replaced file.
+        drop(again);
+        spool.append(&[event("c")]).expect("test");
+        assert_eq!(spool.take().expect("test").expect("test").events.len(), 2);
+    }
+
+    #[test]
+    fn a_session_file_is_rewritten_under_its_lock() {
+        let dir = tempfile::tempdir().expect("test");
+        let spool = SpoolDir::new(dir.path().to_path_buf());
+        {
+            let mut lock = spool.session(Agent::ClaudeCode, "s1").expect("test");
+            lock.state.seq = 7;
+            lock.save().expect("test");
+        }
+        let files = spool.session_files().expect("test");
+        assert_eq!(files.len(), 1);
+        std::fs::write(files[0].with_extension("json.tmp"), "stale").expect("test");
+        let rewritten = spool
+            .rewrite_session_file(&files[0], |value| {
+                value["seq"] = serde_json::json!(9);
+                true
+            })
+            .expect("test");
+        assert!(rewritten);
+        assert!(!files[0].with_extension("json.tmp").exists());
+        let lock = spool.session(Agent::ClaudeCode, "s1").expect("test");
+        assert_eq!(lock.state.seq, 9);
     }
 
     #[test]

@@ -11,9 +11,11 @@
 //! being stored.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::LazyLock;
 
 use memory_types::{Event, EventKind, Role};
 use regex::Regex;
+use serde::{Deserialize, Serialize};
 
 use crate::redactor::keyed_tag;
 
@@ -25,6 +27,16 @@ pub const FORGOTTEN_KEY: &str = "forgotten";
 pub const FORGET_SESSION: &str = "memory-forget";
 /// Most event ids a tombstone lists (its metadata stays small; the count is whole).
 const TOMBSTONE_MAX_IDS: usize = 50;
+/// Metadata that is structure, not content, kept when an event is forgotten whole: a
+/// `memory_recalled` event's idea ids (the ideas projection reads them).
+const STRUCTURAL_KEYS: &[&str] = &[FORGOTTEN_KEY, memory_types::RECALLED_IDEA_IDS];
+/// What a forget already wrote: a pattern never matches inside it again, so a second
+/// run finds nothing to do ([`MARKER_BYTES`] for raw payloads).
+static MARKER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\[FORGOTTEN(?::[0-9a-f]{8})?\]").unwrap_or_else(|_| unreachable!())
+});
+static MARKER_BYTES: LazyLock<regex::bytes::Regex> =
+    LazyLock::new(|| regex::bytes::Regex::new(MARKER.as_str()).unwrap_or_else(|_| unreachable!()));
 
 /// Why a selector cannot be used.
 #[derive(Debug, thiserror::Error)]
@@ -108,6 +120,20 @@ impl ForgetSelector {
     }
 }
 
+/// A forget as it can be written down and read back (`admin forget` keeps it with the
+/// store's pending marker, so an interrupted run resumes every step).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ForgetSpec {
+    /// `event`, `session` or `match`.
+    pub selector: String,
+    /// The event ids, the session id, or the pattern.
+    pub values: Vec<String>,
+    /// The project it is limited to.
+    pub project: Option<String>,
+    /// The tombstones' id.
+    pub tombstone_id: String,
+}
+
 /// An event as it is to stay, and how much of it went.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Rewritten {
@@ -124,6 +150,8 @@ pub struct Forgetter {
     project: Option<String>,
     key: Vec<u8>,
     tombstone_id: String,
+    /// `--event` and `--session` in a raw payload: the JSON field that names them.
+    payload_field: Option<regex::bytes::Regex>,
 }
 
 impl Forgetter {
@@ -137,12 +165,61 @@ impl Forgetter {
         key: &[u8],
         tombstone_id: String,
     ) -> Forgetter {
+        let field = |name: &str, values: &mut dyn Iterator<Item = &String>| {
+            let alternatives: Vec<String> = values.map(|value| regex::escape(value)).collect();
+            regex::bytes::Regex::new(&format!(
+                r#""{name}"\s*:\s*"(?:{})""#,
+                alternatives.join("|")
+            ))
+            .ok()
+        };
+        let payload_field = match &selector {
+            ForgetSelector::Events(ids) => field("event_id", &mut ids.iter()),
+            ForgetSelector::Session(session) => field("session_id", &mut std::iter::once(session)),
+            ForgetSelector::Match { .. } => None,
+        };
         Forgetter {
             selector,
             project,
             key: key.to_vec(),
             tombstone_id,
+            payload_field,
         }
+    }
+
+    /// This forget written down.
+    #[must_use]
+    pub fn spec(&self) -> ForgetSpec {
+        let values = match &self.selector {
+            ForgetSelector::Events(ids) => ids.iter().cloned().collect(),
+            ForgetSelector::Session(session) => vec![session.clone()],
+            ForgetSelector::Match { text, .. } => vec![text.as_str().to_owned()],
+        };
+        ForgetSpec {
+            selector: self.selector.name().to_owned(),
+            values,
+            project: self.project.clone(),
+            tombstone_id: self.tombstone_id.clone(),
+        }
+    }
+
+    /// A forget read back from its [`ForgetSpec`].
+    ///
+    /// # Errors
+    /// The spec names no known selector, or its values are not valid for it.
+    pub fn from_spec(spec: &ForgetSpec, key: &[u8]) -> Result<Forgetter, ForgetError> {
+        let selector = match spec.selector.as_str() {
+            "event" => ForgetSelector::events(spec.values.iter().cloned())?,
+            "session" => ForgetSelector::session(spec.values.first().map_or("", String::as_str))?,
+            "match" => ForgetSelector::pattern(spec.values.first().map_or("", String::as_str))?,
+            _ => return Err(ForgetError::Empty("the selector")),
+        };
+        Ok(Forgetter::new(
+            selector,
+            spec.project.clone(),
+            key,
+            spec.tombstone_id.clone(),
+        ))
     }
 
     /// The selector.
@@ -166,14 +243,13 @@ impl Forgetter {
         }
     }
 
-    fn names(&self, project_id: &str, event_id: &str, session_id: &str) -> bool {
-        if self
-            .project
+    fn in_project(&self, project_id: &str) -> bool {
+        self.project
             .as_deref()
-            .is_some_and(|project| project != project_id)
-        {
-            return false;
-        }
+            .is_none_or(|project| project == project_id)
+    }
+
+    fn names(&self, event_id: &str, session_id: &str) -> bool {
         match &self.selector {
             ForgetSelector::Events(ids) => ids.contains(event_id),
             ForgetSelector::Session(session) => session == session_id,
@@ -181,13 +257,47 @@ impl Forgetter {
         }
     }
 
+    /// Every non-empty match outside what a forget already wrote, replaced.
     fn replace(&self, pattern: &Regex, text: &str) -> Option<(String, u32)> {
+        let markers: Vec<std::ops::Range<usize>> =
+            MARKER.find_iter(text).map(|found| found.range()).collect();
+        let mut out = String::new();
+        let mut copied = 0;
         let mut spans = 0;
-        let replaced = pattern.replace_all(text, |found: &regex::Captures<'_>| {
+        for found in pattern.find_iter(text) {
+            if found.is_empty()
+                || markers
+                    .iter()
+                    .any(|marker| found.start() < marker.end && marker.start < found.end())
+            {
+                continue;
+            }
+            out.push_str(&text[copied..found.start()]);
+            out.push_str(&format!(
+                "[FORGOTTEN:{}]",
+                keyed_tag(&self.key, found.as_str())
+            ));
+            copied = found.end();
             spans += 1;
-            format!("[FORGOTTEN:{}]", keyed_tag(&self.key, &found[0]))
-        });
-        (spans > 0).then(|| (replaced.into_owned(), spans))
+        }
+        if spans == 0 {
+            return None;
+        }
+        out.push_str(&text[copied..]);
+        Some((out, spans))
+    }
+
+    /// `text` with what a pattern matches replaced, or None when it holds nothing (and
+    /// always None for `--event` and `--session`, which name events, not text): for
+    /// text outside events, such as the hooks' session state.
+    #[must_use]
+    pub fn rewrite_text(&self, text: &str) -> Option<String> {
+        match &self.selector {
+            ForgetSelector::Match { text: pattern, .. } => {
+                self.replace(pattern, text).map(|(replaced, _)| replaced)
+            }
+            _ => None,
+        }
     }
 
     /// Forgets in an event's parts: true when anything changed. The same rule for a
@@ -200,24 +310,30 @@ impl Forgetter {
     ) -> u32 {
         let (project_id, event_id, session_id) = ids;
         let mut spans = 0;
+        if !self.in_project(project_id) {
+            return 0;
+        }
         if let ForgetSelector::Match { text: pattern, .. } = &self.selector {
             if let Some((replaced, count)) = self.replace(pattern, text) {
                 *text = replaced;
                 spans += count;
             }
-            for value in metadata.values_mut() {
+            for (key, value) in metadata.iter_mut() {
+                if key == FORGOTTEN_KEY {
+                    continue;
+                }
                 if let Some((replaced, count)) = self.replace(pattern, value) {
                     *value = replaced;
                     spans += count;
                 }
             }
-        } else if self.names(project_id, event_id, session_id) {
+        } else if self.names(event_id, session_id) {
             if !text.is_empty() && text != FORGOTTEN {
                 *text = FORGOTTEN.to_owned();
                 spans += 1;
             }
             for (key, value) in metadata.iter_mut() {
-                if key != FORGOTTEN_KEY && value != FORGOTTEN {
+                if !STRUCTURAL_KEYS.contains(&key.as_str()) && value != FORGOTTEN {
                     *value = FORGOTTEN.to_owned();
                     spans += 1;
                 }
@@ -251,30 +367,48 @@ impl Forgetter {
 
     /// Raw bytes (a dead letter's payload) as they are to stay, or None when untouched.
     /// A pattern replaces what it matches; an event or session selector forgets the
-    /// whole payload when it holds the id (a payload that did not parse has no fields
-    /// to trust).
+    /// whole payload when a JSON field names the event or session (a payload that did
+    /// not parse has no fields to trust). Dead letters carry no project, so `project`
+    /// does not limit this.
     #[must_use]
     pub fn rewrite_bytes(&self, payload: &[u8]) -> Option<Vec<u8>> {
         match &self.selector {
             ForgetSelector::Match { bytes, .. } => {
-                let mut found = false;
-                let replaced = bytes.replace_all(payload, |hit: &regex::bytes::Captures<'_>| {
-                    found = true;
-                    format!(
-                        "[FORGOTTEN:{}]",
-                        keyed_tag(&self.key, &String::from_utf8_lossy(&hit[0]))
-                    )
-                    .into_bytes()
-                });
-                found.then(|| replaced.into_owned())
+                let markers: Vec<std::ops::Range<usize>> = MARKER_BYTES
+                    .find_iter(payload)
+                    .map(|found| found.range())
+                    .collect();
+                let mut out = Vec::new();
+                let mut copied = 0;
+                for found in bytes.find_iter(payload) {
+                    if found.is_empty()
+                        || markers
+                            .iter()
+                            .any(|marker| found.start() < marker.end && marker.start < found.end())
+                    {
+                        continue;
+                    }
+                    out.extend_from_slice(&payload[copied..found.start()]);
+                    out.extend_from_slice(
+                        format!(
+                            "[FORGOTTEN:{}]",
+                            keyed_tag(&self.key, &String::from_utf8_lossy(found.as_bytes()))
+                        )
+                        .as_bytes(),
+                    );
+                    copied = found.end();
+                }
+                if copied == 0 && out.is_empty() {
+                    return None;
+                }
+                out.extend_from_slice(&payload[copied..]);
+                Some(out)
             }
-            ForgetSelector::Events(ids) => ids
-                .iter()
-                .any(|id| contains(payload, id.as_bytes()))
+            ForgetSelector::Events(_) | ForgetSelector::Session(_) => self
+                .payload_field
+                .as_ref()
+                .is_some_and(|field| field.is_match(payload))
                 .then(|| FORGOTTEN.as_bytes().to_vec()),
-            ForgetSelector::Session(session) => {
-                contains(payload, session.as_bytes()).then(|| FORGOTTEN.as_bytes().to_vec())
-            }
         }
     }
 
@@ -331,13 +465,6 @@ impl Forgetter {
             metadata,
         }
     }
-}
-
-fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-    !needle.is_empty()
-        && haystack
-            .windows(needle.len())
-            .any(|window| window == needle)
 }
 
 #[cfg(test)]
@@ -444,14 +571,71 @@ mod tests {
         let rewritten = pattern
             .rewrite_bytes(b"{\"text\":\"s3cr3t\xff\"}")
             .expect("rewritten");
-        assert!(!contains(&rewritten, b"s3cr3t"));
+        assert!(!rewritten.windows(6).any(|window| window == b"s3cr3t"));
         assert!(pattern.rewrite_bytes(b"nothing").is_none());
+        assert!(pattern.rewrite_bytes(&rewritten).is_none(), "idempotent");
+        let broad = forgetter(ForgetSelector::pattern("[a-z0-9]{3,}").expect("ok"), None);
+        let once = broad.rewrite_bytes(b"abc def").expect("rewritten");
+        assert!(broad.rewrite_bytes(&once).is_none(), "idempotent");
         let events = forgetter(ForgetSelector::events(["e1".to_owned()]).expect("ok"), None);
         assert_eq!(
-            events.rewrite_bytes(br#"{"event_id":"e1","text":"x"}"#),
+            events.rewrite_bytes(br#"{"event_id": "e1","text":"x"}"#),
             Some(FORGOTTEN.as_bytes().to_vec())
         );
         assert!(events.rewrite_bytes(br#"{"event_id":"e2"}"#).is_none());
+        // An id inside other text is not the event.
+        assert!(
+            events
+                .rewrite_bytes(br#"{"event_id":"e10","text":"e1"}"#)
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn a_pattern_never_matches_what_a_forget_wrote() {
+        let broad = forgetter(ForgetSelector::pattern("[a-z0-9]{3,}").expect("ok"), None);
+        let once = broad
+            .rewrite_event(&event("e", "s", "abc def"))
+            .expect("rewritten")
+            .event;
+        assert_eq!(broad.rewrite_event(&once), None, "{once:?}");
+        let boundary = forgetter(ForgetSelector::pattern(r"\bzz|\b").expect("ok"), None);
+        assert_eq!(
+            boundary.rewrite_text("a b c"),
+            None,
+            "empty matches are skipped"
+        );
+        assert!(boundary.rewrite_text("zz top").is_some());
+    }
+
+    #[test]
+    fn a_forget_reads_back_from_its_spec() {
+        for selector in [
+            ForgetSelector::pattern("x+y").expect("ok"),
+            ForgetSelector::session("s").expect("ok"),
+            ForgetSelector::events(["a".to_owned(), "b".to_owned()]).expect("ok"),
+        ] {
+            let forget = forgetter(selector, Some("p"));
+            let back = Forgetter::from_spec(&forget.spec(), b"k").expect("valid");
+            assert_eq!(back.spec(), forget.spec());
+        }
+    }
+
+    #[test]
+    fn structure_stays_when_an_event_is_forgotten_whole() {
+        let forget = forgetter(ForgetSelector::session("memory-recall").expect("ok"), None);
+        let mut recall = event("r1", "memory-recall", "jwt expiry");
+        recall.kind = EventKind::MemoryRecalled;
+        recall.metadata = BTreeMap::from([(
+            memory_types::RECALLED_IDEA_IDS.to_owned(),
+            "idea-0123456789abcdef".to_owned(),
+        )]);
+        let rewritten = forget.rewrite_event(&recall).expect("rewritten").event;
+        assert_eq!(rewritten.text, FORGOTTEN);
+        assert_eq!(
+            rewritten.metadata[memory_types::RECALLED_IDEA_IDS],
+            "idea-0123456789abcdef"
+        );
     }
 
     #[test]

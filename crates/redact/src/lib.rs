@@ -31,7 +31,8 @@ mod redactor;
 pub mod rules;
 
 pub use forget::{
-    FORGET_SESSION, FORGOTTEN, FORGOTTEN_KEY, ForgetError, ForgetSelector, Forgetter, Rewritten,
+    FORGET_SESSION, FORGOTTEN, FORGOTTEN_KEY, ForgetError, ForgetSelector, ForgetSpec, Forgetter,
+    Rewritten,
 };
 pub use key::load_or_create_key;
 pub use redactor::{

@@ -60,6 +60,7 @@ fn io<'a>(op: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> St
 /// [`StoreError::Locked`] when a process holds the store; storage and file errors (the
 /// old database then stays, and the next open drops the partial copy).
 pub fn compact_after_forget(path: &Path, options: &StoreOptions) -> Result<CompactReport> {
+    let _lock = ForgetLock::acquire(path)?;
     finish_swap(path)?;
     let report = copy_fresh(path, options)?;
     finish_swap(path)?;
@@ -71,7 +72,8 @@ pub fn compact_after_forget(path: &Path, options: &StoreOptions) -> Result<Compa
     Ok(report)
 }
 
-/// The copy, up to `.forget-new/READY`; the old database is untouched.
+/// The copy, up to `.forget-new/READY`; the old database is untouched. The caller holds
+/// the [`ForgetLock`].
 pub(crate) fn copy_fresh(path: &Path, options: &StoreOptions) -> Result<CompactReport> {
     let new_dir = path.join(NEW_DIR);
     let mut report = CompactReport::default();
@@ -118,8 +120,36 @@ pub(crate) fn copy_fresh(path: &Path, options: &StoreOptions) -> Result<CompactR
     Ok(report)
 }
 
+/// `<data_dir>/.forget.lock`, held across a compaction's copy and swap and by every
+/// open until fjall holds its own lock: fjall's lock covers one open database, and the
+/// swap happens while neither is open.
+pub(crate) struct ForgetLock {
+    _file: File,
+}
+
+impl ForgetLock {
+    /// Takes the lock, or [`StoreError::Locked`] when another process holds it.
+    pub(crate) fn acquire(path: &Path) -> Result<ForgetLock> {
+        let lock_path = path.join(".forget.lock");
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(io("open", &lock_path))?;
+        match file.try_lock() {
+            Ok(()) => Ok(ForgetLock { _file: file }),
+            Err(std::fs::TryLockError::WouldBlock) => Err(StoreError::Locked {
+                path: path.to_path_buf(),
+            }),
+            Err(std::fs::TryLockError::Error(err)) => Err(io("lock", &lock_path)(err)),
+        }
+    }
+}
+
 /// Completes a swap a crash cut short, or drops a copy that never completed. Run before
-/// the database at `path` is opened; does nothing when no forget is in progress.
+/// the database at `path` is opened, under the [`ForgetLock`]; does nothing when no
+/// forget is in progress.
 pub(crate) fn finish_swap(path: &Path) -> Result<()> {
     let (new_dir, old_dir) = (path.join(NEW_DIR), path.join(OLD_DIR));
     if new_dir.exists() {

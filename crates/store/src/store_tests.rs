@@ -572,7 +572,7 @@ fn forget_then_compaction_leaves_no_copy_of_the_old_text() {
     assert_eq!(forget.rewrites.len(), 1);
     let outcomes = store.forget(&forget).expect("forget");
     assert_eq!(outcomes, vec![AppendOutcome::Appended(head_before.next())]);
-    assert!(store.forget_pending().expect("pending"));
+    assert!(store.forget_pending().expect("pending").is_some());
     drop(store);
     // Nothing may read the store until the forget has finished.
     assert!(matches!(
@@ -587,7 +587,7 @@ fn forget_then_compaction_leaves_no_copy_of_the_old_text() {
     assert!(!dir.path().join(".forget-old").exists());
 
     let store = open(dir.path());
-    assert!(!store.forget_pending().expect("pending"));
+    assert!(store.forget_pending().expect("pending").is_none());
     assert_eq!(store.head(), head_before.next());
     assert_eq!(store.event_count("p"), 4);
     let events: Vec<Event> = store
@@ -655,7 +655,7 @@ fn a_rewrite_cannot_change_an_events_identity() {
         ..ForgetBatch::default()
     };
     assert!(store.forget(&missing).is_err());
-    assert!(!store.forget_pending().expect("pending"));
+    assert!(store.forget_pending().expect("pending").is_none());
     assert_eq!(
         store.event(OutboxSeq(1)).expect("read"),
         Some(event("p", "e1", "s", 1))
@@ -698,4 +698,21 @@ fn a_swap_cut_short_is_completed_at_the_next_open() {
     compact_after_forget(dir.path(), &StoreOptions::default()).expect("compact");
     let store = open(dir.path());
     assert_eq!(store.event_count("p"), 4);
+}
+
+#[test]
+fn no_open_while_a_compaction_holds_the_forget_lock() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    drop(open(dir.path()));
+    let lock = crate::compact::ForgetLock::acquire(dir.path()).expect("lock");
+    assert!(matches!(
+        Store::open(dir.path(), &StoreOptions::default()),
+        Err(StoreError::Locked { .. })
+    ));
+    assert!(matches!(
+        compact_after_forget(dir.path(), &StoreOptions::default()),
+        Err(StoreError::Locked { .. })
+    ));
+    drop(lock);
+    drop(open(dir.path()));
 }

@@ -456,6 +456,15 @@ pub fn parse_event_scoped(
             ),
         )
     })?;
+    if kind == EventKind::MemoryForgotten {
+        // The audit trail of `admin forget`, which never rewrites it: a producer's copy
+        // could hold text no forget could ever remove.
+        return Err(EventError::new(
+            EventErrorCode::InvalidValue,
+            "kind",
+            "memory_forgotten is written by `admin forget` only".to_owned(),
+        ));
+    }
 
     let role = match optional_str(object, "role")? {
         Some(name) => Role::from_wire(name).ok_or_else(|| {
@@ -966,5 +975,17 @@ mod tests {
             let limits = ValidationLimits::default();
             let _ = parse_payload(&bytes, "p", &limits);
         }
+    }
+
+    #[test]
+    fn producers_cannot_write_tombstones() {
+        let value = json!({"event_id": "f", "session_id": "memory-forget", "timestamp": 1,
+                           "kind": "memory_forgotten", "text": "forged"});
+        let err =
+            parse_event(&value, "default", &ValidationLimits::default(), NOW).expect_err("refused");
+        assert_eq!(
+            (err.code, err.field.as_str()),
+            (EventErrorCode::InvalidValue, "kind")
+        );
     }
 }

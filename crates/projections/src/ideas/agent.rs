@@ -120,6 +120,11 @@ impl IndexingAgent {
                 recalls.push(recall_of(event)?);
                 continue;
             }
+            if !event.kind.is_conversation() {
+                // `admin forget`'s tombstones: bookkeeping, never an engine's input (the
+                // backfill leaves them out the same way).
+                continue;
+            }
             let key = (event.project_id.clone(), event.session_id.clone());
             let index = *by_session.entry(key).or_insert_with(|| {
                 sessions.push(SessionEvents {

@@ -15,7 +15,7 @@ use crate::error::{Result, StoreError};
 use crate::keys;
 use crate::records::{
     DeadLetter, decode_dead_letter, decode_event, decode_event_record, encode_dead_letter,
-    encode_event, encode_u64,
+    encode_event,
 };
 
 /// What one `admin forget` changes.
@@ -28,6 +28,9 @@ pub struct ForgetBatch {
     pub dead_letters: Vec<(u64, DeadLetter)>,
     /// The tombstones to append (kind `memory_forgotten`).
     pub tombstones: Vec<Event>,
+    /// What the caller needs to resume the forget after a crash (kept with the pending
+    /// marker, so it is gone with it once the compaction ends the forget).
+    pub resume: Vec<u8>,
 }
 
 impl Store {
@@ -56,12 +59,17 @@ impl Store {
         })
     }
 
-    /// Whether an `admin forget` rewrote events and has not finished yet.
+    /// The `resume` bytes of an `admin forget` that rewrote events and has not finished
+    /// yet; None when none is pending.
     ///
     /// # Errors
     /// Storage failures.
-    pub fn forget_pending(&self) -> Result<bool> {
-        Ok(self.inner.meta.get(META_FORGET_PENDING)?.is_some())
+    pub fn forget_pending(&self) -> Result<Option<Vec<u8>>> {
+        Ok(self
+            .inner
+            .meta
+            .get(META_FORGET_PENDING)?
+            .map(|bytes| bytes.to_vec()))
     }
 
     /// Rewrites events and dead letters in place and appends the tombstones, atomically
@@ -117,11 +125,7 @@ impl Store {
             memory_types::now_ms(),
         )?;
         let totals = stage_totals(inner, &writer, &mut batch, &staged)?;
-        batch.insert(
-            &inner.meta,
-            META_FORGET_PENDING,
-            encode_u64(memory_types::now_ms())?,
-        );
+        batch.insert(&inner.meta, META_FORGET_PENDING, forget.resume.as_slice());
         batch.commit()?;
         inner.db.persist(fjall::PersistMode::SyncAll)?;
         apply_staged(&mut writer, staged.next_seq, totals);

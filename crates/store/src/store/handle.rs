@@ -84,7 +84,7 @@ impl Store {
     #[instrument(skip(options), fields(path = %path.as_ref().display()))]
     pub fn open(path: impl AsRef<Path>, options: &StoreOptions) -> Result<Store> {
         let store = Store::open_allowing_forget(path, options)?;
-        if store.forget_pending()? {
+        if store.forget_pending()?.is_some() {
             return Err(StoreError::ForgetUnfinished {
                 path: store.path().to_path_buf(),
             });
@@ -100,6 +100,9 @@ impl Store {
     pub fn open_allowing_forget(path: impl AsRef<Path>, options: &StoreOptions) -> Result<Store> {
         let path = path.as_ref().to_path_buf();
         std::fs::create_dir_all(&path).map_err(|err| StoreError::Storage(Arc::new(err.into())))?;
+        // Held until fjall holds its own lock, so a compaction cannot swap the files
+        // between the check and the open.
+        let forget_lock = crate::compact::ForgetLock::acquire(&path)?;
         crate::compact::finish_swap(&path)?;
         let db = Database::builder(&path)
             .cache_size(options.cache_size_mb.saturating_mul(1 << 20))
@@ -108,6 +111,7 @@ impl Store {
                 fjall::Error::Locked => StoreError::Locked { path: path.clone() },
                 other => StoreError::from(other),
             })?;
+        drop(forget_lock);
         let open = |name: &str| db.keyspace(name, KeyspaceCreateOptions::default);
         let events = open("events")?;
         let event_ids = open("event_ids")?;
