@@ -16,7 +16,11 @@
 #           index on (the preload embeds every document: about an hour for 100 000
 #           events on 2 cores), both indexes caught up, then `loadgen teleport
 #           --expect-tier hybrid` (`search` over NATS, query embedding included)
-#   all     ingest, toc and bm25 (default; hybrid only when named); a bare number is
+#   forget  `admin forget` on a year of data (FORGET_EVENTS, default TOC_EVENTS, plus 20
+#           events carrying a unique token): the whole offline run (plan, rewrite,
+#           compaction, rebuild of the TOC, ideas and BM25), against the same data's
+#           `ingest --file --wait` from nothing in the same run
+#   all     ingest, toc and bm25 (default; hybrid and forget only when named); a bare number is
 #           EVENTS_FOR_FILE_INGEST of the ingest section
 # Environment: TOC_EVENTS (default 100000), TOC_REQUESTS per call kind (default 500);
 # BM25_EVENTS (default TOC_EVENTS), BM25_REQUESTS per call kind and concurrency (default
@@ -30,7 +34,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 scripts/setup.sh >/dev/null
 source .tools/env
 SECTION=all
-if [[ "${1:-}" =~ ^(all|ingest|toc|bm25|hybrid)$ ]]; then
+if [[ "${1:-}" =~ ^(all|ingest|toc|bm25|hybrid|forget)$ ]]; then
     SECTION=$1
     shift
 fi
@@ -46,6 +50,7 @@ REBUILD_RUNS=${REBUILD_RUNS:-3}
 HYBRID_EVENTS=${HYBRID_EVENTS:-$BM25_EVENTS}
 HYBRID_REQUESTS=${HYBRID_REQUESTS:-$BM25_REQUESTS}
 HYBRID_CONCURRENCY=${HYBRID_CONCURRENCY:-1,8}
+FORGET_EVENTS=${FORGET_EVENTS:-$TOC_EVENTS}
 export AGENT_MEMORY_TELEPORT__VECTOR__ENABLED=false
 
 cargo build --release -q -p memory-daemon -p memory-benches --bin memory-daemon --bin loadgen
@@ -263,6 +268,40 @@ print_teleport_status "after the rebuild"
 RSS=$(awk '/VmHWM/ {print $2}' /proc/$DAEMON_PID/status)
 echo "daemon peak RSS: $((RSS / 1024)) MiB"
 stop_stack
+fi
+if [[ "$SECTION" == forget ]]; then
+echo "== admin forget: a year of data ($FORGET_EVENTS events) and 20 events with a token"
+"$LOADGEN" gen-file --dataset year --events "$FORGET_EVENTS" --out "$WORK/year.jsonl"
+python3 - "$WORK/year.jsonl" <<'PY'
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+first = json.loads(lines[len(lines) // 2])
+with open(sys.argv[1], "a") as out:
+    for i in range(20):
+        event = dict(first, event_id=f"leak-{i}", text=f"the unlock phrase is qzv7leaked{i:02d}x, noted")
+        out.write("\n" + json.dumps(event))
+PY
+sync
+start=$(date +%s.%N)
+"$BIN" --data-dir "$WORK/forget" ingest --file "$WORK/year.jsonl" --wait >"$WORK/forget-ingest.out"
+end=$(date +%s.%N)
+echo "anchor: ingest --file --wait from nothing (store, TOC, ideas, BM25): $(python3 -c "print(f'{$end-$start:.2f}')") s; $(cat "$WORK/forget-ingest.out")"
+du -sh "$WORK/forget" | sed 's/^/data dir before: /'
+sync
+start=$(date +%s.%N)
+"$BIN" --data-dir "$WORK/forget" admin forget --match 'qzv7leaked[0-9]+x' --json >"$WORK/forget.json"
+end=$(date +%s.%N)
+python3 - "$start" "$end" "$WORK/forget.json" <<'PY'
+import json, sys
+start, end, report = float(sys.argv[1]), float(sys.argv[2]), json.load(open(sys.argv[3]))
+events = sum(len(ids) for ids in report["events"].values())
+c = report["compaction"]
+print(f"admin forget --match: {events} events, {report['spans']} spans rewritten; {c['records']} records "
+      f"copied; rebuild {report['rebuild_secs']:.2f} s (caught up: {report['caught_up']}); "
+      f"whole command {end - start:.2f} s wall")
+PY
+du -sh "$WORK/forget" | sed 's/^/data dir after: /'
+if grep -rlq "qzv7leaked" "$WORK/forget"; then echo "LEAK: the token is still in the data dir"; else echo "the token is in no file of the data dir"; fi
 fi
 if [[ "$SECTION" == hybrid ]]; then
 export AGENT_MEMORY_TELEPORT__VECTOR__ENABLED=true
