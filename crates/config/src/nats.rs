@@ -30,8 +30,8 @@ pub struct NatsConfig {
     pub tls_cert_file: Option<PathBuf>,
     /// Client key (PEM) for mutual TLS. Default none.
     pub tls_key_file: Option<PathBuf>,
-    /// Queue group the daemon's subscriptions join, so replicas share the load.
-    /// Default `agent-memory`.
+    /// Queue group of the daemon's request/reply subscriptions. Single mode allows one
+    /// daemon per NATS, so nothing shares it yet. Default `agent-memory`.
     pub queue_group: String,
     /// Subject prefix of request/reply ingest; the project is the next token.
     /// Default `memory.ingest`.
@@ -80,7 +80,8 @@ pub struct JetStreamConfig {
     pub subjects: Vec<String>,
     /// Create the stream when it does not exist. Default true.
     pub create_stream: bool,
-    /// Durable consumer name; replicas sharing it share the work. Default `memory-daemon`.
+    /// Durable consumer name; compared with the configuration at start, never inherited.
+    /// Default `memory-daemon`.
     pub durable_name: String,
     /// Messages fetched per pull. Default 500.
     pub fetch_batch: usize,

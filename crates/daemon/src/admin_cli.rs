@@ -242,14 +242,15 @@ async fn rebuild_index(
         let progress = progress_bar();
         let poller = {
             let (client, progress) = (client.clone(), progress.clone());
+            let subject = format!(
+                "{}.{}.teleport.status",
+                config.nats.query_subject_prefix,
+                memory_types::DEFAULT_PROJECT
+            );
             tokio::spawn(async move {
                 loop {
                     tokio::time::sleep(Duration::from_millis(300)).await;
-                    let subject = format!(
-                        "{}.{}.teleport.status",
-                        memory_nats::QUERY_SUBJECT_PREFIX,
-                        memory_types::DEFAULT_PROJECT
-                    );
+                    let subject = subject.clone();
                     if let Ok(value) = remote_call(&client, subject, &json!({})).await
                         && let Ok(status) = serde_json::from_value::<TeleportStatusResponse>(value)
                         && let Some(rebuild) = status.bm25_rebuild

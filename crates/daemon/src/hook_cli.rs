@@ -160,10 +160,7 @@ async fn session_context(
             url.clone_into(&mut nats.url);
         }
         let client = memory_nats::connect(&nats, |_| {}).await.ok()?;
-        let subject = format!(
-            "{}.{project}.context.brief",
-            memory_nats::QUERY_SUBJECT_PREFIX
-        );
+        let subject = format!("{}.{project}.context.brief", nats.query_subject_prefix);
         let payload = serde_json::to_vec(&body).ok()?;
         let reply = client.request(subject, payload.into()).await.ok()?;
         let value: Value = serde_json::from_slice(&reply.payload).ok()?;

@@ -120,7 +120,7 @@ async fn daemon_answers(config: &Config, project: &str) -> bool {
         let client = memory_nats::connect(&config.nats, |_| {}).await.ok()?;
         let subject = format!(
             "{}.{project}.teleport.status",
-            memory_nats::QUERY_SUBJECT_PREFIX
+            config.nats.query_subject_prefix
         );
         client.request(subject, "{}".into()).await.ok()
     };

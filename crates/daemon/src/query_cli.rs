@@ -52,7 +52,8 @@ pub(crate) const REMOTE_TIMEOUT: Duration = Duration::from_secs(30);
 /// Where calls go.
 pub(crate) enum QueryClient {
     Embedded(QueryService),
-    Remote(async_nats::Client),
+    /// A running daemon, with its query subject prefix (`[nats] query_subject_prefix`).
+    Remote(async_nats::Client, String),
 }
 
 impl QueryClient {
@@ -67,7 +68,10 @@ impl QueryClient {
             let mut nats = config.nats.clone();
             url.clone_into(&mut nats.url);
             let client = memory_nats::connect(&nats, |_| {}).await?;
-            return Ok(QueryClient::Remote(client));
+            return Ok(QueryClient::Remote(
+                client,
+                config.nats.query_subject_prefix.clone(),
+            ));
         }
         let store = open_store(config, data_dir)?;
         let pipeline = start_pipeline(config, store.clone()).await?;
@@ -94,8 +98,8 @@ impl QueryClient {
                     .map_err(|err| ServiceError::invalid_argument(err.to_string()))?;
                 service.call(project, method, &payload)
             }
-            QueryClient::Remote(client) => {
-                let subject = format!("{}.{project}.{method}", memory_nats::QUERY_SUBJECT_PREFIX);
+            QueryClient::Remote(client, prefix) => {
+                let subject = format!("{prefix}.{project}.{method}");
                 remote_call(client, subject, body).await
             }
         }

@@ -50,6 +50,11 @@ pub async fn run(
     let health = Health::new();
     health.set_ready("store", false, "opening");
     health.set_ready("nats", false, "connecting");
+    health.set_ready(
+        "instance",
+        false,
+        "not yet checked for another daemon on NATS",
+    );
     let http_shutdown = CancellationToken::new();
     let http = memory_telemetry::serve(
         config.telemetry.metrics_listen,
@@ -76,6 +81,26 @@ pub async fn run(
         );
     })
     .await?;
+    // Single mode: nothing is taken in or answered before this daemon knows it is the
+    // only one on this NATS.
+    let instance = instance(&config, &data_dir);
+    let registered = match memory_nats::claim_single(
+        &client,
+        &instance,
+        &config.nats.query_subject_prefix,
+        memory_nats::PING_WINDOW,
+    )
+    .await
+    {
+        Ok(registered) => {
+            health.set_ready("instance", true, "the only daemon in single mode on NATS");
+            registered
+        }
+        Err(err) => {
+            pipeline.shutdown().await;
+            return Err(err.into());
+        }
+    };
     let shutdown = CancellationToken::new();
     let request_reply = RequestReplyIngest::start(
         client.clone(),
@@ -138,14 +163,13 @@ pub async fn run(
         shutdown.clone(),
     )
     .await?;
-    let queries = memory_nats::QueryServer::start(
-        client.clone(),
-        Arc::new(QueryAdapter(query_service)),
-        memory_query::METHODS,
-        env!("CARGO_PKG_VERSION"),
-        shutdown.clone(),
-    )
-    .await?;
+    let queries = registered
+        .serve(
+            Arc::new(QueryAdapter(query_service)),
+            memory_query::METHODS,
+            shutdown.clone(),
+        )
+        .await?;
     let pipeline = Arc::new(pipeline);
     let admin = spawn_admin(client.clone(), store.clone(), shutdown.clone()).await?;
     let rebuild = spawn_rebuild(client.clone(), pipeline.clone(), shutdown.clone()).await?;
@@ -198,6 +222,39 @@ pub async fn run(
     }
     info!("memory-daemon stopped");
     Ok(ExitCode::SUCCESS)
+}
+
+/// Who this daemon is, as the others on NATS see it.
+fn instance(config: &Config, data_dir: &std::path::Path) -> memory_nats::Instance {
+    let nats = &config.nats;
+    let jetstream = if nats.jetstream.enabled {
+        format!(
+            ", stream {} (durable {})",
+            nats.jetstream.stream, nats.jetstream.durable_name
+        )
+    } else {
+        String::new()
+    };
+    memory_nats::Instance {
+        instance_id: ulid::Ulid::new().to_string(),
+        mode: "single".to_owned(),
+        host: std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .ok()
+            .or_else(|| std::env::var("HOSTNAME").ok())
+            .map(|host| host.trim().to_owned())
+            .unwrap_or_default(),
+        pid: std::process::id(),
+        data_dir: std::fs::canonicalize(data_dir)
+            .unwrap_or_else(|_| data_dir.to_path_buf())
+            .display()
+            .to_string(),
+        started_ms: memory_types::now_ms(),
+        version: env!("CARGO_PKG_VERSION").to_owned(),
+        subjects: format!(
+            "{}.*, {}.*.<method>{jetstream}",
+            nats.ingest_subject_prefix, nats.query_subject_prefix
+        ),
+    }
 }
 
 /// The query crate behind the NATS micro service.

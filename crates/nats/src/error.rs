@@ -20,6 +20,17 @@ pub enum NatsError {
         /// What failed.
         detail: String,
     },
+    /// Another daemon in single mode already serves this NATS.
+    #[error(
+        "another agent-memory daemon already serves this NATS: {other}. Two daemons in \
+         single mode on one NATS split every project's events between their stores at \
+         random and each answers queries from its half; stop that one, or give this one a \
+         NATS server or account of its own"
+    )]
+    AnotherInstance {
+        /// Who it is.
+        other: String,
+    },
     /// JetStream stream or consumer set-up.
     #[error("JetStream {what}: {detail}")]
     JetStream {

@@ -10,9 +10,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_nats::Client;
-use async_nats::jetstream::consumer::{AckPolicy, PullConsumer, pull};
+use async_nats::jetstream;
+use async_nats::jetstream::consumer::PullConsumer;
 use async_nats::jetstream::message::AckKind;
-use async_nats::jetstream::{self, stream};
 use futures::StreamExt;
 use memory_config::JetStreamConfig;
 use memory_types::{
@@ -25,37 +25,7 @@ use tracing::{Instrument, debug, info, info_span, warn};
 
 use crate::error::NatsError;
 use crate::project_of_subject;
-
-/// Gets the stream, creating it when configured to.
-///
-/// # Errors
-/// When the stream does not exist and may not be created, or the server refuses.
-pub async fn ensure_stream(
-    client: &Client,
-    config: &JetStreamConfig,
-) -> Result<stream::Stream, NatsError> {
-    let context = jetstream::new(client.clone());
-    let result = if config.create_stream {
-        context
-            .get_or_create_stream(stream::Config {
-                name: config.stream.clone(),
-                subjects: config.subjects.clone(),
-                storage: stream::StorageType::File,
-                ..stream::Config::default()
-            })
-            .await
-            .map_err(|err| err.to_string())
-    } else {
-        context
-            .get_stream(&config.stream)
-            .await
-            .map_err(|err| err.to_string())
-    };
-    result.map_err(|detail| NatsError::JetStream {
-        what: "stream",
-        detail,
-    })
-}
+use crate::stream_setup::{ensure_consumer, ensure_stream};
 
 /// The running JetStream consumer.
 pub struct JetStreamIngest {
@@ -76,23 +46,7 @@ impl JetStreamIngest {
         shutdown: CancellationToken,
     ) -> Result<Self, NatsError> {
         let stream = ensure_stream(&client, config).await?;
-        let consumer: PullConsumer = stream
-            .get_or_create_consumer(
-                &config.durable_name,
-                pull::Config {
-                    durable_name: Some(config.durable_name.clone()),
-                    ack_policy: AckPolicy::Explicit,
-                    ack_wait: Duration::from_secs(config.ack_wait_secs),
-                    max_ack_pending: config.max_ack_pending,
-                    filter_subjects: config.subjects.clone(),
-                    ..pull::Config::default()
-                },
-            )
-            .await
-            .map_err(|err| NatsError::JetStream {
-                what: "consumer",
-                detail: err.to_string(),
-            })?;
+        let consumer = ensure_consumer(&stream, config).await?;
         info!(stream = %config.stream, consumer = %config.durable_name, "jetstream ingest consuming");
         let stream_name = config.stream.clone();
         let fetch_batch = config.fetch_batch;

@@ -19,7 +19,8 @@
 //! ```
 //!
 //! It also serves the query calls as a NATS micro service ([`QueryServer`] on
-//! `memory.query.<project>.<method>`), answering through a [`QueryHandler`].
+//! `memory.query.<project>.<method>`), answering through a [`QueryHandler`], once
+//! [`claim_single`] found no other daemon in single mode on the same NATS.
 //!
 //! It is not: where queries are answered (the query crate is), nor a place where events
 //! are stored or deduplicated.
@@ -29,17 +30,22 @@
 
 mod connect;
 mod error;
+mod instance;
 mod jetstream;
 mod query;
 mod request_reply;
+mod stream_setup;
 
 pub use connect::connect;
 pub use error::NatsError;
-pub use jetstream::{JetStreamIngest, ensure_stream};
+pub use instance::{Instance, PING_WINDOW, Peer, claim_single, ping_query_services};
+pub use jetstream::JetStreamIngest;
 pub use query::{
     MAX_IN_FLIGHT, QUERY_SERVICE_NAME, QUERY_SUBJECT_PREFIX, QueryHandler, QueryServer,
+    RegisteredQueryService,
 };
 pub use request_reply::{RequestReplyIngest, ingest_payload};
+pub use stream_setup::{ensure_consumer, ensure_stream};
 
 /// The project named by the last token of a subject such as `memory.ingest.<project>`.
 #[must_use]

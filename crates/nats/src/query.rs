@@ -30,7 +30,8 @@ use crate::NatsError;
 
 /// Name of the micro service in `$SRV` discovery.
 pub const QUERY_SERVICE_NAME: &str = "memory-query";
-/// Subject prefix of the query calls: `memory.query.<project>.<method>`.
+/// Default subject prefix of the query calls, `memory.query.<project>.<method>`
+/// (`[nats] query_subject_prefix`).
 pub const QUERY_SUBJECT_PREFIX: &str = "memory.query";
 /// Queries answered concurrently.
 pub const MAX_IN_FLIGHT: usize = 64;
@@ -55,44 +56,81 @@ pub struct QueryServer {
     service: async_nats::service::Service,
 }
 
-impl QueryServer {
-    /// Registers the service and one endpoint per method, and starts answering.
+/// The query micro service registered under its name with this daemon's metadata but
+/// no endpoint yet: it answers discovery (`$SRV.PING`, `$SRV.INFO`), never a call.
+/// [`RegisteredQueryService::serve`] adds the endpoints.
+pub struct RegisteredQueryService {
+    service: async_nats::service::Service,
+    prefix: String,
+}
+
+impl RegisteredQueryService {
+    /// Registers the service.
     ///
     /// # Errors
-    /// When the service or an endpoint cannot be registered.
-    pub async fn start(
-        client: async_nats::Client,
+    /// When the server refuses it.
+    pub async fn register(
+        client: &async_nats::Client,
+        version: &str,
+        prefix: &str,
+        metadata: std::collections::HashMap<String, String>,
+    ) -> Result<RegisteredQueryService, NatsError> {
+        let service = client
+            .service_builder()
+            .description("agent-memory queries: TOC, navigation, search, evidence")
+            .queue_group(QUERY_SERVICE_NAME)
+            .metadata(metadata)
+            .start(QUERY_SERVICE_NAME, version)
+            .await
+            .map_err(|err| NatsError::Subscribe {
+                subject: prefix.to_owned(),
+                detail: err.to_string(),
+            })?;
+        Ok(RegisteredQueryService {
+            service,
+            prefix: prefix.to_owned(),
+        })
+    }
+
+    /// Unregisters it (a daemon that steps down).
+    pub async fn stop(self) {
+        if let Err(err) = self.service.stop().await {
+            warn!(error = %err, "query service did not stop cleanly");
+        }
+    }
+
+    /// Adds one endpoint per method on `<prefix>.*.<method>` and starts answering.
+    ///
+    /// # Errors
+    /// When an endpoint cannot be registered.
+    pub async fn serve(
+        self,
         handler: Arc<dyn QueryHandler>,
         methods: &[&str],
-        version: &str,
         shutdown: CancellationToken,
     ) -> Result<QueryServer, NatsError> {
         let subscribe_error = |subject: &str, err: &dyn std::fmt::Display| NatsError::Subscribe {
             subject: subject.to_string(),
             detail: err.to_string(),
         };
-        let service = client
-            .service_builder()
-            .description("agent-memory queries: TOC, navigation, search, evidence")
-            .queue_group(QUERY_SERVICE_NAME)
-            .start(QUERY_SERVICE_NAME, version)
-            .await
-            .map_err(|err| subscribe_error(QUERY_SUBJECT_PREFIX, &err))?;
+        let RegisteredQueryService { service, prefix } = self;
+        let prefix: Arc<str> = prefix.into();
         let in_flight = Arc::new(Semaphore::new(MAX_IN_FLIGHT));
         let mut tasks = JoinSet::new();
         for method in methods {
-            let subject = format!("{QUERY_SUBJECT_PREFIX}.*.{method}");
+            let subject = format!("{prefix}.*.{method}");
             let mut endpoint = service
                 .endpoint_builder()
                 .name(method.replace('.', "_"))
                 .add(subject.clone())
                 .await
                 .map_err(|err| subscribe_error(&subject, &err))?;
-            let (handler, in_flight, shutdown, method) = (
+            let (handler, in_flight, shutdown, method, prefix) = (
                 handler.clone(),
                 in_flight.clone(),
                 shutdown.clone(),
                 (*method).to_string(),
+                prefix.clone(),
             );
             tasks.spawn(async move {
                 let mut requests = JoinSet::new();
@@ -105,11 +143,12 @@ impl QueryServer {
                     let Ok(permit) = in_flight.clone().acquire_owned().await else {
                         break;
                     };
-                    let (handler, method) = (handler.clone(), method.clone());
+                    let (handler, method, prefix) =
+                        (handler.clone(), method.clone(), prefix.clone());
                     let span = info_span!("query_request", method = %method);
                     requests.spawn(
                         async move {
-                            answer(handler, &method, request).await;
+                            answer(handler, &prefix, &method, request).await;
                             drop(permit);
                         }
                         .instrument(span),
@@ -122,7 +161,9 @@ impl QueryServer {
         }
         Ok(QueryServer { tasks, service })
     }
+}
 
+impl QueryServer {
     /// Waits for the endpoints to stop (after the shutdown token fires) and
     /// unregisters the service.
     pub async fn join(mut self) {
@@ -133,23 +174,22 @@ impl QueryServer {
     }
 }
 
-/// `memory.query.<project>.<method…>` → the project token.
-fn project_of(subject: &str) -> Option<&str> {
-    let rest = subject
-        .strip_prefix(QUERY_SUBJECT_PREFIX)?
-        .strip_prefix('.')?;
+/// `<prefix>.<project>.<method…>` → the project token.
+fn project_of<'a>(prefix: &str, subject: &'a str) -> Option<&'a str> {
+    let rest = subject.strip_prefix(prefix)?.strip_prefix('.')?;
     rest.split('.').next().filter(|project| !project.is_empty())
 }
 
 async fn answer(
     handler: Arc<dyn QueryHandler>,
+    prefix: &str,
     method: &str,
     request: async_nats::service::Request,
 ) {
     let subject = request.message.subject.to_string();
     let payload = request.message.payload.clone();
     let method_owned = method.to_string();
-    let result = match project_of(&subject).map(str::to_string) {
+    let result = match project_of(prefix, &subject).map(str::to_string) {
         None => Err(ServiceError::invalid_argument(format!(
             "subject {subject:?} names no project"
         ))),
@@ -196,9 +236,14 @@ mod tests {
 
     #[test]
     fn the_project_is_the_third_token() {
-        assert_eq!(project_of("memory.query.webapp.toc.root"), Some("webapp"));
-        assert_eq!(project_of("memory.query.webapp.search"), Some("webapp"));
-        assert_eq!(project_of("memory.query..search"), None);
-        assert_eq!(project_of("memory.ingest.webapp"), None);
+        let p = QUERY_SUBJECT_PREFIX;
+        assert_eq!(
+            project_of(p, "memory.query.webapp.toc.root"),
+            Some("webapp")
+        );
+        assert_eq!(project_of(p, "memory.query.webapp.search"), Some("webapp"));
+        assert_eq!(project_of(p, "memory.query..search"), None);
+        assert_eq!(project_of(p, "memory.ingest.webapp"), None);
+        assert_eq!(project_of("team.q", "team.q.webapp.search"), Some("webapp"));
     }
 }

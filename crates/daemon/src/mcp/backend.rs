@@ -80,7 +80,10 @@ impl Backend {
             .with_context(|| format!("cannot connect to NATS at {url}"))?;
         Ok(Backend {
             mode: Mode::Daemon,
-            query: Arc::new(QueryClient::Remote(client.clone())),
+            query: Arc::new(QueryClient::Remote(
+                client.clone(),
+                config.nats.query_subject_prefix.clone(),
+            )),
             delivery: Delivery::Remote {
                 client: client.clone(),
                 prefix: config.nats.ingest_subject_prefix.clone(),
@@ -137,7 +140,7 @@ impl Backend {
         method: &str,
         body: Value,
     ) -> Result<Value, ServiceError> {
-        if let QueryClient::Remote(_) = &*self.query {
+        if let QueryClient::Remote(..) = &*self.query {
             return self.query.call(project, method, &body).await;
         }
         let query = Arc::clone(&self.query);
