@@ -359,6 +359,189 @@ impl Drop for NatsServer {
     }
 }
 
+/// Three (or `n`) nats-servers clustered on loopback with JetStream, each with its own
+/// ports, store directory and log, and optional extra configuration (an account
+/// mapping). Killed on drop.
+pub struct NatsCluster {
+    nodes: Vec<ClusterNode>,
+    dir: TempDir,
+    bin: PathBuf,
+}
+
+struct ClusterNode {
+    child: Option<Child>,
+    port: u16,
+    cluster_port: u16,
+}
+
+impl NatsCluster {
+    /// Starts `n` servers routed to each other, with `extra` appended to every
+    /// server's configuration, and returns once JetStream answers on every one (its
+    /// meta leader elected).
+    pub fn start(n: usize, extra: &str) -> anyhow::Result<NatsCluster> {
+        let bin = nats_server_binary()?;
+        let dir = tempfile::Builder::new()
+            .prefix("memory-e2e-nats-cluster-")
+            .tempdir()
+            .context("creating nats cluster temp dir")?;
+        let nodes: Vec<ClusterNode> = (0..n)
+            .map(|_| ClusterNode {
+                child: None,
+                port: free_port(),
+                cluster_port: free_port(),
+            })
+            .collect();
+        let routes: Vec<String> = nodes
+            .iter()
+            .map(|node| format!("nats-route://127.0.0.1:{}", node.cluster_port))
+            .collect();
+        for (index, node) in nodes.iter().enumerate() {
+            let config = format!(
+                "server_name: n{index}\nlisten: 127.0.0.1:{port}\n\
+                 jetstream {{ store_dir: \"{store}\" }}\n\
+                 cluster {{\n  name: memory-e2e\n  listen: 127.0.0.1:{cluster}\n  routes: [{routes}]\n}}\n{extra}\n",
+                port = node.port,
+                store = dir.path().join(format!("n{index}")).display(),
+                cluster = node.cluster_port,
+                routes = routes.join(", "),
+            );
+            std::fs::write(dir.path().join(format!("n{index}.conf")), config)?;
+        }
+        let mut cluster = NatsCluster { nodes, dir, bin };
+        for index in 0..n {
+            cluster.spawn(index)?;
+        }
+        for index in 0..n {
+            cluster.wait_jetstream(index)?;
+        }
+        Ok(cluster)
+    }
+
+    /// Every server's URL, comma-separated (what `--nats-url` takes).
+    pub fn urls(&self) -> String {
+        self.nodes
+            .iter()
+            .map(|node| format!("nats://127.0.0.1:{}", node.port))
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
+    /// One server's URL.
+    pub fn url(&self, index: usize) -> String {
+        format!("nats://127.0.0.1:{}", self.nodes[index].port)
+    }
+
+    /// One server's log.
+    pub fn log(&self, index: usize) -> String {
+        std::fs::read_to_string(self.dir.path().join(format!("n{index}.log"))).unwrap_or_default()
+    }
+
+    /// Connects a client to every server's URL (it picks one and fails over).
+    pub async fn connect(&self) -> anyhow::Result<async_nats::Client> {
+        let urls: Vec<async_nats::ServerAddr> = self
+            .nodes
+            .iter()
+            .map(|node| format!("nats://127.0.0.1:{}", node.port).parse())
+            .collect::<Result<_, _>>()?;
+        async_nats::ConnectOptions::new()
+            .retry_on_initial_connect()
+            .connect(urls)
+            .await
+            .context("connecting to the cluster")
+    }
+
+    /// SIGKILL one server (its store stays for [`start_again`](Self::start_again)).
+    pub fn kill_9(&mut self, index: usize) {
+        if let Some(mut child) = self.nodes[index].child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Starts a killed server again with its store.
+    pub fn start_again(&mut self, index: usize) -> anyhow::Result<()> {
+        self.spawn(index)?;
+        self.wait_jetstream(index)
+    }
+
+    fn spawn(&mut self, index: usize) -> anyhow::Result<()> {
+        let log = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.dir.path().join(format!("n{index}.log")))?;
+        let child = Command::new(&self.bin)
+            .arg("-c")
+            .arg(self.dir.path().join(format!("n{index}.conf")))
+            .stdin(Stdio::null())
+            .stdout(log.try_clone()?)
+            .stderr(log)
+            .spawn()
+            .with_context(|| format!("spawning {}", self.bin.display()))?;
+        self.nodes[index].child = Some(child);
+        Ok(())
+    }
+
+    /// Waits until server `index` answers `$JS.API.INFO` (JetStream up and a meta
+    /// leader elected).
+    fn wait_jetstream(&mut self, index: usize) -> anyhow::Result<()> {
+        let url = self.url(index);
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            if let Some(child) = self.nodes[index].child.as_mut()
+                && let Some(status) = child.try_wait()?
+            {
+                bail!(
+                    "nats-server n{index} exited ({status}); log tail:\n{}",
+                    tail(&self.log(index), LOG_TAIL_LINES)
+                );
+            }
+            // A thread of its own: the caller may be inside a tokio runtime.
+            let probe_url = url.clone();
+            let ready = std::thread::spawn(move || {
+                let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                else {
+                    return false;
+                };
+                runtime.block_on(async {
+                    let Ok(client) = async_nats::connect(&probe_url).await else {
+                        return false;
+                    };
+                    let reply = tokio::time::timeout(
+                        Duration::from_secs(2),
+                        client.request("$JS.API.INFO", "".into()),
+                    )
+                    .await;
+                    matches!(reply, Ok(Ok(message))
+                        if serde_json::from_slice::<serde_json::Value>(&message.payload)
+                            .is_ok_and(|info| info.get("error").is_none()))
+                })
+            })
+            .join()
+            .unwrap_or(false);
+            if ready {
+                return Ok(());
+            }
+            if Instant::now() >= deadline {
+                bail!(
+                    "JetStream on n{index} not ready after 60 s; log tail:\n{}",
+                    tail(&self.log(index), LOG_TAIL_LINES)
+                );
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+}
+
+impl Drop for NatsCluster {
+    fn drop(&mut self) {
+        for index in 0..self.nodes.len() {
+            self.kill_9(index);
+        }
+    }
+}
+
 /// A running memory-daemon (or any binary under test) with stdout and stderr
 /// captured to files, so a failing test can show what the process said.
 ///

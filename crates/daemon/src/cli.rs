@@ -95,6 +95,13 @@ pub enum Command {
         #[command(subcommand)]
         command: AdminCommand,
     },
+    /// Cluster mode on NATS JetStream: create the replicated log, assign partitions to
+    /// groups, show the cluster.
+    Cluster {
+        /// What to do.
+        #[command(subcommand)]
+        command: ClusterCommand,
+    },
     /// Ingest the bundled sample conversations into a temporary data dir and show them.
     Demo(DemoArgs),
     /// Capture one hook input of a coding agent (JSON on stdin) and send it to the daemon
@@ -395,6 +402,54 @@ pub enum AdminCommand {
     /// rebuilds every projection and index from the rewritten log, and compacts the
     /// store so no older copy stays on disk. Offline: stop the daemon first.
     Forget(ForgetArgs),
+}
+
+/// `cluster`.
+#[derive(Debug, Subcommand)]
+pub enum ClusterCommand {
+    /// Create the replicated log (stream `MEMORY_LOG`, partitioned by project), its KV
+    /// buckets, and print the account mapping the NATS servers need. Idempotent.
+    Init {
+        /// NATS URL(s), comma-separated (default `[nats] url`).
+        #[arg(long)]
+        nats_url: Option<String>,
+        /// Partitions, fixed once the log exists.
+        #[arg(long, default_value_t = 64)]
+        partitions: u16,
+        /// Copies of the log and the buckets (3 in a three-server cluster).
+        #[arg(long, default_value_t = 3)]
+        replicas: usize,
+        /// How long the log remembers a `Nats-Msg-Id`, seconds.
+        #[arg(long, default_value_t = 120)]
+        duplicate_window_secs: u64,
+        /// Print the result as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Give partitions to a group of daemons (taking them from the group that had them).
+    Assign {
+        /// The group.
+        #[arg(long)]
+        group: String,
+        /// `0-63`, `0-15,32-47`, `7`.
+        #[arg(long)]
+        partitions: String,
+        /// NATS URL(s), comma-separated (default `[nats] url`).
+        #[arg(long)]
+        nats_url: Option<String>,
+        /// Print the result as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The log's replicas and leader, the assignment, messages per partition, leases.
+    Status {
+        /// NATS URL(s), comma-separated (default `[nats] url`).
+        #[arg(long)]
+        nats_url: Option<String>,
+        /// Print the result as JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// `admin forget`.

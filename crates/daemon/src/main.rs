@@ -7,6 +7,7 @@
 mod admin_cli;
 mod capture_sink;
 mod cli;
+mod cluster_cli;
 mod demo;
 mod embedded;
 mod export;
@@ -119,6 +120,10 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Admin { command } => {
             let config = settings::for_batch_job(config);
             admin_cli::run(&config, &data_dir, command, cli.log_level.as_deref()).await
+        }
+        Command::Cluster { command } => {
+            let _guard = embedded::init_tool_tracing(&config, cli.log_level.as_deref());
+            cluster_cli::run(&config, command).await
         }
         Command::Demo(args) => demo::run(&config, args, cli.log_level.as_deref()).await,
         Command::Hook(args) => Ok(hook_cli::run(&config, &data_dir, args).await),

@@ -1,0 +1,404 @@
+//! `cluster init`, `cluster assign` and `cluster status` against a NATS server.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+use async_nats::jetstream::{self, kv, stream};
+use futures::StreamExt;
+use serde::Serialize;
+use tracing::{info, warn};
+
+use crate::assignment::{ASSIGNMENTS_KEY, Assignments};
+use crate::layout::{
+    CLUSTER_BUCKET, EVENT_SUBJECTS, LAYOUT_KEY, LEASE_BUCKET, LEASE_TTL, Layout, META_FORMAT,
+    META_PARTITIONS, PARTITION_PREFIX, STREAM,
+};
+use crate::{ClusterError, nats};
+
+/// What `cluster init` found and did.
+#[derive(Clone, Debug, Serialize)]
+pub struct InitReport {
+    /// The layout in force.
+    pub layout: Layout,
+    /// The stream was created now (false: it existed and agrees).
+    pub created: bool,
+    /// Changes made to an existing stream (its replicas).
+    pub updated: Vec<String>,
+    /// The account mapping the servers need.
+    pub account_mapping: String,
+}
+
+fn stream_config(layout: &Layout) -> stream::Config {
+    stream::Config {
+        name: STREAM.to_owned(),
+        description: Some("agent-memory: the replicated event log".to_owned()),
+        subjects: vec![EVENT_SUBJECTS.to_owned()],
+        subject_transform: Some(stream::SubjectTransform {
+            source: EVENT_SUBJECTS.to_owned(),
+            destination: layout.transform_destination(),
+        }),
+        storage: stream::StorageType::File,
+        num_replicas: layout.replicas,
+        discard: stream::DiscardPolicy::New,
+        retention: stream::RetentionPolicy::Limits,
+        deny_delete: true,
+        deny_purge: true,
+        duplicate_window: Duration::from_secs(layout.duplicate_window_secs),
+        metadata: [
+            (META_PARTITIONS.to_owned(), layout.partitions.to_string()),
+            (META_FORMAT.to_owned(), layout.format.to_string()),
+        ]
+        .into(),
+        ..stream::Config::default()
+    }
+}
+
+/// Creates the log stream, its transform and the buckets, or checks that what exists
+/// agrees (`partitions` is fixed at creation; `replicas` may be changed). Idempotent.
+///
+/// # Errors
+/// [`ClusterError::Conflict`] when an existing log has another partition count or
+/// transform, or its subjects are taken by another stream (single mode's); server
+/// refusals.
+pub async fn init(
+    client: &async_nats::Client,
+    layout: &Layout,
+) -> Result<InitReport, ClusterError> {
+    let context = jetstream::new(client.clone());
+    let wanted = stream_config(layout);
+    let mut report = InitReport {
+        layout: layout.clone(),
+        created: false,
+        updated: Vec::new(),
+        account_mapping: layout.account_mapping(),
+    };
+    match context.get_stream(STREAM).await {
+        Ok(mut existing) => {
+            let config = existing
+                .info()
+                .await
+                .map_err(|err| nats("stream")(&err))?
+                .config
+                .clone();
+            let partitions = config.metadata.get(META_PARTITIONS).cloned();
+            if partitions.as_deref() != Some(&layout.partitions.to_string())
+                || config.subject_transform != wanted.subject_transform
+            {
+                return Err(ClusterError::Conflict(format!(
+                    "the log {STREAM} exists with {} partitions (transform {:?}); the \
+                     partition count is fixed when the log is created, so --partitions {} \
+                     cannot apply",
+                    partitions.unwrap_or_else(|| "an unknown number of".to_owned()),
+                    config.subject_transform.map(|t| t.destination),
+                    layout.partitions
+                )));
+            }
+            if config.num_replicas != layout.replicas {
+                report.updated.push(format!(
+                    "replicas {} → {}",
+                    config.num_replicas, layout.replicas
+                ));
+                warn!(
+                    from = config.num_replicas,
+                    to = layout.replicas,
+                    "changing the log's replicas"
+                );
+                context
+                    .update_stream(stream::Config {
+                        num_replicas: layout.replicas,
+                        ..config
+                    })
+                    .await
+                    .map_err(|err| nats("stream")(&err))?;
+            }
+        }
+        Err(_) => {
+            context.create_stream(wanted).await.map_err(|err| {
+                let detail = err.to_string();
+                if detail.contains("overlap") {
+                    ClusterError::Conflict(format!(
+                        "cannot create {STREAM}: another stream already captures {EVENT_SUBJECTS} \
+                         (single mode's MEMORY_EVENTS?). A cluster and a single-mode daemon \
+                         cannot share one NATS; move the single-mode data first ({detail})"
+                    ))
+                } else {
+                    nats("stream")(&detail)
+                }
+            })?;
+            report.created = true;
+            info!(
+                partitions = layout.partitions,
+                replicas = layout.replicas,
+                "cluster log created"
+            );
+        }
+    }
+    let cluster = ensure_bucket(
+        &context,
+        kv::Config {
+            bucket: CLUSTER_BUCKET.to_owned(),
+            description: "agent-memory: the cluster's layout and partition assignment".to_owned(),
+            history: 5,
+            storage: stream::StorageType::File,
+            num_replicas: layout.replicas,
+            ..kv::Config::default()
+        },
+    )
+    .await?;
+    ensure_bucket(
+        &context,
+        kv::Config {
+            bucket: LEASE_BUCKET.to_owned(),
+            description: "agent-memory: one lease holder per group".to_owned(),
+            history: 1,
+            max_age: LEASE_TTL,
+            storage: stream::StorageType::File,
+            num_replicas: layout.replicas,
+            ..kv::Config::default()
+        },
+    )
+    .await?;
+    let record = serde_json::to_vec(layout).map_err(|err| nats("layout")(&err))?;
+    match cluster
+        .entry(LAYOUT_KEY)
+        .await
+        .map_err(|err| nats("layout")(&err))?
+    {
+        Some(entry) => {
+            let mut stored: Layout =
+                serde_json::from_slice(&entry.value).map_err(|err| nats("layout")(&err))?;
+            if stored.replicas != layout.replicas {
+                stored.replicas = layout.replicas;
+                let record = serde_json::to_vec(&stored).map_err(|err| nats("layout")(&err))?;
+                cluster
+                    .update(LAYOUT_KEY, record.into(), entry.revision)
+                    .await
+                    .map_err(|err| nats("layout")(&err))?;
+            }
+        }
+        None => {
+            cluster
+                .create(LAYOUT_KEY, record.into())
+                .await
+                .map_err(|err| nats("layout")(&err))?;
+        }
+    }
+    Ok(report)
+}
+
+async fn ensure_bucket(
+    context: &jetstream::Context,
+    config: kv::Config,
+) -> Result<kv::Store, ClusterError> {
+    match context.get_key_value(&config.bucket).await {
+        Ok(store) => Ok(store),
+        Err(_) => context
+            .create_key_value(config)
+            .await
+            .map_err(|err| nats("bucket")(&err)),
+    }
+}
+
+async fn cluster_bucket(client: &async_nats::Client) -> Result<(kv::Store, Layout), ClusterError> {
+    let context = jetstream::new(client.clone());
+    let bucket = context
+        .get_key_value(CLUSTER_BUCKET)
+        .await
+        .map_err(|err| ClusterError::NotInitialised(err.to_string()))?;
+    let entry = bucket
+        .entry(LAYOUT_KEY)
+        .await
+        .map_err(|err| nats("layout")(&err))?
+        .ok_or_else(|| ClusterError::NotInitialised("no layout record".to_owned()))?;
+    let layout = serde_json::from_slice(&entry.value).map_err(|err| nats("layout")(&err))?;
+    Ok((bucket, layout))
+}
+
+async fn read_assignments(bucket: &kv::Store) -> Result<(Assignments, Option<u64>), ClusterError> {
+    match bucket
+        .entry(ASSIGNMENTS_KEY)
+        .await
+        .map_err(|err| nats("assignments")(&err))?
+    {
+        Some(entry) if entry.operation == kv::Operation::Put => Ok((
+            serde_json::from_slice(&entry.value).map_err(|err| nats("assignments")(&err))?,
+            Some(entry.revision),
+        )),
+        Some(entry) => Ok((Assignments::default(), Some(entry.revision))),
+        None => Ok((Assignments::default(), None)),
+    }
+}
+
+/// Gives `partitions` (`0-63`, `0-15,32-47`) to `group`, taking them from whichever
+/// group had them, with compare-and-set on the one assignment record (a concurrent
+/// change is read again and applied on top). Returns the table after and what moved.
+///
+/// # Errors
+/// A bad partition list, no cluster, server refusals.
+pub async fn assign(
+    client: &async_nats::Client,
+    group: &str,
+    partitions: &str,
+) -> Result<(Assignments, BTreeMap<String, BTreeSet<u16>>), ClusterError> {
+    if group.is_empty()
+        || !group
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    {
+        return Err(ClusterError::Conflict(format!(
+            "group {group:?}: use letters, digits, '-' and '_'"
+        )));
+    }
+    let (bucket, layout) = cluster_bucket(client).await?;
+    let wanted = crate::parse_partitions(partitions, layout.partitions)?;
+    for _ in 0..10 {
+        let (mut table, revision) = read_assignments(&bucket).await?;
+        let moved = table.assign(group, &wanted);
+        let record = serde_json::to_vec(&table).map_err(|err| nats("assignments")(&err))?;
+        let written = match revision {
+            Some(revision) => bucket
+                .update(ASSIGNMENTS_KEY, record.into(), revision)
+                .await
+                .map(|_| ())
+                .map_err(|err| err.to_string()),
+            None => bucket
+                .create(ASSIGNMENTS_KEY, record.into())
+                .await
+                .map(|_| ())
+                .map_err(|err| err.to_string()),
+        };
+        match written {
+            Ok(()) => {
+                info!(group, partitions = wanted.len(), "partitions assigned");
+                return Ok((table, moved));
+            }
+            Err(err) => warn!(error = %err, "the assignment changed meanwhile; reading it again"),
+        }
+    }
+    Err(ClusterError::Conflict(
+        "the assignment kept changing under ten attempts; try again".to_owned(),
+    ))
+}
+
+/// One partition in `cluster status`.
+#[derive(Clone, Debug, Serialize)]
+pub struct PartitionStatus {
+    /// Its number.
+    pub partition: u16,
+    /// The group that owns it.
+    pub group: Option<String>,
+    /// Messages the log holds for it.
+    pub messages: u64,
+    /// Projects seen in it.
+    pub projects: BTreeSet<String>,
+}
+
+/// What `cluster status` shows.
+#[derive(Clone, Debug, Serialize)]
+pub struct ClusterStatus {
+    /// The layout.
+    pub layout: Layout,
+    /// The log's messages.
+    pub messages: u64,
+    /// The log's last sequence.
+    pub last_seq: u64,
+    /// The server leading the log's RAFT group.
+    pub leader: Option<String>,
+    /// Its replicas: name, current, lag, offline.
+    pub replicas: Vec<ReplicaStatus>,
+    /// The assignment table.
+    pub assignments: Assignments,
+    /// Partitions no group owns.
+    pub unassigned: BTreeSet<u16>,
+    /// Partitions that hold messages (the others are left out).
+    pub partitions: Vec<PartitionStatus>,
+    /// Lease holders by lease key.
+    pub leases: BTreeMap<String, String>,
+}
+
+/// One copy of the log.
+#[derive(Clone, Debug, Serialize)]
+pub struct ReplicaStatus {
+    /// The server's name.
+    pub server: String,
+    /// Up to date with the leader.
+    pub current: bool,
+    /// Operations behind the leader.
+    pub lag: Option<u64>,
+    /// Considered offline by the group.
+    pub offline: bool,
+}
+
+/// The cluster as NATS holds it.
+///
+/// # Errors
+/// No cluster; server refusals.
+pub async fn status(client: &async_nats::Client) -> Result<ClusterStatus, ClusterError> {
+    let (bucket, layout) = cluster_bucket(client).await?;
+    let (assignments, _) = read_assignments(&bucket).await?;
+    let context = jetstream::new(client.clone());
+    let stream = context
+        .get_stream(STREAM)
+        .await
+        .map_err(|err| ClusterError::NotInitialised(err.to_string()))?;
+    let mut with_subjects = stream
+        .info_with_subjects(format!("{PARTITION_PREFIX}.>"))
+        .await
+        .map_err(|err| nats("stream")(&err))?;
+    let info = with_subjects.info.clone();
+    let mut partitions: BTreeMap<u16, PartitionStatus> = BTreeMap::new();
+    while let Some(item) = with_subjects.next().await {
+        let (subject, count) = item.map_err(|err| nats("stream")(&err))?;
+        let mut tokens = subject.splitn(4, '.').skip(2);
+        let (Some(partition), Some(project)) = (tokens.next(), tokens.next()) else {
+            continue;
+        };
+        let Ok(partition) = partition.parse::<u16>() else {
+            continue;
+        };
+        let entry = partitions
+            .entry(partition)
+            .or_insert_with(|| PartitionStatus {
+                partition,
+                group: assignments.owner(partition).map(str::to_owned),
+                messages: 0,
+                projects: BTreeSet::new(),
+            });
+        entry.messages += count as u64;
+        entry.projects.insert(project.to_owned());
+    }
+    let mut leases = BTreeMap::new();
+    if let Ok(lease_bucket) = context.get_key_value(LEASE_BUCKET).await
+        && let Ok(mut keys) = lease_bucket.keys().await
+    {
+        while let Some(Ok(key)) = keys.next().await {
+            if let Ok(Some(entry)) = lease_bucket.entry(&key).await {
+                leases.insert(key, String::from_utf8_lossy(&entry.value).into_owned());
+            }
+        }
+    }
+    let cluster = info.cluster.clone();
+    Ok(ClusterStatus {
+        unassigned: assignments.unassigned(layout.partitions),
+        layout,
+        messages: info.state.messages,
+        last_seq: info.state.last_sequence,
+        leader: cluster.as_ref().and_then(|c| c.leader.clone()),
+        replicas: cluster
+            .map(|c| {
+                c.replicas
+                    .into_iter()
+                    .map(|peer| ReplicaStatus {
+                        server: peer.name,
+                        current: peer.current,
+                        lag: peer.lag,
+                        offline: peer.offline,
+                    })
+                    .collect()
+            })
+            .unwrap_or_default(),
+        assignments,
+        partitions: partitions.into_values().collect(),
+        leases,
+    })
+}

@@ -1,0 +1,59 @@
+//! `memory-cluster`: the control plane of cluster mode, where NATS JetStream is the
+//! distributed engine and does all consensus (no replication, election or gossip of our
+//! own).
+//!
+//! - [`layout`]: what `cluster init` creates — the replicated log stream (`MEMORY_LOG`,
+//!   R3, file storage, discard new, deny delete and purge, a duplicate window), the
+//!   subject transform that spreads projects over a fixed number of partitions, the KV
+//!   buckets, and the account mapping the servers need for queries;
+//! - [`assignment`]: which group of daemons owns which partitions (one KV key, changed
+//!   with compare-and-set);
+//! - [`admin`]: `cluster init`, `cluster assign` and `cluster status` against a server.
+//!
+//! It is not: the replica daemon (consuming its partitions, serving them), which builds
+//! on this.
+
+#![forbid(unsafe_code)]
+#![cfg_attr(not(test), deny(clippy::unwrap_used))]
+
+pub mod admin;
+pub mod assignment;
+pub mod layout;
+
+pub use admin::{ClusterStatus, InitReport, PartitionStatus, assign, init, status};
+pub use assignment::{Assignments, parse_partitions};
+pub use layout::Layout;
+
+/// What can go wrong.
+#[derive(Debug, thiserror::Error)]
+pub enum ClusterError {
+    /// A partition list does not parse or names a partition the log does not have.
+    #[error("partitions {given:?}: {why}")]
+    Partitions {
+        /// What was given.
+        given: String,
+        /// What is wrong.
+        why: String,
+    },
+    /// The cluster is not initialised (`cluster init`).
+    #[error("no cluster on this NATS: run `memory-daemon cluster init` first ({0})")]
+    NotInitialised(String),
+    /// What exists disagrees with what was asked, in a way that cannot be changed.
+    #[error("{0}")]
+    Conflict(String),
+    /// The server refused or did not answer.
+    #[error("{what}: {detail}")]
+    Nats {
+        /// The step.
+        what: &'static str,
+        /// The server's or client's words.
+        detail: String,
+    },
+}
+
+pub(crate) fn nats(what: &'static str) -> impl Fn(&dyn std::fmt::Display) -> ClusterError {
+    move |err| ClusterError::Nats {
+        what,
+        detail: err.to_string(),
+    }
+}
