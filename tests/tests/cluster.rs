@@ -243,3 +243,139 @@ async fn a_cluster_cannot_share_a_nats_with_single_mode() -> anyhow::Result<()> 
     );
     Ok(())
 }
+
+fn replica(
+    nats_urls: &str,
+    data_dir: &std::path::Path,
+    node: &str,
+) -> anyhow::Result<(memory_e2e_tests::Daemon, String)> {
+    let metrics = format!("127.0.0.1:{}", memory_e2e_tests::free_port());
+    let data = data_dir.to_string_lossy().into_owned();
+    let mut daemon = memory_e2e_tests::Daemon::start_with_env(
+        &build_daemon()?,
+        &[
+            "--data-dir",
+            &data,
+            "serve",
+            "--cluster",
+            "--node-id",
+            node,
+            "--group",
+            "g1",
+            "--nats-url",
+            nats_urls,
+            "--metrics-listen",
+            &metrics,
+        ],
+        // Embedding is not what this test is about.
+        &[("AGENT_MEMORY_TELEPORT__VECTOR__ENABLED", "false")],
+    )?;
+    daemon.wait_ready(&format!("http://{metrics}/readyz"), Duration::from_secs(60))?;
+    Ok((daemon, metrics))
+}
+
+fn applied(metrics: &str) -> u64 {
+    memory_e2e_tests::http_get(&format!("http://{metrics}/metrics"))
+        .map(|(_, text)| {
+            memory_e2e_tests::metric_sum(&text, "memory_cluster_applied_stream_seq", &[]) as u64
+        })
+        .unwrap_or(0)
+}
+
+async fn publish(
+    jetstream: &async_nats::jetstream::Context,
+    range: std::ops::Range<u32>,
+) -> anyhow::Result<()> {
+    let projects = ["webapp", "infra", "mobile", "docs", "ops"];
+    let mut acks = Vec::new();
+    for n in range {
+        let project = projects[n as usize % projects.len()];
+        let mut headers = HeaderMap::new();
+        headers.insert("Nats-Msg-Id", format!("{project}/e{n}").as_str());
+        let body = json!({"event_id": format!("e{n}"), "session_id": format!("s{}", n / 50),
+            "timestamp": 1_790_000_000_000_u64 + u64::from(n) * 1000,
+            "kind": if n % 2 == 0 { "user_message" } else { "assistant_message" },
+            "text": format!("turn {n}: we decided the JWT access token lives {n} minutes")});
+        acks.push(
+            jetstream
+                .publish_with_headers(
+                    format!("memory.events.{project}"),
+                    headers,
+                    serde_json::to_vec(&body)?.into(),
+                )
+                .await?,
+        );
+    }
+    for ack in acks {
+        ack.await?;
+    }
+    Ok(())
+}
+
+async fn wait_applied(metrics: &[&str], last_seq: u64) -> anyhow::Result<()> {
+    let deadline = Instant::now() + Duration::from_secs(90);
+    while metrics.iter().any(|m| applied(m) < last_seq) {
+        if Instant::now() > deadline {
+            bail!(
+                "replicas at {:?}, the log at {last_seq}",
+                metrics.iter().map(|m| applied(m)).collect::<Vec<_>>()
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_replicas_of_a_group_hold_the_same_events() -> anyhow::Result<()> {
+    let nats = NatsCluster::start(3, "")?;
+    let urls = nats.urls();
+    cluster_cli(&["init", "--partitions", "8"], &urls)?;
+    cluster_cli(&["assign", "--group", "g1", "--partitions", "0-7"], &urls)?;
+    let (dir_a, dir_b) = (tempfile::tempdir()?, tempfile::tempdir()?);
+    let (mut a, metrics_a) = replica(&urls, dir_a.path(), "a")?;
+    let (mut b, metrics_b) = replica(&urls, dir_b.path(), "b")?;
+
+    let client = nats.connect().await?;
+    let jetstream = async_nats::jetstream::new(client.clone());
+    publish(&jetstream, 0..300).await?;
+    // A retry inside the duplicate window, and a message that is not an event.
+    publish(&jetstream, 10..11).await?;
+    jetstream
+        .publish("memory.events.webapp", "{\"kind\": \"note\"}".into())
+        .await?
+        .await?;
+    let mut stream = jetstream.get_stream("MEMORY_LOG").await?;
+    let last = stream.info().await?.state.last_sequence;
+    assert_eq!(last, 301, "the duplicate is not stored");
+    wait_applied(&[&metrics_a, &metrics_b], last).await?;
+
+    // A replica killed while the log grows catches up from where its store says.
+    b.kill_9()?;
+    publish(&jetstream, 300..500).await?;
+    let last = stream.info().await?.state.last_sequence;
+    let (mut b, metrics_b) = replica(&urls, dir_b.path(), "b")?;
+    wait_applied(&[&metrics_a, &metrics_b], last).await?;
+    a.terminate()?;
+    b.terminate()?;
+
+    let mut total = 0;
+    for project in ["webapp", "infra", "mobile", "docs", "ops"] {
+        let strip = |events: Vec<Value>| -> Vec<Value> {
+            events
+                .into_iter()
+                .map(|mut event| {
+                    event.as_object_mut().map(|o| o.remove("seq"));
+                    event
+                })
+                .collect()
+        };
+        let from_a = strip(memory_e2e_tests::export_events(dir_a.path(), project)?);
+        let from_b = strip(memory_e2e_tests::export_events(dir_b.path(), project)?);
+        assert_eq!(from_a.len(), 100, "{project}");
+        assert_eq!(from_a, from_b, "{project}");
+        total += from_a.len();
+    }
+    assert_eq!(total, 500);
+    Ok(())
+}

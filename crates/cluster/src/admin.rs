@@ -11,7 +11,7 @@ use tracing::{info, warn};
 use crate::assignment::{ASSIGNMENTS_KEY, Assignments};
 use crate::layout::{
     CLUSTER_BUCKET, EVENT_SUBJECTS, LAYOUT_KEY, LEASE_BUCKET, LEASE_TTL, Layout, META_FORMAT,
-    META_PARTITIONS, PARTITION_PREFIX, STREAM,
+    META_PARTITIONS, PARTITION_PREFIX, REDACTION_KEY, STREAM,
 };
 use crate::{ClusterError, nats};
 
@@ -183,7 +183,52 @@ pub async fn init(
                 .map_err(|err| nats("layout")(&err))?;
         }
     }
+    if cluster
+        .entry(REDACTION_KEY)
+        .await
+        .map_err(|err| nats("redaction key")(&err))?
+        .is_none()
+    {
+        let mut key = [0u8; 32];
+        getrandom::fill(&mut key).map_err(|err| nats("redaction key")(&err))?;
+        let hex: String = key.iter().map(|byte| format!("{byte:02x}")).collect();
+        // Another init may have written one meanwhile: keep the first.
+        if let Err(err) = cluster.create(REDACTION_KEY, hex.into_bytes().into()).await {
+            warn!(error = %err, "the cluster's redaction key exists already");
+        }
+    }
     Ok(report)
+}
+
+/// Whether `cluster init` ran on this NATS (its bucket exists).
+pub async fn is_initialised(client: &async_nats::Client) -> bool {
+    jetstream::new(client.clone())
+        .get_key_value(CLUSTER_BUCKET)
+        .await
+        .is_ok()
+}
+
+/// The cluster's layout and redaction key.
+///
+/// # Errors
+/// No cluster; server refusals.
+pub async fn read_cluster(
+    client: &async_nats::Client,
+) -> Result<(Layout, Assignments, Vec<u8>), ClusterError> {
+    let (bucket, layout) = cluster_bucket(client).await?;
+    let (assignments, _) = read_assignments(&bucket).await?;
+    let entry = bucket
+        .entry(REDACTION_KEY)
+        .await
+        .map_err(|err| nats("redaction key")(&err))?
+        .ok_or_else(|| ClusterError::NotInitialised("no redaction key".to_owned()))?;
+    let hex = String::from_utf8_lossy(&entry.value).into_owned();
+    let key = (0..hex.len())
+        .step_by(2)
+        .map(|at| u8::from_str_radix(hex.get(at..at + 2).unwrap_or("zz"), 16))
+        .collect::<Result<Vec<u8>, _>>()
+        .map_err(|err| nats("redaction key")(&err))?;
+    Ok((layout, assignments, key))
 }
 
 async fn ensure_bucket(

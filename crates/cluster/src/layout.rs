@@ -30,6 +30,9 @@ pub const LEASE_BUCKET: &str = "memory_leases";
 pub const LEASE_TTL: Duration = Duration::from_secs(10);
 /// The layout record's key.
 pub const LAYOUT_KEY: &str = "layout";
+/// The cluster's redaction tag key (hex): every replica redacts what it applies with it,
+/// so they all store the same bytes.
+pub const REDACTION_KEY: &str = "redaction_key";
 /// The stream metadata keys that record the layout beside the stream itself.
 pub const META_PARTITIONS: &str = "agent-memory.partitions";
 /// The layout's format.

@@ -10,8 +10,10 @@
 //!   with compare-and-set);
 //! - [`admin`]: `cluster init`, `cluster assign` and `cluster status` against a server.
 //!
-//! It is not: the replica daemon (consuming its partitions, serving them), which builds
-//! on this.
+//! - [`replica`]: a daemon of a group applying its partitions of the log to its store,
+//!   in stream order, exactly once.
+//!
+//! It is not (yet): the ingest gateway, query routing to replicas, leases.
 
 #![forbid(unsafe_code)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used))]
@@ -19,10 +21,15 @@
 pub mod admin;
 pub mod assignment;
 pub mod layout;
+pub mod metrics;
+pub mod replica;
 
-pub use admin::{ClusterStatus, InitReport, PartitionStatus, assign, init, status};
+pub use admin::{
+    ClusterStatus, InitReport, PartitionStatus, assign, init, is_initialised, read_cluster, status,
+};
 pub use assignment::{Assignments, parse_partitions};
 pub use layout::Layout;
+pub use replica::{Replica, ReplicaConfig};
 
 /// What can go wrong.
 #[derive(Debug, thiserror::Error)]

@@ -549,6 +549,17 @@ pub struct ServeArgs {
     /// Address of /metrics, /healthz and /readyz (overrides `telemetry.metrics_listen`).
     #[arg(long)]
     pub metrics_listen: Option<SocketAddr>,
+    /// Cluster mode: apply this group's partitions of the replicated log (`cluster
+    /// init` and `cluster assign` first). In progress: no ingest gateway and no queries
+    /// yet.
+    #[arg(long, requires_all = ["node_id", "group"])]
+    pub cluster: bool,
+    /// This daemon's node id in the cluster (letters, digits, `-`, `_`).
+    #[arg(long, requires = "cluster")]
+    pub node_id: Option<String>,
+    /// Its group.
+    #[arg(long, requires = "cluster")]
+    pub group: Option<String>,
 }
 
 /// How long `ingest --wait` waits for the projections by default, seconds.

@@ -81,8 +81,44 @@ pub async fn run(
         );
     })
     .await?;
+    if args.cluster {
+        let (Some(node_id), Some(group)) = (args.node_id.clone(), args.group.clone()) else {
+            anyhow::bail!("--cluster needs --node-id and --group");
+        };
+        let result = serve_replica(&config, &client, &store, &health, node_id, group).await;
+        let waited = match result {
+            Ok(replica) => {
+                tokio::select! {
+                    _ = sigterm.recv() => info!("SIGTERM: shutting down"),
+                    _ = sigint.recv() => info!("SIGINT: shutting down"),
+                }
+                health.set_ready("store", false, "shutting down");
+                replica.0.cancel();
+                replica.1.join().await;
+                Ok(ExitCode::SUCCESS)
+            }
+            Err(err) => Err(err),
+        };
+        pipeline.shutdown().await;
+        if let Err(err) = client.flush().await {
+            warn!(error = %err, "nats flush at shutdown failed");
+        }
+        http_shutdown.cancel();
+        if let Err(err) = http.stopped().await {
+            error!(error = %err, "metrics server stopped with an error");
+        }
+        return waited;
+    }
     // Single mode: nothing is taken in or answered before this daemon knows it is the
     // only one on this NATS.
+    if memory_cluster::is_initialised(&client).await {
+        pipeline.shutdown().await;
+        anyhow::bail!(
+            "this NATS runs agent-memory in cluster mode (`cluster init` was run on it): \
+             start the daemon with --cluster --node-id N --group G, or give single mode a \
+             NATS of its own"
+        );
+    }
     let instance = instance(&config, &data_dir);
     let registered = match memory_nats::claim_single(
         &client,
@@ -222,6 +258,51 @@ pub async fn run(
     }
     info!("memory-daemon stopped");
     Ok(ExitCode::SUCCESS)
+}
+
+/// Starts applying the group's partitions of the replicated log (cluster mode, in
+/// progress: no ingest gateway or query routing yet).
+async fn serve_replica(
+    config: &Config,
+    client: &async_nats::Client,
+    store: &memory_store::Store,
+    health: &Health,
+    node_id: String,
+    group: String,
+) -> anyhow::Result<(CancellationToken, memory_cluster::Replica)> {
+    let valid = |name: &str| {
+        !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    };
+    if !valid(&node_id) || !valid(&group) {
+        anyhow::bail!("--node-id and --group take letters, digits, '-' and '_'");
+    }
+    let shutdown = CancellationToken::new();
+    let replica = memory_cluster::Replica::start(
+        client.clone(),
+        store.clone(),
+        memory_cluster::ReplicaConfig {
+            node_id: node_id.clone(),
+            group: group.clone(),
+            fetch_batch: config.nats.jetstream.fetch_batch,
+            ack_wait: Duration::from_secs(config.nats.jetstream.ack_wait_secs),
+            limits: limits(config),
+        },
+        shutdown.clone(),
+    )
+    .await?;
+    health.set_ready(
+        "instance",
+        true,
+        format!(
+            "cluster node {node_id}, group {group}, {} partitions",
+            replica.partitions.len()
+        ),
+    );
+    info!(node = %node_id, group = %group, "memory-daemon serving as a cluster replica");
+    Ok((shutdown, replica))
 }
 
 /// Who this daemon is, as the others on NATS see it.

@@ -10,6 +10,7 @@ mod handle;
 mod log_reads;
 mod options;
 mod projection;
+mod replica;
 
 pub use forget::ForgetBatch;
 pub(crate) use handle::META_FORGET_PENDING;

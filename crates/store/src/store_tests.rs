@@ -716,3 +716,29 @@ fn no_open_while_a_compaction_holds_the_forget_lock() {
     drop(lock);
     drop(open(dir.path()));
 }
+
+#[test]
+fn a_replica_records_how_far_it_applied_the_log_with_the_events() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = open(dir.path());
+    assert_eq!(store.applied_stream_seq().expect("read"), 0);
+    let outcomes = store
+        .append_replicated(
+            &[
+                (event("p", "a", "s", 1), 100),
+                (event("p", "b", "s", 2), 100),
+            ],
+            7,
+        )
+        .expect("append");
+    assert_eq!(outcomes.len(), 2);
+    // A message whose events are all known still moves the sequence on.
+    store
+        .append_replicated(&[(event("p", "a", "s", 1), 100)], 9)
+        .expect("append");
+    drop(store);
+    let store = open(dir.path());
+    assert_eq!(store.applied_stream_seq().expect("read"), 9);
+    assert_eq!(store.event_count("p"), 2);
+    assert_eq!(store.head(), OutboxSeq(2));
+}

@@ -271,6 +271,21 @@ pub fn parse_single(
     limits: &ValidationLimits,
     default_event_id: Option<&str>,
 ) -> Result<Event, EventError> {
+    parse_single_at(payload, scope, limits, default_event_id, now_ms())
+}
+
+/// [`parse_single`] judged at `now_ms` rather than the clock: replicas applying one
+/// log judge each message by its time in the log, so they all accept or refuse alike.
+///
+/// # Errors
+/// As [`parse_single`].
+pub fn parse_single_at(
+    payload: &[u8],
+    scope: ProjectScope<'_>,
+    limits: &ValidationLimits,
+    default_event_id: Option<&str>,
+    now_ms: u64,
+) -> Result<Event, EventError> {
     let max = limits.max_payload_bytes.min(limits.max_event_bytes);
     if payload.len() > max {
         return Err(PayloadError::TooLarge {
@@ -303,7 +318,7 @@ pub fn parse_single(
             "expected one event object here, got an array (send one event per message or line)",
         ));
     }
-    parse_event_scoped(&value, scope, limits, now_ms())
+    parse_event_scoped(&value, scope, limits, now_ms)
 }
 
 /// Rejects every event whose `event_id` already appeared earlier in the same batch; the

@@ -30,7 +30,9 @@ impl Store {
         let inner = &self.inner;
         let mut writer = self.writer();
         let mut batch = inner.db.batch();
-        let staged = self.stage_appends(&writer, &mut batch, events, memory_types::now_ms())?;
+        let now = memory_types::now_ms();
+        let staged =
+            self.stage_appends(&writer, &mut batch, events.into_iter().map(|e| (e, now)))?;
         if staged.next_seq == writer.last_seq {
             return Ok(staged.outcomes);
         }
@@ -49,15 +51,15 @@ impl Store {
         Ok(staged.outcomes)
     }
 
-    /// Puts `events` into `batch` as [`Store::append_events`] does (deduplicated against
-    /// the log and within the call, positions after the writer's last), without
-    /// committing: the caller holds the writer lock until it commits.
+    /// Puts `events`, each with its ingestion time, into `batch` as
+    /// [`Store::append_events`] does (deduplicated against the log and within the call,
+    /// positions after the writer's last), without committing: the caller holds the
+    /// writer lock until it commits.
     pub(super) fn stage_appends<'a>(
         &self,
         writer: &WriterState,
         batch: &mut OwnedWriteBatch,
-        events: impl IntoIterator<Item = &'a Event>,
-        ingested_at_ms: u64,
+        events: impl IntoIterator<Item = (&'a Event, u64)>,
     ) -> Result<Staged<'a>> {
         let inner = &self.inner;
         let events = events.into_iter();
@@ -66,7 +68,7 @@ impl Store {
             HashMap::with_capacity(events.size_hint().0);
         let mut next_seq = writer.last_seq;
         let mut counts: HashMap<&'a str, u64> = HashMap::new();
-        for event in events {
+        for (event, ingested_at_ms) in events {
             let id_key = keys::event_id_key(&event.project_id, &event.event_id);
             if let Some(seq) = seen_in_call.get(&id_key) {
                 outcomes.push(AppendOutcome::Duplicate(*seq));

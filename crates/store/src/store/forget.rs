@@ -118,11 +118,11 @@ impl Store {
                 encode_dead_letter(dead_letter)?,
             );
         }
+        let now = memory_types::now_ms();
         let staged = self.stage_appends(
             &writer,
             &mut batch,
-            &forget.tombstones,
-            memory_types::now_ms(),
+            forget.tombstones.iter().map(|tombstone| (tombstone, now)),
         )?;
         let totals = stage_totals(inner, &writer, &mut batch, &staged)?;
         batch.insert(&inner.meta, META_FORGET_PENDING, forget.resume.as_slice());

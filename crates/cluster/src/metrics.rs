@@ -1,0 +1,34 @@
+//! A replica's Prometheus metrics.
+
+use std::sync::LazyLock;
+
+use memory_metrics::{int_counter, int_gauge};
+use prometheus::{IntCounter, IntGauge};
+
+/// Handles into the default registry.
+pub struct ReplicaMetrics {
+    /// `memory_cluster_applied_stream_seq`: the last log sequence this replica applied.
+    pub applied_stream_seq: IntGauge,
+    /// `memory_cluster_applied_messages_total`: log messages applied (events and dead
+    /// letters), redeliveries skipped not counted.
+    pub applied: IntCounter,
+    /// `memory_cluster_apply_failures_total`: batches the store could not take (they are
+    /// redelivered).
+    pub failures: IntCounter,
+}
+
+/// The replica's metrics, registered on first use.
+pub static REPLICA_METRICS: LazyLock<ReplicaMetrics> = LazyLock::new(|| ReplicaMetrics {
+    applied_stream_seq: int_gauge(
+        "memory_cluster_applied_stream_seq",
+        "Last sequence of the replicated log this replica applied",
+    ),
+    applied: int_counter(
+        "memory_cluster_applied_messages_total",
+        "Messages of the replicated log applied by this replica",
+    ),
+    failures: int_counter(
+        "memory_cluster_apply_failures_total",
+        "Batches of the replicated log the store could not take (redelivered)",
+    ),
+});

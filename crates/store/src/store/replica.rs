@@ -1,0 +1,66 @@
+//! Cluster mode's append: a replica applies the replicated log (a JetStream stream) in
+//! stream order and records how far it got in the same atomic batch as the events, so a
+//! redelivered message is skipped exactly — no second copy, no gap — and every replica
+//! of a group assigns the same positions to the same events.
+
+use memory_types::{AppendOutcome, Event};
+
+use super::append::{apply_staged, stage_totals};
+use super::handle::Store;
+use crate::error::Result;
+use crate::records::{decode_u64, encode_u64};
+
+/// The meta key of the last applied stream sequence.
+const META_APPLIED_STREAM_SEQ: &[u8] = b"applied_stream_seq";
+
+impl Store {
+    /// The last stream sequence this replica applied (0 before the first).
+    ///
+    /// # Errors
+    /// Storage or decoding failures.
+    pub fn applied_stream_seq(&self) -> Result<u64> {
+        match self.inner.meta.get(META_APPLIED_STREAM_SEQ)? {
+            Some(bytes) => decode_u64(&bytes),
+            None => Ok(0),
+        }
+    }
+
+    /// Appends `events` (deduplicated as [`Store::append_events`] does) and moves the
+    /// applied stream sequence to `stream_seq`, in one atomic, durable batch. Each event
+    /// carries its ingestion time — its message's time in the stream — so every replica
+    /// stores the same bytes whatever its batches.
+    ///
+    /// # Errors
+    /// Storage failures; then nothing of the call was written.
+    pub fn append_replicated(
+        &self,
+        events: &[(Event, u64)],
+        stream_seq: u64,
+    ) -> Result<Vec<AppendOutcome>> {
+        let inner = &self.inner;
+        let mut writer = self.writer();
+        let mut batch = inner.db.batch();
+        let staged = self.stage_appends(
+            &writer,
+            &mut batch,
+            events.iter().map(|(event, at)| (event, *at)),
+        )?;
+        let totals = if staged.next_seq == writer.last_seq {
+            Vec::new()
+        } else {
+            stage_totals(inner, &writer, &mut batch, &staged)?
+        };
+        batch.insert(
+            &inner.meta,
+            META_APPLIED_STREAM_SEQ,
+            encode_u64(stream_seq)?,
+        );
+        batch.commit()?;
+        inner.db.persist(inner.durability.persist_mode())?;
+        let next_seq = staged.next_seq;
+        apply_staged(&mut writer, next_seq, totals);
+        drop(writer);
+        self.publish_head(next_seq);
+        Ok(staged.outcomes)
+    }
+}
