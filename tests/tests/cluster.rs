@@ -348,6 +348,47 @@ async fn two_replicas_of_a_group_hold_the_same_events() -> anyhow::Result<()> {
     let mut stream = jetstream.get_stream("MEMORY_LOG").await?;
     let last = stream.info().await?.state.last_sequence;
     assert_eq!(last, 301, "the duplicate is not stored");
+
+    // The gateway: any daemon answers memory.ingest.<project>, redacts, publishes to the
+    // log with a message id, and answers with the log's sequence.
+    let token = "ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8";
+    let request = json!([
+        {"event_id": "g1", "session_id": "gw", "timestamp": 1_790_000_900_000_u64,
+         "kind": "user_message", "text": format!("deploy with {token}")},
+        {"event_id": "g2", "session_id": "gw", "timestamp": 1_790_000_901_000_u64,
+         "kind": "assistant_message", "text": "deployed through the gateway"},
+    ]);
+    let ask = |body: Value| {
+        let client = client.clone();
+        async move {
+            let reply = tokio::time::timeout(
+                Duration::from_secs(10),
+                client.request("memory.ingest.webapp", serde_json::to_vec(&body)?.into()),
+            )
+            .await??;
+            anyhow::Ok(serde_json::from_slice::<Value>(&reply.payload)?)
+        }
+    };
+    let reply = ask(request.clone()).await?;
+    assert_eq!(
+        (reply["accepted"].clone(), reply["last_seq"].clone()),
+        (json!(2), json!(303)),
+        "{reply}"
+    );
+    let again = ask(request).await?;
+    assert_eq!(
+        (again["duplicates"].clone(), again["last_seq"].clone()),
+        (json!(2), json!(303)),
+        "{again}"
+    );
+    let stored = stream.get_raw_message(302).await?;
+    let text = String::from_utf8_lossy(&stored.payload).into_owned();
+    assert!(
+        text.contains("[REDACTED:github-pat:") && !text.contains(token),
+        "{text}"
+    );
+    let last = stream.info().await?.state.last_sequence;
+    assert_eq!(last, 303);
     wait_applied(&[&metrics_a, &metrics_b], last).await?;
 
     // A replica killed while the log grows catches up from where its store says.
@@ -372,10 +413,17 @@ async fn two_replicas_of_a_group_hold_the_same_events() -> anyhow::Result<()> {
         };
         let from_a = strip(memory_e2e_tests::export_events(dir_a.path(), project)?);
         let from_b = strip(memory_e2e_tests::export_events(dir_b.path(), project)?);
-        assert_eq!(from_a.len(), 100, "{project}");
+        let expected = if project == "webapp" { 102 } else { 100 };
+        assert_eq!(from_a.len(), expected, "{project}");
         assert_eq!(from_a, from_b, "{project}");
         total += from_a.len();
     }
-    assert_eq!(total, 500);
+    assert_eq!(total, 502);
+    let webapp = memory_e2e_tests::export_events(dir_a.path(), "webapp")?;
+    let g1 = webapp
+        .iter()
+        .find(|event| event["event_id"] == "g1")
+        .context("the gateway's event was not applied")?;
+    assert_eq!(g1["metadata"]["redactions"], "github-pat=1", "{g1}");
     Ok(())
 }

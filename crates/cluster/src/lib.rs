@@ -13,13 +13,16 @@
 //! - [`replica`]: a daemon of a group applying its partitions of the log to its store,
 //!   in stream order, exactly once.
 //!
-//! It is not (yet): the ingest gateway, query routing to replicas, leases.
+//! - [`gateway`]: `memory.ingest.<project>` in cluster mode, publishing to the log.
+//!
+//! It is not (yet): query routing to replicas, leases, snapshots.
 
 #![forbid(unsafe_code)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used))]
 
 pub mod admin;
 pub mod assignment;
+pub mod gateway;
 pub mod layout;
 pub mod metrics;
 pub mod replica;
@@ -28,6 +31,7 @@ pub use admin::{
     ClusterStatus, InitReport, PartitionStatus, assign, init, is_initialised, read_cluster, status,
 };
 pub use assignment::{Assignments, parse_partitions};
+pub use gateway::GatewaySink;
 pub use layout::Layout;
 pub use replica::{Replica, ReplicaConfig};
 

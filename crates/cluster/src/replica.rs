@@ -234,7 +234,16 @@ fn apply(
         match judge(message, seq, at_ms, limits) {
             Ok(mut event) => {
                 REPLICA_METRICS.applied.inc();
+                // The gateway redacted it already and said what it took; redacting again
+                // finds nothing, so its count stays.
+                let said = event.metadata.get(memory_redact::REDACTIONS_KEY).cloned();
                 redactor.redact_event(&mut event);
+                if let Some(said) = said {
+                    event
+                        .metadata
+                        .entry(memory_redact::REDACTIONS_KEY.to_owned())
+                        .or_insert(said);
+                }
                 pending.push((event, at_ms));
                 pending_seq = seq;
             }

@@ -93,8 +93,10 @@ pub async fn run(
                     _ = sigint.recv() => info!("SIGINT: shutting down"),
                 }
                 health.set_ready("store", false, "shutting down");
-                replica.0.cancel();
-                replica.1.join().await;
+                let (shutdown, replica, gateway) = replica;
+                shutdown.cancel();
+                gateway.join().await;
+                replica.join().await;
                 Ok(ExitCode::SUCCESS)
             }
             Err(err) => Err(err),
@@ -260,8 +262,8 @@ pub async fn run(
     Ok(ExitCode::SUCCESS)
 }
 
-/// Starts applying the group's partitions of the replicated log (cluster mode, in
-/// progress: no ingest gateway or query routing yet).
+/// Starts applying the group's partitions of the replicated log, and the ingest
+/// gateway (cluster mode, in progress: no query routing yet).
 async fn serve_replica(
     config: &Config,
     client: &async_nats::Client,
@@ -269,7 +271,11 @@ async fn serve_replica(
     health: &Health,
     node_id: String,
     group: String,
-) -> anyhow::Result<(CancellationToken, memory_cluster::Replica)> {
+) -> anyhow::Result<(
+    CancellationToken,
+    memory_cluster::Replica,
+    RequestReplyIngest,
+)> {
     let valid = |name: &str| {
         !name.is_empty()
             && name
@@ -293,6 +299,19 @@ async fn serve_replica(
         shutdown.clone(),
     )
     .await?;
+    // The gateway: any daemon answers `memory.ingest.<project>` by publishing to the
+    // log; the replicas of the project's group store it.
+    let (_, _, key) = memory_cluster::read_cluster(client).await?;
+    let redactor =
+        memory_redact::Redactor::shipped(&key).map_err(|err| anyhow::anyhow!("{err}"))?;
+    let gateway = RequestReplyIngest::start(
+        client.clone(),
+        &config.nats,
+        memory_cluster::GatewaySink::new(client.clone(), redactor),
+        limits(config),
+        shutdown.clone(),
+    )
+    .await?;
     health.set_ready(
         "instance",
         true,
@@ -302,7 +321,7 @@ async fn serve_replica(
         ),
     );
     info!(node = %node_id, group = %group, "memory-daemon serving as a cluster replica");
-    Ok((shutdown, replica))
+    Ok((shutdown, replica, gateway))
 }
 
 /// Who this daemon is, as the others on NATS see it.
