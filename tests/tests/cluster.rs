@@ -328,7 +328,8 @@ async fn wait_applied(metrics: &[&str], last_seq: u64) -> anyhow::Result<()> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_replicas_of_a_group_hold_the_same_events() -> anyhow::Result<()> {
-    let nats = NatsCluster::start(3, "")?;
+    let mapping = "mappings = {\n  \"memory.query.*.>\": \"memory.q.{{partition(8,1)}}.{{wildcard(1)}}.>\"\n}\n";
+    let nats = NatsCluster::start(3, mapping)?;
     let urls = nats.urls();
     cluster_cli(&["init", "--partitions", "8"], &urls)?;
     cluster_cli(&["assign", "--group", "g1", "--partitions", "0-7"], &urls)?;
@@ -387,6 +388,36 @@ async fn two_replicas_of_a_group_hold_the_same_events() -> anyhow::Result<()> {
         text.contains("[REDACTED:github-pat:") && !text.contains(token),
         "{text}"
     );
+    // Read-your-writes through the mapping: whichever replica answers has applied the
+    // log up to the gateway's last_seq first.
+    let query = json!({"session_id": "gw", "min_seq": reply["last_seq"]});
+    let answer = tokio::time::timeout(
+        Duration::from_secs(10),
+        client.request(
+            "memory.query.webapp.events.get",
+            serde_json::to_vec(&query)?.into(),
+        ),
+    )
+    .await??;
+    let answer: Value = serde_json::from_slice(&answer.payload)?;
+    let texts: Vec<&str> = answer["events"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|event| event["text"].as_str())
+        .collect();
+    assert_eq!(texts.len(), 2, "{answer}");
+    assert!(texts[0].contains("[REDACTED:github-pat:"), "{answer}");
+    // A min_seq beyond the log is unavailable, not a stale answer.
+    let ahead = json!({"session_id": "gw", "min_seq": 10_000});
+    let answer = client
+        .request(
+            "memory.query.webapp.events.get",
+            serde_json::to_vec(&ahead)?.into(),
+        )
+        .await?;
+    let answer: Value = serde_json::from_slice(&answer.payload)?;
+    assert_eq!(answer["error"]["code"], "unavailable", "{answer}");
     let last = stream.info().await?.state.last_sequence;
     assert_eq!(last, 303);
     wait_applied(&[&metrics_a, &metrics_b], last).await?;

@@ -15,7 +15,10 @@
 //!
 //! - [`gateway`]: `memory.ingest.<project>` in cluster mode, publishing to the log.
 //!
-//! It is not (yet): query routing to replicas, leases, snapshots.
+//! - [`queries`]: a replica answering its partitions' queries while caught up, with
+//!   read-your-writes.
+//!
+//! It is not (yet): calls that span projects, leases, snapshots.
 
 #![forbid(unsafe_code)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used))]
@@ -25,6 +28,7 @@ pub mod assignment;
 pub mod gateway;
 pub mod layout;
 pub mod metrics;
+pub mod queries;
 pub mod replica;
 
 pub use admin::{
@@ -33,6 +37,7 @@ pub use admin::{
 pub use assignment::{Assignments, parse_partitions};
 pub use gateway::GatewaySink;
 pub use layout::Layout;
+pub use queries::PartitionQueries;
 pub use replica::{Replica, ReplicaConfig};
 
 /// What can go wrong.

@@ -15,6 +15,12 @@ pub struct ReplicaMetrics {
     /// `memory_cluster_apply_failures_total`: batches the store could not take (they are
     /// redelivered).
     pub failures: IntCounter,
+    /// `memory_cluster_lag`: messages of the replica's partitions not applied yet (-1
+    /// when the server does not say).
+    pub lag: IntGauge,
+    /// `memory_cluster_serving_queries`: 1 while the replica answers its partitions'
+    /// queries (caught up), 0 while it stays out.
+    pub serving: IntGauge,
 }
 
 /// The replica's metrics, registered on first use.
@@ -30,5 +36,13 @@ pub static REPLICA_METRICS: LazyLock<ReplicaMetrics> = LazyLock::new(|| ReplicaM
     failures: int_counter(
         "memory_cluster_apply_failures_total",
         "Batches of the replicated log the store could not take (redelivered)",
+    ),
+    lag: int_gauge(
+        "memory_cluster_lag",
+        "Messages of this replica's partitions not applied yet",
+    ),
+    serving: int_gauge(
+        "memory_cluster_serving_queries",
+        "1 while this replica answers its partitions' queries",
     ),
 });

@@ -85,7 +85,8 @@ pub async fn run(
         let (Some(node_id), Some(group)) = (args.node_id.clone(), args.group.clone()) else {
             anyhow::bail!("--cluster needs --node-id and --group");
         };
-        let result = serve_replica(&config, &client, &store, &health, node_id, group).await;
+        let result =
+            serve_replica(&config, &client, &store, &pipeline, &health, node_id, group).await;
         let waited = match result {
             Ok(replica) => {
                 tokio::select! {
@@ -93,9 +94,10 @@ pub async fn run(
                     _ = sigint.recv() => info!("SIGINT: shutting down"),
                 }
                 health.set_ready("store", false, "shutting down");
-                let (shutdown, replica, gateway) = replica;
+                let (shutdown, replica, gateway, queries) = replica;
                 shutdown.cancel();
                 gateway.join().await;
+                queries.join().await;
                 replica.join().await;
                 Ok(ExitCode::SUCCESS)
             }
@@ -262,12 +264,13 @@ pub async fn run(
     Ok(ExitCode::SUCCESS)
 }
 
-/// Starts applying the group's partitions of the replicated log, and the ingest
-/// gateway (cluster mode, in progress: no query routing yet).
+/// Starts applying the group's partitions of the replicated log, the ingest gateway
+/// and the partitions' queries (cluster mode).
 async fn serve_replica(
     config: &Config,
     client: &async_nats::Client,
     store: &memory_store::Store,
+    pipeline: &memory_actors::Pipeline,
     health: &Health,
     node_id: String,
     group: String,
@@ -275,6 +278,7 @@ async fn serve_replica(
     CancellationToken,
     memory_cluster::Replica,
     RequestReplyIngest,
+    memory_cluster::PartitionQueries,
 )> {
     let valid = |name: &str| {
         !name.is_empty()
@@ -320,8 +324,26 @@ async fn serve_replica(
             replica.partitions.len()
         ),
     );
+    // Its partitions' queries, while caught up. No `memory_recalled` events: they are
+    // not a function of the log, so replicas would diverge (leases will publish them).
+    let query_service = crate::query_cli::query_service(
+        config,
+        store.clone(),
+        config.toc.tz()?,
+        pipeline.bm25.clone(),
+        pipeline.vector.clone(),
+    );
+    let queries = memory_cluster::PartitionQueries::start(
+        client.clone(),
+        store.clone(),
+        &node_id,
+        &group,
+        replica.partitions.clone(),
+        Arc::new(QueryAdapter(query_service)),
+        shutdown.clone(),
+    );
     info!(node = %node_id, group = %group, "memory-daemon serving as a cluster replica");
-    Ok((shutdown, replica, gateway))
+    Ok((shutdown, replica, gateway, queries))
 }
 
 /// Who this daemon is, as the others on NATS see it.
