@@ -13,7 +13,9 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use memory_e2e_tests::{NatsServer, build_daemon, export_events, serve_daemon};
+use memory_e2e_tests::{
+    NatsServer, build_daemon, export_events, files_holding, request_json as request, serve_daemon,
+};
 use serde_json::{Value, json};
 
 /// Fresh lowercase letters and digits: one BM25 term no other test or run holds.
@@ -30,20 +32,6 @@ fn random_token(length: usize) -> String {
         .collect();
     token.insert(0, 'q');
     token
-}
-
-async fn request(
-    client: &async_nats::Client,
-    subject: &str,
-    body: &Value,
-) -> anyhow::Result<Value> {
-    let reply = tokio::time::timeout(
-        Duration::from_secs(30),
-        client.request(subject.to_owned(), serde_json::to_vec(body)?.into()),
-    )
-    .await
-    .with_context(|| format!("{subject} timed out"))??;
-    Ok(serde_json::from_slice(&reply.payload)?)
 }
 
 /// Waits until the daemon stored `events` in project `fg` and every consumer is idle.
@@ -77,25 +65,6 @@ async fn keyword_hits(client: &async_nats::Client, query: &str) -> anyhow::Resul
         .as_array()
         .cloned()
         .with_context(|| format!("no results: {answer}"))
-}
-
-/// Every file under `dir` holding `needle`.
-fn files_holding(dir: &Path, needle: &str) -> anyhow::Result<Vec<String>> {
-    let mut found = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(path) = stack.pop() {
-        if path.is_dir() {
-            for entry in std::fs::read_dir(&path)? {
-                stack.push(entry?.path());
-            }
-        } else if std::fs::read(&path)?
-            .windows(needle.len())
-            .any(|window| window == needle.as_bytes())
-        {
-            found.push(path.display().to_string());
-        }
-    }
-    Ok(found)
 }
 
 fn admin(data_dir: &Path, args: &[&str]) -> anyhow::Result<String> {

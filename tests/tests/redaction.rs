@@ -8,9 +8,10 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, bail};
+use anyhow::bail;
 use memory_e2e_tests::{
-    NatsServer, build_daemon, export_events, http_get, metric_sum, serve_daemon,
+    NatsServer, build_daemon, export_events, files_holding, http_get, metric_sum,
+    request_json as request, serve_daemon,
 };
 use serde_json::{Value, json};
 
@@ -141,39 +142,12 @@ impl Secrets {
     }
 }
 
-async fn request(
-    client: &async_nats::Client,
-    subject: &str,
-    body: &Value,
-) -> anyhow::Result<Value> {
-    let reply = tokio::time::timeout(
-        Duration::from_secs(30),
-        client.request(subject.to_owned(), serde_json::to_vec(body)?.into()),
-    )
-    .await
-    .with_context(|| format!("{subject} timed out"))??;
-    Ok(serde_json::from_slice(&reply.payload)?)
-}
-
 /// Every file under `dir` that contains any of `tails`, with which.
-fn files_holding(dir: &Path, tails: &[(&'static str, String)]) -> anyhow::Result<Vec<String>> {
+fn files_holding_any(dir: &Path, tails: &[(&'static str, String)]) -> anyhow::Result<Vec<String>> {
     let mut found = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(path) = stack.pop() {
-        if path.is_dir() {
-            for entry in std::fs::read_dir(&path)? {
-                stack.push(entry?.path());
-            }
-            continue;
-        }
-        let bytes = std::fs::read(&path)?;
-        for (what, tail) in tails {
-            if bytes
-                .windows(tail.len())
-                .any(|window| window == tail.as_bytes())
-            {
-                found.push(format!("{} holds the {what} secret", path.display()));
-            }
+    for (what, tail) in tails {
+        for path in files_holding(dir, tail)? {
+            found.push(format!("{path} holds the {what} secret"));
         }
     }
     Ok(found)
@@ -309,7 +283,7 @@ async fn no_path_stores_a_raw_secret() -> anyhow::Result<()> {
     }
     daemon.terminate()?;
 
-    let leaks = files_holding(data_dir.path(), &secrets.tails())?;
+    let leaks = files_holding_any(data_dir.path(), &secrets.tails())?;
     assert!(leaks.is_empty(), "{}", leaks.join("\n"));
     check_exported(&export_events(data_dir.path(), "rr")?, "rr");
     check_exported(&export_events(data_dir.path(), "js")?, "js");
@@ -339,7 +313,7 @@ async fn no_path_stores_a_raw_secret() -> anyhow::Result<()> {
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    let leaks = files_holding(&file_data, &secrets.tails())?;
+    let leaks = files_holding_any(&file_data, &secrets.tails())?;
     assert!(leaks.is_empty(), "{}", leaks.join("\n"));
     check_exported(&export_events(&file_data, "file")?, "file");
     Ok(())
