@@ -880,6 +880,41 @@ pub fn metric_sum(text: &str, name: &str, labels: &[&str]) -> f64 {
         .sum()
 }
 
+/// A JSON request over NATS and its JSON reply, within 30 s.
+pub async fn request_json(
+    client: &async_nats::Client,
+    subject: &str,
+    body: &serde_json::Value,
+) -> anyhow::Result<serde_json::Value> {
+    let reply = tokio::time::timeout(
+        Duration::from_secs(30),
+        client.request(subject.to_owned(), serde_json::to_vec(body)?.into()),
+    )
+    .await
+    .with_context(|| format!("{subject} timed out"))??;
+    Ok(serde_json::from_slice(&reply.payload)?)
+}
+
+/// Every file under `dir` whose bytes hold `needle`: where a secret that must be gone
+/// still is.
+pub fn files_holding(dir: &Path, needle: &str) -> anyhow::Result<Vec<String>> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(path) = stack.pop() {
+        if path.is_dir() {
+            for entry in std::fs::read_dir(&path)? {
+                stack.push(entry?.path());
+            }
+        } else if std::fs::read(&path)?
+            .windows(needle.len())
+            .any(|window| window == needle.as_bytes())
+        {
+            found.push(path.display().to_string());
+        }
+    }
+    Ok(found)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1109,39 +1144,4 @@ mod tests {
         assert_eq!(pick_daemon_binary(None, target), debug);
         Ok(())
     }
-}
-
-/// A JSON request over NATS and its JSON reply, within 30 s.
-pub async fn request_json(
-    client: &async_nats::Client,
-    subject: &str,
-    body: &serde_json::Value,
-) -> anyhow::Result<serde_json::Value> {
-    let reply = tokio::time::timeout(
-        Duration::from_secs(30),
-        client.request(subject.to_owned(), serde_json::to_vec(body)?.into()),
-    )
-    .await
-    .with_context(|| format!("{subject} timed out"))??;
-    Ok(serde_json::from_slice(&reply.payload)?)
-}
-
-/// Every file under `dir` whose bytes hold `needle`: where a secret that must be gone
-/// still is.
-pub fn files_holding(dir: &Path, needle: &str) -> anyhow::Result<Vec<String>> {
-    let mut found = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(path) = stack.pop() {
-        if path.is_dir() {
-            for entry in std::fs::read_dir(&path)? {
-                stack.push(entry?.path());
-            }
-        } else if std::fs::read(&path)?
-            .windows(needle.len())
-            .any(|window| window == needle.as_bytes())
-        {
-            found.push(path.display().to_string());
-        }
-    }
-    Ok(found)
 }
