@@ -428,6 +428,24 @@ async fn two_replicas_of_a_group_hold_the_same_events() -> anyhow::Result<()> {
     let last = stream.info().await?.state.last_sequence;
     let (mut b, metrics_b) = replica(&urls, dir_b.path(), "b")?;
     wait_applied(&[&metrics_a, &metrics_b], last).await?;
+    // `cluster status` shows both daemons, caught up and answering.
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let status: Value = serde_json::from_str(&cluster_cli(&["status", "--json"], &urls)?)?;
+        let ready = ["a", "b"].iter().all(|node| {
+            let record = &status["nodes"][*node];
+            record["group"] == "g1"
+                && record["applied_stream_seq"] == last
+                && record["serving_queries"] == true
+        });
+        if ready {
+            break;
+        }
+        if Instant::now() > deadline {
+            bail!("the nodes never showed caught up: {}", status["nodes"]);
+        }
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
     a.terminate()?;
     b.terminate()?;
 

@@ -11,7 +11,7 @@ use tracing::{info, warn};
 use crate::assignment::{ASSIGNMENTS_KEY, Assignments};
 use crate::layout::{
     CLUSTER_BUCKET, EVENT_SUBJECTS, LAYOUT_KEY, LEASE_BUCKET, LEASE_TTL, Layout, META_FORMAT,
-    META_PARTITIONS, PARTITION_PREFIX, REDACTION_KEY, STREAM,
+    META_PARTITIONS, NODE_BUCKET, NODE_TTL, PARTITION_PREFIX, REDACTION_KEY, STREAM,
 };
 use crate::{ClusterError, nats};
 
@@ -152,6 +152,19 @@ pub async fn init(
             description: "agent-memory: one lease holder per group".to_owned(),
             history: 1,
             max_age: LEASE_TTL,
+            storage: stream::StorageType::File,
+            num_replicas: layout.replicas,
+            ..kv::Config::default()
+        },
+    )
+    .await?;
+    ensure_bucket(
+        &context,
+        kv::Config {
+            bucket: NODE_BUCKET.to_owned(),
+            description: "agent-memory: the daemons' heartbeats".to_owned(),
+            history: 1,
+            max_age: NODE_TTL,
             storage: stream::StorageType::File,
             num_replicas: layout.replicas,
             ..kv::Config::default()
@@ -359,6 +372,8 @@ pub struct ClusterStatus {
     pub partitions: Vec<PartitionStatus>,
     /// Lease holders by lease key.
     pub leases: BTreeMap<String, String>,
+    /// The live daemons, by node id.
+    pub nodes: BTreeMap<String, crate::NodeRecord>,
 }
 
 /// One copy of the log.
@@ -423,7 +438,9 @@ pub async fn status(client: &async_nats::Client) -> Result<ClusterStatus, Cluste
         }
     }
     let cluster = info.cluster.clone();
+    let nodes = crate::nodes::live_nodes(client).await;
     Ok(ClusterStatus {
+        nodes,
         unassigned: assignments.unassigned(layout.partitions),
         layout,
         messages: info.state.messages,

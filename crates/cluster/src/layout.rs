@@ -26,6 +26,10 @@ pub const CLUSTER_BUCKET: &str = "memory_cluster";
 /// The bucket of leases (one holder per group for work that is not a function of the
 /// log), whose entries expire unless renewed.
 pub const LEASE_BUCKET: &str = "memory_leases";
+/// The bucket of the daemons' heartbeats, one key per node, expiring unless renewed.
+pub const NODE_BUCKET: &str = "memory_nodes";
+/// How long a node's record lives without a heartbeat.
+pub const NODE_TTL: Duration = Duration::from_secs(10);
 /// How long a lease lives without renewal.
 pub const LEASE_TTL: Duration = Duration::from_secs(10);
 /// The layout record's key.

@@ -28,6 +28,7 @@ pub mod assignment;
 pub mod gateway;
 pub mod layout;
 pub mod metrics;
+pub mod nodes;
 pub mod queries;
 pub mod replica;
 
@@ -37,6 +38,7 @@ pub use admin::{
 pub use assignment::{Assignments, parse_partitions};
 pub use gateway::GatewaySink;
 pub use layout::Layout;
+pub use nodes::NodeRecord;
 pub use queries::PartitionQueries;
 pub use replica::{Replica, ReplicaConfig};
 

@@ -27,6 +27,7 @@ use tracing::{info, warn};
 
 use crate::layout::{QUERY_PARTITION_PREFIX, STREAM};
 use crate::metrics::REPLICA_METRICS;
+use crate::nodes::NodeRecord;
 use crate::replica::consumer_name;
 
 /// Pending messages past which a replica stops answering.
@@ -42,24 +43,42 @@ pub struct PartitionQueries {
 }
 
 impl PartitionQueries {
-    /// Serves `partitions` for `group` through `handler` while caught up, until
+    /// Serves `partitions` for `node`'s group through `handler` while caught up, and
+    /// heartbeats `node` (with its progress filled in) into the nodes bucket, until
     /// `shutdown`.
     #[must_use]
     pub fn start(
         client: async_nats::Client,
         store: Store,
-        node_id: &str,
-        group: &str,
+        node: NodeRecord,
         partitions: BTreeSet<u16>,
         handler: Arc<dyn QueryHandler>,
         shutdown: CancellationToken,
     ) -> PartitionQueries {
-        let (consumer, group) = (consumer_name(node_id), format!("memory-q-{group}"));
+        let (consumer, group) = (
+            consumer_name(&node.node_id),
+            format!("memory-q-{}", node.group),
+        );
         let task = tokio::spawn(async move {
             let context = jetstream::new(client.clone());
+            let nodes = crate::nodes::bucket(&client).await;
+            let mut node = NodeRecord {
+                partitions: partitions.len(),
+                ..node
+            };
             let mut serving: Option<(CancellationToken, JoinSet<()>)> = None;
+            let mut beat = 0u32;
             loop {
                 let lag = lag(&context, &consumer).await;
+                if let Some(bucket) = &nodes
+                    && beat % 4 == 0
+                {
+                    node.applied_stream_seq = store.applied_stream_seq().unwrap_or(0);
+                    node.lag = lag;
+                    node.serving_queries = serving.is_some();
+                    crate::nodes::heartbeat(bucket, &node).await;
+                }
+                beat = beat.wrapping_add(1);
                 REPLICA_METRICS
                     .lag
                     .set(lag.map_or(-1, |lag| i64::try_from(lag).unwrap_or(i64::MAX)));

@@ -333,11 +333,20 @@ async fn serve_replica(
         pipeline.bm25.clone(),
         pipeline.vector.clone(),
     );
+    let me = instance(config, store.path());
     let queries = memory_cluster::PartitionQueries::start(
         client.clone(),
         store.clone(),
-        &node_id,
-        &group,
+        memory_cluster::NodeRecord {
+            node_id: node_id.clone(),
+            group: group.clone(),
+            host: me.host,
+            pid: me.pid,
+            data_dir: me.data_dir,
+            started_ms: me.started_ms,
+            version: me.version,
+            ..memory_cluster::NodeRecord::default()
+        },
         replica.partitions.clone(),
         Arc::new(QueryAdapter(query_service)),
         shutdown.clone(),
