@@ -71,7 +71,7 @@ impl PartitionQueries {
             loop {
                 let lag = lag(&context, &consumer).await;
                 if let Some(bucket) = &nodes
-                    && beat % 4 == 0
+                    && beat.is_multiple_of(4)
                 {
                     node.applied_stream_seq = store.applied_stream_seq().unwrap_or(0);
                     node.lag = lag;
