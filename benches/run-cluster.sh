@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# Cluster mode through the release daemon, against single mode and a bare JetStream
+# publish in the same run. Prints the lines recorded in docs/benchmarks.md.
+#
+#   three nats-servers clustered on loopback (JetStream, sync_interval: always, the
+#   query mapping), `cluster init` (R3, 64 partitions), one group owning every
+#   partition, one replica (node a); then:
+#   1. a bare JetStream publish of EVENTS events to memory.events.<project> (the log's
+#      own ceiling) and the time the replica takes to apply them to its store;
+#   2. durable ingest through the gateway (`loadgen ingest`, batch 100, concurrency 32)
+#      and ack latency at 2 000 events/s (`loadgen latency`, one event per request);
+#   3. full replay: a second replica (node b) started on the whole log, timed until it
+#      applied the last sequence;
+#   4. single mode on its own nats-server: the same `loadgen ingest` and `latency`.
+#
+# Usage: benches/run-cluster.sh   (EVENTS, default 100000)
+# The vector index is off (embedding is measured elsewhere).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+scripts/setup.sh >/dev/null
+source .tools/env
+EVENTS=${EVENTS:-100000}
+export AGENT_MEMORY_TELEPORT__VECTOR__ENABLED=false
+
+cargo build --release -q -p memory-daemon -p memory-benches --bin memory-daemon --bin loadgen
+BIN=target/release/memory-daemon
+LOADGEN=target/release/loadgen
+WORK=$(mktemp -d)
+PIDS=()
+cleanup() {
+    for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+now() { date +%s.%N; }
+applied() { curl -s "http://$1/metrics" | awk '/^memory_cluster_applied_stream_seq / {print $2}'; }
+wait_applied() { # metrics address, sequence
+    for _ in $(seq 1 36000); do
+        [[ "$(applied "$1")" == "$2" ]] && return 0
+        sleep 0.05
+    done
+    echo "replica at $1 never reached $2"; return 1
+}
+last_seq() { "$BIN" cluster status --json --nats-url "$URLS" | python3 -c 'import json,sys; print(json.load(sys.stdin)["last_seq"])'; }
+start_replica() { # node, data dir; sets METRICS
+    METRICS=127.0.0.1:$(free_port)
+    "$BIN" --data-dir "$2" serve --cluster --node-id "$1" --group g1 --nats-url "$URLS" \
+        --metrics-listen "$METRICS" >"$WORK/$1.log" 2>&1 &
+    PIDS+=($!)
+    for _ in $(seq 1 600); do curl -sf "http://$METRICS/readyz" >/dev/null 2>&1 && return 0; sleep 0.05; done
+    echo "replica $1 not ready"; tail -5 "$WORK/$1.log"; return 1
+}
+
+echo "== machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -sr), $(date -u +%F), nats-server $("$NATS_SERVER_BIN" --version | awk '{print $2}')"
+echo "== load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+declare -a PORT CPORT
+for i in 0 1 2; do PORT[$i]=$(free_port); CPORT[$i]=$(free_port); done
+ROUTES="nats-route://127.0.0.1:${CPORT[0]}, nats-route://127.0.0.1:${CPORT[1]}, nats-route://127.0.0.1:${CPORT[2]}"
+for i in 0 1 2; do
+    cat >"$WORK/n$i.conf" <<EOF
+server_name: n$i
+listen: 127.0.0.1:${PORT[$i]}
+jetstream { store_dir: "$WORK/js$i", sync_interval: always }
+cluster { name: bench, listen: 127.0.0.1:${CPORT[$i]}, routes: [$ROUTES] }
+mappings = { "memory.query.*.>": "memory.q.{{partition(64,1)}}.{{wildcard(1)}}.>" }
+EOF
+    "$NATS_SERVER_BIN" -c "$WORK/n$i.conf" >"$WORK/n$i.log" 2>&1 &
+    PIDS+=($!)
+done
+URLS="nats://127.0.0.1:${PORT[0]},nats://127.0.0.1:${PORT[1]},nats://127.0.0.1:${PORT[2]}"
+URL="nats://127.0.0.1:${PORT[0]}"
+for _ in $(seq 1 200); do
+    "$BIN" cluster init --nats-url "$URLS" >"$WORK/init.out" 2>&1 && break
+    sleep 0.3
+done
+head -1 "$WORK/init.out"
+"$BIN" cluster assign --group g1 --partitions 0-63 --nats-url "$URLS"
+start_replica a "$WORK/a"
+METRICS_A=$METRICS
+
+echo "== 1. bare JetStream publish, R3, sync always ($EVENTS events), and the replica applying them"
+start=$(now)
+"$LOADGEN" jetstream --url "$URL" --events "$EVENTS" --project bare
+published=$(now)
+LAST=$(last_seq)
+wait_applied "$METRICS_A" "$LAST"
+applied_at=$(now)
+python3 -c "
+s, p, a, n = $start, $published, $applied_at, $EVENTS
+print(f'published {n} events in {p-s:.2f} s = {n/(p-s):.0f} events/s acknowledged by the log (R3, fsync)')
+print(f'replica a applied them to its store {a-p:.2f} s after the last ack; {n/(a-s):.0f} events/s from first publish to applied')"
+
+echo "== 2. durable ingest through the gateway (load average $(cut -d' ' -f1-3 /proc/loadavg))"
+"$LOADGEN" ingest --url "$URL" --requests 1000 --batch 100 --concurrency 32 --project gw
+"$LOADGEN" latency --url "$URL" --rate 2000 --seconds 10 --project gwlat
+LAST=$(last_seq)
+start=$(now)
+wait_applied "$METRICS_A" "$LAST"
+python3 -c "print(f'replica a caught up with the gateway runs {$(now)-$start:.2f} s after they ended')"
+
+echo "== 3. full replay: replica b starts on the whole log ($LAST messages)"
+start=$(now)
+start_replica b "$WORK/b"
+wait_applied "$METRICS" "$LAST"
+python3 -c "t = $(now) - $start; print(f'replica b applied {$LAST} messages in {t:.2f} s = {$LAST/t:.0f} messages/s (process start included)')"
+for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+wait 2>/dev/null || true
+PIDS=()
+
+echo "== 4. single mode, same machine, same run"
+SPORT=$(free_port)
+"$NATS_SERVER_BIN" -a 127.0.0.1 -p "$SPORT" -js -sd "$WORK/single-js" >"$WORK/single-nats.log" 2>&1 &
+PIDS+=($!)
+SMETRICS=127.0.0.1:$(free_port)
+"$BIN" --data-dir "$WORK/single" serve --nats-url "nats://127.0.0.1:$SPORT" --metrics-listen "$SMETRICS" >"$WORK/single.log" 2>&1 &
+PIDS+=($!)
+for _ in $(seq 1 600); do curl -sf "http://$SMETRICS/readyz" >/dev/null 2>&1 && break; sleep 0.05; done
+"$LOADGEN" ingest --url "nats://127.0.0.1:$SPORT" --requests 1000 --batch 100 --concurrency 32 --project gw
+"$LOADGEN" latency --url "nats://127.0.0.1:$SPORT" --rate 2000 --seconds 10 --project gwlat
+echo "== load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
