@@ -191,3 +191,15 @@ async fn an_existing_consumer_is_compared_not_inherited() -> anyhow::Result<()> 
     );
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_daemon_stops_on_sigterm_with_nats_gone() -> anyhow::Result<()> {
+    let mut nats = NatsServer::start()?;
+    let dir = tempfile::tempdir()?;
+    let (mut daemon, _) = serve_daemon(&nats.url(), dir.path(), &[])?;
+    nats.stop();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let status = daemon.terminate_within(Duration::from_secs(20))?;
+    assert!(status.success(), "{status}: {}", daemon.stderr());
+    Ok(())
+}

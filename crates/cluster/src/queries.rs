@@ -69,14 +69,20 @@ impl PartitionQueries {
             let mut serving: Option<(CancellationToken, JoinSet<()>)> = None;
             let mut beat = 0u32;
             loop {
-                let lag = lag(&context, &consumer).await;
+                let lag = tokio::select! {
+                    () = shutdown.cancelled() => break,
+                    lag = lag(&context, &consumer) => lag,
+                };
                 if let Some(bucket) = &nodes
                     && beat.is_multiple_of(4)
                 {
                     node.applied_stream_seq = store.applied_stream_seq().unwrap_or(0);
                     node.lag = lag;
                     node.serving_queries = serving.is_some();
-                    crate::nodes::heartbeat(bucket, &node).await;
+                    tokio::select! {
+                        () = shutdown.cancelled() => break,
+                        () = crate::nodes::heartbeat(bucket, &node) => {}
+                    }
                 }
                 beat = beat.wrapping_add(1);
                 REPLICA_METRICS

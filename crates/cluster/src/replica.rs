@@ -152,12 +152,16 @@ async fn apply_loop(
     shutdown: CancellationToken,
 ) {
     while !shutdown.is_cancelled() {
-        let batch = consumer
+        // With NATS gone a fetch can wait for a long time: shutdown must not.
+        let fetch = consumer
             .fetch()
             .max_messages(config.fetch_batch)
             .expires(Duration::from_millis(500))
-            .messages()
-            .await;
+            .messages();
+        let batch = tokio::select! {
+            () = shutdown.cancelled() => break,
+            batch = fetch => batch,
+        };
         let mut messages = match batch {
             Ok(messages) => messages,
             Err(err) => {
@@ -167,7 +171,10 @@ async fn apply_loop(
             }
         };
         let mut taken: Vec<Message> = Vec::new();
-        while let Some(message) = messages.next().await {
+        while let Some(message) = tokio::select! {
+            () = shutdown.cancelled() => None,
+            message = messages.next() => message,
+        } {
             match message {
                 Ok(message) => taken.push(message),
                 Err(err) => {

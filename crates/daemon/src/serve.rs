@@ -104,8 +104,11 @@ pub async fn run(
             Err(err) => Err(err),
         };
         pipeline.shutdown().await;
-        if let Err(err) = client.flush().await {
-            warn!(error = %err, "nats flush at shutdown failed");
+        // NATS may be gone: the flush must not hold the exit.
+        match tokio::time::timeout(Duration::from_secs(2), client.flush()).await {
+            Ok(Err(err)) => warn!(error = %err, "nats flush at shutdown failed"),
+            Err(_) => warn!("nats flush at shutdown timed out"),
+            Ok(Ok(())) => {}
         }
         http_shutdown.cancel();
         if let Err(err) = http.stopped().await {
@@ -253,8 +256,11 @@ pub async fn run(
         Ok(pipeline) => pipeline.shutdown().await,
         Err(_) => warn!("pipeline still referenced at shutdown; not drained"),
     }
-    if let Err(err) = client.flush().await {
-        warn!(error = %err, "nats flush at shutdown failed");
+    // NATS may be gone: the flush must not hold the exit.
+    match tokio::time::timeout(Duration::from_secs(2), client.flush()).await {
+        Ok(Err(err)) => warn!(error = %err, "nats flush at shutdown failed"),
+        Err(_) => warn!("nats flush at shutdown timed out"),
+        Ok(Ok(())) => {}
     }
     http_shutdown.cancel();
     if let Err(err) = http.stopped().await {

@@ -75,7 +75,9 @@ impl RequestReplyIngest {
             }
             let num_draining = in_flight.len();
             while in_flight.join_next().await.is_some() {}
-            let _ = client.flush().await;
+            // The replies are queued; with NATS gone a flush would wait for it to come
+            // back, and shutdown must not.
+            let _ = tokio::time::timeout(std::time::Duration::from_secs(2), client.flush()).await;
             info!(num_draining, "request/reply ingest stopped");
         });
         Ok(RequestReplyIngest { task })
