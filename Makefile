@@ -11,10 +11,10 @@ CARGO ?= cargo
 LLM_MODELS ?= 0.5b
 
 .DEFAULT_GOAL := help
-.PHONY: help setup setup-llm llm-server build demo test test-llm bench fmt lint clean distclean
+.PHONY: help setup setup-llm llm-server build demo test test-cluster test-llm bench bench-cluster fmt lint clean distclean
 
 help: ## List the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-13s %s\n", $$1, $$2}'
 
 setup: ## Install/verify local tools (nats-server, ONNX Runtime, embedding model) into .tools/
 	@bash scripts/setup.sh
@@ -35,12 +35,18 @@ demo: setup build ## Ingest sample/conversations.jsonl into a temp data dir and 
 test: setup ## Run the whole test suite (unit, integration, end-to-end, doc)
 	@bash scripts/test.sh
 
+test-cluster: setup ## Only the cluster-mode tests (three nats-servers on loopback; also part of `test`)
+	$(CARGO) test -p memory-e2e-tests --test cluster --test single_mode
+
 test-llm: setup ## The LLM paths against a real local model (Qwen2.5-Coder-0.5B, one thread; slow, not in `test`)
 	@bash scripts/setup-llm.sh 0.5b
 	@bash scripts/test-llm.sh
 
 bench: ## Run the criterion benches
 	$(CARGO) bench -p memory-benches --benches
+
+bench-cluster: setup ## Cluster mode against a bare JetStream publish and single mode (benches/run-cluster.sh)
+	@bash benches/run-cluster.sh
 
 fmt: ## Format all crates in place
 	$(CARGO) fmt --all

@@ -135,10 +135,7 @@ pub async fn run(
     )
     .await
     {
-        Ok(registered) => {
-            health.set_ready("instance", true, "the only daemon in single mode on NATS");
-            registered
-        }
+        Ok(registered) => registered,
         Err(err) => {
             pipeline.shutdown().await;
             return Err(err.into());
@@ -161,19 +158,24 @@ pub async fn run(
             limits(&config),
             shutdown.clone(),
         );
-        tokio::spawn(async move {
+        let (first_attempt, attempted) = tokio::sync::oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
             // The server may not be reachable yet: keep trying until it is or we stop.
             let mut delay = Duration::from_millis(100);
+            let mut first_attempt = Some(first_attempt);
             loop {
-                match JetStreamIngest::start(
+                let started = JetStreamIngest::start(
                     client.clone(),
                     &jetstream_config,
                     sink.clone(),
                     limits.clone(),
                     shutdown.clone(),
                 )
-                .await
-                {
+                .await;
+                if let Some(first) = first_attempt.take() {
+                    let _ = first.send(());
+                }
+                match started {
                     Ok(ingest) => {
                         ingest.join().await;
                         return;
@@ -186,8 +188,20 @@ pub async fn run(
                 }
                 delay = (delay * 2).min(Duration::from_secs(5));
             }
-        })
+        });
+        (task, attempted)
     });
+    // Ready means a producer can publish: the stream exists once the first attempt
+    // succeeded (a server without JetStream keeps being retried, and does not hold
+    // readiness past a few seconds).
+    let jetstream = match jetstream {
+        Some((task, attempted)) => {
+            let _ = tokio::time::timeout(Duration::from_secs(5), attempted).await;
+            Some(task)
+        }
+        None => None,
+    };
+    health.set_ready("instance", true, "the only daemon in single mode on NATS");
     let (recall_sink, recall_writer) =
         crate::recall::start(pipeline.ingest.clone(), shutdown.clone());
     let query_service = crate::query_cli::query_service(
