@@ -13,6 +13,9 @@ use memory_redact::Redactor;
 use memory_types::{EventError, EventSink, IngestReply, ServiceError, split_parsed};
 use tracing::warn;
 
+/// Publishes awaited per chunk (see [`GatewaySink::ingest`]).
+const ACK_CHUNK: usize = 256;
+
 /// Publishes ingested events to the replicated log.
 #[derive(Clone)]
 pub struct GatewaySink {
@@ -37,47 +40,55 @@ impl EventSink for GatewaySink {
         parsed: Vec<Result<memory_types::Event, EventError>>,
     ) -> Result<IngestReply, ServiceError> {
         let (events, rejected) = split_parsed(parsed);
-        let mut pending: Vec<PublishAckFuture> = Vec::with_capacity(events.len());
-        for mut event in events {
-            self.redactor.redact_event(&mut event);
-            let mut headers = HeaderMap::new();
-            headers.insert(
-                "Nats-Msg-Id",
-                format!("{}/{}", event.project_id, event.event_id).as_str(),
-            );
-            let body = serde_json::to_vec(&event.to_wire())
-                .map_err(|err| ServiceError::internal(format!("cannot encode an event: {err}")))?;
-            let ack = self
-                .jetstream
-                .publish_with_headers(
-                    format!("memory.events.{}", event.project_id),
-                    headers,
-                    body.into(),
-                )
-                .await
-                .map_err(|err| {
-                    ServiceError::unavailable(format!("cannot publish to the log: {err}"))
-                })?;
-            pending.push(ack);
-        }
         let mut reply = IngestReply {
             rejected,
             ..IngestReply::default()
         };
-        for ack in pending {
-            let ack = ack.await.map_err(|err| {
-                warn!(error = %err, "the log did not acknowledge an event");
-                ServiceError::unavailable(format!(
-                    "the log did not acknowledge every event ({err}); retry: the events \
-                     already stored are recognised by their ids"
-                ))
-            })?;
-            if ack.duplicate {
-                reply.duplicates += 1;
-            } else {
-                reply.accepted += 1;
+        // Acks are awaited a chunk at a time: async-nats lets a context hold 5 000
+        // unacknowledged publishes and waits for a free slot without a deadline, so
+        // publishing a whole large request first could wait forever.
+        for chunk in events.chunks(ACK_CHUNK) {
+            let mut pending: Vec<PublishAckFuture> = Vec::with_capacity(chunk.len());
+            for event in chunk {
+                let mut event = event.clone();
+                self.redactor.redact_event(&mut event);
+                let mut headers = HeaderMap::new();
+                headers.insert(
+                    "Nats-Msg-Id",
+                    format!("{}/{}", event.project_id, event.event_id).as_str(),
+                );
+                let body = serde_json::to_vec(&event.to_wire()).map_err(|err| {
+                    ServiceError::internal(format!("cannot encode an event: {err}"))
+                })?;
+                let ack = self
+                    .jetstream
+                    .publish_with_headers(
+                        format!("memory.events.{}", event.project_id),
+                        headers,
+                        body.into(),
+                    )
+                    .await
+                    .map_err(|err| {
+                        ServiceError::unavailable(format!("cannot publish to the log: {err}"))
+                    })?;
+                pending.push(ack);
             }
-            reply.last_seq = reply.last_seq.max(ack.sequence);
+            for ack in pending {
+                let ack = ack.await.map_err(|err| {
+                    warn!(error = %err, "the log did not acknowledge an event");
+                    ServiceError::unavailable(format!(
+                        "the log did not acknowledge every event ({err}); retry with the \
+                         same event ids: the events already in the log are recognised by \
+                         them"
+                    ))
+                })?;
+                if ack.duplicate {
+                    reply.duplicates += 1;
+                } else {
+                    reply.accepted += 1;
+                }
+                reply.last_seq = reply.last_seq.max(ack.sequence);
+            }
         }
         Ok(reply)
     }

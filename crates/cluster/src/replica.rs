@@ -11,14 +11,17 @@
 //! every replica holds the same events with the same bytes.
 //!
 //! A message that is not an event is parked in dead letters (once, keyed by its stream
-//! sequence) and passed. A failed store write is not acknowledged: the server
-//! redelivers it (redeliveries come before new messages), and the loop waits before it
-//! fetches again. The assignment is read at start; a change applies at the next start.
+//! sequence) and passed. The store is the authority on what was applied: the consumer
+//! is made anew at start, and after anything unusual (a failed store write, a read
+//! error, a delivery missing from the consumer's numbering), to deliver from just after
+//! the store's position — so nothing unacknowledged is ever passed over, whatever the
+//! consumer's ack floor says. The assignment is read at start; a partition the store
+//! never applied cannot be added in place (its history would be missing).
 
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use async_nats::jetstream::consumer::{AckPolicy, PullConsumer, pull};
+use async_nats::jetstream::consumer::{AckPolicy, DeliverPolicy, PullConsumer, pull};
 use async_nats::jetstream::{self, Message};
 use futures::StreamExt;
 use memory_redact::Redactor;
@@ -91,38 +94,26 @@ impl Replica {
             .get_stream(STREAM)
             .await
             .map_err(|err| ClusterError::NotInitialised(err.to_string()))?;
-        let wanted = pull::Config {
-            durable_name: Some(consumer_name(&config.node_id)),
-            ack_policy: AckPolicy::Explicit,
-            ack_wait: config.ack_wait,
-            max_ack_pending: i64::try_from(config.fetch_batch.saturating_mul(4))
-                .unwrap_or(i64::MAX),
-            filter_subjects: partitions
-                .iter()
-                .map(|partition| Layout::partition_filter(*partition))
-                .collect(),
-            ..pull::Config::default()
-        };
-        let consumer: PullConsumer = match stream
-            .consumer_info(consumer_name(&config.node_id))
-            .await
+        let stored = store
+            .replica_partitions()
+            .map_err(|err| nats("store")(&err))?;
+        let applied = store.applied_stream_seq().unwrap_or(0);
+        if applied > 0
+            && let Some(stored) = &stored
+            && let Some(gained) = partitions.iter().find(|p| !stored.contains(p))
         {
-            Ok(info) if info.config.filter_subjects == wanted.filter_subjects => stream
-                .get_consumer(&consumer_name(&config.node_id))
-                .await
-                .map_err(|err| nats("consumer")(&err))?,
-            Ok(_) => {
-                warn!(node = %config.node_id, "the group's partitions changed: updating the consumer's filter");
-                stream
-                    .update_consumer(wanted)
-                    .await
-                    .map_err(|err| nats("consumer")(&err))?
-            }
-            Err(_) => stream
-                .create_consumer(wanted)
-                .await
-                .map_err(|err| nats("consumer")(&err))?,
-        };
+            return Err(ClusterError::Conflict(format!(
+                "group {} now owns partition {gained}, which this replica's store never \
+                 applied: a replica's partitions cannot grow in place yet (its history \
+                 would be missing). Start this node on an empty data dir, which replays the \
+                 whole log",
+                config.group
+            )));
+        }
+        store
+            .set_replica_partitions(&partitions.iter().copied().collect::<Vec<_>>())
+            .map_err(|err| nats("store")(&err))?;
+        let consumer = bind_consumer(&stream, &config, &partitions, applied).await?;
         let applied = store.applied_stream_seq().unwrap_or(0);
         REPLICA_METRICS
             .applied_stream_seq
@@ -134,7 +125,15 @@ impl Replica {
             applied,
             "replica applying the log"
         );
-        let task = tokio::spawn(apply_loop(consumer, store, redactor, config, shutdown));
+        let task = tokio::spawn(apply_loop(
+            stream,
+            consumer,
+            store,
+            redactor,
+            config,
+            partitions.clone(),
+            shutdown,
+        ));
         Ok(Replica { task, partitions })
     }
 
@@ -144,14 +143,75 @@ impl Replica {
     }
 }
 
+/// The replica's durable consumer, made anew to deliver from just after what the store
+/// applied: the store, not the consumer's ack floor, is the authority, so nothing a
+/// crash, a restart or a failed write left unacknowledged is ever passed over.
+async fn bind_consumer(
+    stream: &jetstream::stream::Stream,
+    config: &ReplicaConfig,
+    partitions: &BTreeSet<u16>,
+    applied: u64,
+) -> Result<PullConsumer, ClusterError> {
+    let name = consumer_name(&config.node_id);
+    if let Err(err) = stream.delete_consumer(&name).await {
+        tracing::debug!(error = %err, "no consumer to replace");
+    }
+    stream
+        .create_consumer(pull::Config {
+            durable_name: Some(name),
+            deliver_policy: DeliverPolicy::ByStartSequence {
+                start_sequence: applied + 1,
+            },
+            ack_policy: AckPolicy::Explicit,
+            ack_wait: config.ack_wait,
+            max_ack_pending: i64::try_from(config.fetch_batch.saturating_mul(4))
+                .unwrap_or(i64::MAX),
+            filter_subjects: partitions
+                .iter()
+                .map(|partition| Layout::partition_filter(*partition))
+                .collect(),
+            ..pull::Config::default()
+        })
+        .await
+        .map_err(|err| nats("consumer")(&err))
+}
+
 async fn apply_loop(
-    consumer: PullConsumer,
+    stream: jetstream::stream::Stream,
+    mut consumer: PullConsumer,
     store: Store,
     redactor: Redactor,
     config: ReplicaConfig,
+    partitions: BTreeSet<u16>,
     shutdown: CancellationToken,
 ) {
+    // Deliveries come numbered 1, 2, 3… by the consumer: a gap means one was lost on
+    // the way, and applying past it would pass over a message for good.
+    let mut next_delivery = 1u64;
+    let mut rebind = false;
     while !shutdown.is_cancelled() {
+        if rebind {
+            let applied = store.applied_stream_seq().unwrap_or(0);
+            match bind_consumer(&stream, &config, &partitions, applied).await {
+                Ok(fresh) => {
+                    info!(
+                        applied,
+                        "replica's consumer made anew from the store's position"
+                    );
+                    consumer = fresh;
+                    next_delivery = 1;
+                    rebind = false;
+                }
+                Err(err) => {
+                    warn!(error = %err, "cannot make the replica's consumer anew; retrying");
+                    tokio::select! {
+                        () = shutdown.cancelled() => break,
+                        () = tokio::time::sleep(Duration::from_secs(1)) => {}
+                    }
+                    continue;
+                }
+            }
+        }
         // With NATS gone a fetch can wait for a long time: shutdown must not.
         let fetch = consumer
             .fetch()
@@ -166,7 +226,7 @@ async fn apply_loop(
             Ok(messages) => messages,
             Err(err) => {
                 warn!(error = %err, "cannot fetch from the log; retrying");
-                tokio::time::sleep(Duration::from_millis(500)).await;
+                rebind = true;
                 continue;
             }
         };
@@ -175,10 +235,25 @@ async fn apply_loop(
             () = shutdown.cancelled() => None,
             message = messages.next() => message,
         } {
+            let in_order = message
+                .as_ref()
+                .ok()
+                .and_then(|m| m.info().ok())
+                .is_some_and(|info| {
+                    let expected = info.consumer_sequence == next_delivery;
+                    next_delivery = info.consumer_sequence + 1;
+                    expected
+                });
             match message {
-                Ok(message) => taken.push(message),
-                Err(err) => {
-                    warn!(error = %err, "a message of the log could not be read");
+                Ok(message) if in_order => taken.push(message),
+                other => {
+                    if let Err(err) = other {
+                        warn!(error = %err, "a message of the log could not be read");
+                    } else {
+                        warn!("a delivery of the log went missing; starting again from the store");
+                    }
+                    // What came before the gap is applied; the rest comes again.
+                    rebind = true;
                     break;
                 }
             }
@@ -196,18 +271,22 @@ async fn apply_loop(
             Ok(Ok(taken)) => {
                 for message in &taken {
                     if let Err(err) = message.ack().await {
-                        warn!(error = %err, "cannot acknowledge a log message (it comes back and is skipped)");
+                        warn!(error = %err, "cannot acknowledge a log message (harmless: the store is the authority)");
                     }
                 }
             }
             Ok(Err(err)) => {
                 REPLICA_METRICS.failures.inc();
-                warn!(error = %err, "cannot store what the log holds; it is redelivered");
-                tokio::time::sleep(Duration::from_secs(1)).await;
+                warn!(error = %err, "cannot store what the log holds; starting again from the store");
+                rebind = true;
+                tokio::select! {
+                    () = shutdown.cancelled() => break,
+                    () = tokio::time::sleep(Duration::from_secs(1)) => {}
+                }
             }
             Err(err) => {
-                warn!(error = %err, "the replica's apply panicked; retrying");
-                tokio::time::sleep(Duration::from_secs(1)).await;
+                warn!(error = %err, "the replica's apply panicked; starting again from the store");
+                rebind = true;
             }
         }
     }
@@ -230,9 +309,7 @@ fn apply(
     let mut pending_seq = store.applied_stream_seq().map_err(|err| failed(&err))?;
     let mut pending: Vec<(Event, u64)> = Vec::new();
     for message in messages {
-        let Ok(info) = message.info() else {
-            continue;
-        };
+        let info = message.info().map_err(|err| failed(&err))?;
         let seq = info.stream_sequence;
         if seq <= pending_seq {
             continue;

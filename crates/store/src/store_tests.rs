@@ -742,3 +742,17 @@ fn a_replica_records_how_far_it_applied_the_log_with_the_events() {
     assert_eq!(store.event_count("p"), 2);
     assert_eq!(store.head(), OutboxSeq(2));
 }
+
+#[test]
+fn a_replica_remembers_its_partitions() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = open(dir.path());
+    assert_eq!(store.replica_partitions().expect("read"), None);
+    store.set_replica_partitions(&[0, 7, 300]).expect("write");
+    drop(store);
+    let store = open(dir.path());
+    assert_eq!(
+        store.replica_partitions().expect("read"),
+        Some(vec![0, 7, 300])
+    );
+}

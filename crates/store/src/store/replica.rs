@@ -12,6 +12,8 @@ use crate::records::{decode_u64, encode_u64};
 
 /// The meta key of the last applied stream sequence.
 const META_APPLIED_STREAM_SEQ: &[u8] = b"applied_stream_seq";
+/// The meta key of the partitions this replica applies (big-endian u16s).
+const META_REPLICA_PARTITIONS: &[u8] = b"replica_partitions";
 
 impl Store {
     /// The last stream sequence this replica applied (0 before the first).
@@ -23,6 +25,32 @@ impl Store {
             Some(bytes) => decode_u64(&bytes),
             None => Ok(0),
         }
+    }
+
+    /// The partitions this replica applies, as last recorded (None before the first).
+    ///
+    /// # Errors
+    /// Storage failures.
+    pub fn replica_partitions(&self) -> Result<Option<Vec<u16>>> {
+        Ok(self.inner.meta.get(META_REPLICA_PARTITIONS)?.map(|bytes| {
+            bytes
+                .chunks_exact(2)
+                .map(|pair| u16::from_be_bytes([pair[0], pair[1]]))
+                .collect()
+        }))
+    }
+
+    /// Records the partitions this replica applies.
+    ///
+    /// # Errors
+    /// Storage failures.
+    pub fn set_replica_partitions(&self, partitions: &[u16]) -> Result<()> {
+        let bytes: Vec<u8> = partitions.iter().flat_map(|p| p.to_be_bytes()).collect();
+        self.inner.meta.insert(META_REPLICA_PARTITIONS, bytes)?;
+        self.inner
+            .db
+            .persist(self.inner.durability.persist_mode())?;
+        Ok(())
     }
 
     /// Appends `events` (deduplicated as [`Store::append_events`] does) and moves the
