@@ -133,42 +133,43 @@ pub async fn init(
             );
         }
     }
+    let bucket = |name: &str, description: &str, history: i64, max_age: Duration| kv::Config {
+        bucket: name.to_owned(),
+        description: description.to_owned(),
+        history,
+        max_age,
+        storage: stream::StorageType::File,
+        num_replicas: layout.replicas,
+        ..kv::Config::default()
+    };
     let cluster = ensure_bucket(
         &context,
-        kv::Config {
-            bucket: CLUSTER_BUCKET.to_owned(),
-            description: "agent-memory: the cluster's layout and partition assignment".to_owned(),
-            history: 5,
-            storage: stream::StorageType::File,
-            num_replicas: layout.replicas,
-            ..kv::Config::default()
-        },
+        bucket(
+            CLUSTER_BUCKET,
+            "agent-memory: the cluster's layout, partition assignment and redaction key",
+            5,
+            Duration::ZERO,
+        ),
     )
     .await?;
     ensure_bucket(
         &context,
-        kv::Config {
-            bucket: LEASE_BUCKET.to_owned(),
-            description: "agent-memory: one lease holder per group".to_owned(),
-            history: 1,
-            max_age: LEASE_TTL,
-            storage: stream::StorageType::File,
-            num_replicas: layout.replicas,
-            ..kv::Config::default()
-        },
+        bucket(
+            LEASE_BUCKET,
+            "agent-memory: one lease holder per group",
+            1,
+            LEASE_TTL,
+        ),
     )
     .await?;
     ensure_bucket(
         &context,
-        kv::Config {
-            bucket: NODE_BUCKET.to_owned(),
-            description: "agent-memory: the daemons' heartbeats".to_owned(),
-            history: 1,
-            max_age: NODE_TTL,
-            storage: stream::StorageType::File,
-            num_replicas: layout.replicas,
-            ..kv::Config::default()
-        },
+        bucket(
+            NODE_BUCKET,
+            "agent-memory: the daemons' heartbeats",
+            1,
+            NODE_TTL,
+        ),
     )
     .await?;
     let record = serde_json::to_vec(layout).map_err(|err| nats("layout")(&err))?;

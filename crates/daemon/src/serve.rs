@@ -104,16 +104,7 @@ pub async fn run(
             Err(err) => Err(err),
         };
         pipeline.shutdown().await;
-        // NATS may be gone: the flush must not hold the exit.
-        match tokio::time::timeout(Duration::from_secs(2), client.flush()).await {
-            Ok(Err(err)) => warn!(error = %err, "nats flush at shutdown failed"),
-            Err(_) => warn!("nats flush at shutdown timed out"),
-            Ok(Ok(())) => {}
-        }
-        http_shutdown.cancel();
-        if let Err(err) = http.stopped().await {
-            error!(error = %err, "metrics server stopped with an error");
-        }
+        finish(&client, &http_shutdown, http).await;
         return waited;
     }
     // Single mode: nothing is taken in or answered before this daemon knows it is the
@@ -270,7 +261,17 @@ pub async fn run(
         Ok(pipeline) => pipeline.shutdown().await,
         Err(_) => warn!("pipeline still referenced at shutdown; not drained"),
     }
-    // NATS may be gone: the flush must not hold the exit.
+    finish(&client, &http_shutdown, http).await;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The last steps of every shutdown: what is queued for NATS flushed (bounded: NATS
+/// may be gone), then the observability server stopped.
+async fn finish(
+    client: &async_nats::Client,
+    http_shutdown: &CancellationToken,
+    http: memory_telemetry::ServerHandle,
+) {
     match tokio::time::timeout(Duration::from_secs(2), client.flush()).await {
         Ok(Err(err)) => warn!(error = %err, "nats flush at shutdown failed"),
         Err(_) => warn!("nats flush at shutdown timed out"),
@@ -281,7 +282,6 @@ pub async fn run(
         error!(error = %err, "metrics server stopped with an error");
     }
     info!("memory-daemon stopped");
-    Ok(ExitCode::SUCCESS)
 }
 
 /// Starts applying the group's partitions of the replicated log, the ingest gateway

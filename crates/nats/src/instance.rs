@@ -6,12 +6,13 @@
 //! and names it.
 //!
 //! Two daemons starting at the same moment could both find nobody, so the check runs
-//! twice: once before this daemon's query service is registered, and once after. By the
-//! second ping every daemon that passed its first is registered, so whichever pings
-//! second sees the other. Of two that see each other, the one that started later (then
-//! the greater instance id) steps down. The service is registered without endpoints
-//! until then: it answers discovery, never a call, and ingest starts only after the
-//! check.
+//! twice: once before this daemon's query service is registered, and once after (the
+//! registration flushed first). By the second ping every daemon that passed its first
+//! is registered, so whichever pings second sees the other. Every daemon that sees
+//! another at its second ping steps down and tries again after a random pause; one of
+//! them then finds the other serving at its first ping and refuses. The service is
+//! registered without endpoints until then: it answers discovery, never a call, and
+//! ingest starts only after the check.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -84,12 +85,6 @@ impl Instance {
             version: field("version").unwrap_or_default(),
             subjects: field("subjects").unwrap_or_default(),
         })
-    }
-
-    /// Whether this one keeps its place against `other`: the earlier start, then the
-    /// smaller id.
-    fn precedes(&self, other: &Instance) -> bool {
-        (self.started_ms, &self.instance_id) < (other.started_ms, &other.instance_id)
     }
 }
 
@@ -168,8 +163,7 @@ pub async fn ping_query_services(
 }
 
 /// Registers this daemon's query service (without endpoints) once no other daemon
-/// answers, and checks again after, stepping down if an earlier one registered
-/// meanwhile. See the module doc.
+/// answers, and checks again after. See the module doc.
 ///
 /// # Errors
 /// [`NatsError::AnotherInstance`] naming the other daemon; NATS failures.
@@ -182,23 +176,54 @@ pub async fn claim_single(
     let another = |peer: &Peer| NatsError::AnotherInstance {
         other: peer.describe(),
     };
-    if let Some(peer) = ping_query_services(client, window).await?.first() {
-        return Err(another(peer));
-    }
-    let registered =
-        RegisteredQueryService::register(client, &me.version, query_prefix, me.metadata()).await?;
-    let peers = ping_query_services(client, window).await?;
-    let earlier = peers.iter().find(|peer| match &peer.instance {
-        Some(other) => other.instance_id != me.instance_id && other.precedes(me),
-        None => true,
-    });
-    if let Some(peer) = earlier {
-        let error = another(peer);
+    let mut attempt = 0u32;
+    loop {
+        attempt += 1;
+        if let Some(peer) = ping_query_services(client, window).await?.first() {
+            return Err(another(peer));
+        }
+        let registered =
+            RegisteredQueryService::register(client, &me.version, query_prefix, me.metadata())
+                .await?;
+        // Registered on the server before the second ping goes out.
+        client.flush().await.map_err(|err| NatsError::Subscribe {
+            subject: query_prefix.to_owned(),
+            detail: err.to_string(),
+        })?;
+        let peers = ping_query_services(client, window).await?;
+        let other = peers.into_iter().find(|peer| {
+            peer.instance
+                .as_ref()
+                .is_none_or(|other| other.instance_id != me.instance_id)
+        });
+        let Some(other) = other else {
+            info!(instance_id = %me.instance_id, "the only daemon in single mode on this NATS");
+            return Ok(registered);
+        };
+        // Both saw each other, or only this one did: everyone who sees another steps
+        // down and tries again after a random pause, so one of them finds the other
+        // already serving at its first ping and refuses.
         registered.stop().await;
-        return Err(error);
+        if attempt >= MAX_ATTEMPTS {
+            return Err(another(&other));
+        }
+        let pause = 100 + u64::from(jitter()) % 500;
+        warn!(attempt, pause_ms = pause, other = %other.describe(), "another daemon is starting on this NATS; trying again");
+        tokio::time::sleep(Duration::from_millis(pause)).await;
     }
-    info!(instance_id = %me.instance_id, "the only daemon in single mode on this NATS");
-    Ok(registered)
+}
+
+/// Claims tried before giving up to another daemon that keeps starting alongside.
+const MAX_ATTEMPTS: u32 = 6;
+
+/// A few random bits for the pause (the process id and the clock's nanoseconds: two
+/// daemons starting together differ in both).
+fn jitter() -> u32 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|elapsed| elapsed.subsec_nanos())
+        .unwrap_or(0);
+    nanos.wrapping_mul(2_654_435_761) ^ std::process::id().wrapping_mul(40_503)
 }
 
 #[cfg(test)]
@@ -223,12 +248,5 @@ mod tests {
         let me = instance("a", 5);
         assert_eq!(Instance::from_metadata(&me.metadata()), Some(me));
         assert_eq!(Instance::from_metadata(&HashMap::new()), None);
-    }
-
-    #[test]
-    fn the_earlier_start_then_the_smaller_id_keeps_its_place() {
-        assert!(instance("b", 1).precedes(&instance("a", 2)));
-        assert!(instance("a", 2).precedes(&instance("b", 2)));
-        assert!(!instance("b", 2).precedes(&instance("a", 2)));
     }
 }
