@@ -336,6 +336,33 @@ async fn two_replicas_of_a_group_hold_the_same_events() -> anyhow::Result<()> {
     let (dir_a, dir_b) = (tempfile::tempdir()?, tempfile::tempdir()?);
     let (mut a, metrics_a) = replica(&urls, dir_a.path(), "a")?;
     let (mut b, metrics_b) = replica(&urls, dir_b.path(), "b")?;
+    // A second daemon on node id `a` would share a's durable consumer: refused.
+    let dir_c = tempfile::tempdir()?;
+    let data_c = dir_c.path().to_string_lossy().into_owned();
+    let mut clash = memory_e2e_tests::Daemon::start_with_env(
+        &build_daemon()?,
+        &[
+            "--data-dir",
+            &data_c,
+            "serve",
+            "--cluster",
+            "--node-id",
+            "a",
+            "--group",
+            "g1",
+            "--nats-url",
+            &urls,
+            "--metrics-listen",
+            &format!("127.0.0.1:{}", memory_e2e_tests::free_port()),
+        ],
+        &[("AGENT_MEMORY_TELEPORT__VECTOR__ENABLED", "false")],
+    )?;
+    let status = clash.wait_exit(Duration::from_secs(60))?;
+    assert!(
+        !status.success() && clash.stderr().contains("node id a is in use"),
+        "{}",
+        clash.stderr()
+    );
 
     let client = nats.connect().await?;
     let jetstream = async_nats::jetstream::new(client.clone());

@@ -214,12 +214,33 @@ pub async fn init(
     Ok(report)
 }
 
-/// Whether `cluster init` ran on this NATS (its bucket exists).
-pub async fn is_initialised(client: &async_nats::Client) -> bool {
-    jetstream::new(client.clone())
-        .get_key_value(CLUSTER_BUCKET)
+/// Whether `cluster init` ran on this NATS (its bucket's stream exists). A server
+/// without JetStream has no cluster.
+///
+/// # Errors
+/// When the server cannot say (a timeout): "no" would let a single-mode daemon join a
+/// cluster's subjects.
+pub async fn is_initialised(client: &async_nats::Client) -> Result<bool, ClusterError> {
+    use async_nats::jetstream::context::GetStreamErrorKind;
+    match jetstream::new(client.clone())
+        .get_stream(format!("KV_{CLUSTER_BUCKET}"))
         .await
-        .is_ok()
+    {
+        Ok(_) => Ok(true),
+        Err(err) => match err.kind() {
+            GetStreamErrorKind::JetStream(inner)
+                if inner.error_code() == jetstream::ErrorCode::STREAM_NOT_FOUND
+                    || inner.error_code() == jetstream::ErrorCode::JETSTREAM_NOT_ENABLED
+                    || inner.error_code()
+                        == jetstream::ErrorCode::JETSTREAM_NOT_ENABLED_FOR_ACCOUNT =>
+            {
+                Ok(false)
+            }
+            // No JetStream listening at all.
+            GetStreamErrorKind::Request if err.to_string().contains("no responders") => Ok(false),
+            _ => Err(nats("cluster check")(&err)),
+        },
+    }
 }
 
 /// The cluster's layout and redaction key.

@@ -10,6 +10,7 @@ use futures::StreamExt;
 use serde::{Deserialize, Serialize};
 use tracing::debug;
 
+use crate::ClusterError;
 use crate::layout::NODE_BUCKET;
 
 /// One daemon.
@@ -48,6 +49,50 @@ pub async fn heartbeat(bucket: &kv::Store, record: &NodeRecord) {
             }
         }
         Err(err) => debug!(error = %err, "heartbeat not encoded"),
+    }
+}
+
+/// Claims `record.node_id` for this daemon: refused while a live daemon elsewhere holds
+/// it (two daemons on one node id would share one durable consumer and split the log
+/// between their stores). The same host and data dir is this daemon's own earlier life
+/// (the data dir's lock proves it is gone), so a restart right after a SIGKILL is not
+/// refused. Records expire ten seconds after their daemon stops.
+///
+/// # Errors
+/// [`ClusterError::Conflict`] naming the holder; [`ClusterError::NotInitialised`]
+/// without the bucket.
+pub async fn claim(client: &async_nats::Client, record: &NodeRecord) -> Result<(), ClusterError> {
+    let bucket = bucket(client)
+        .await
+        .ok_or_else(|| ClusterError::NotInitialised("no memory_nodes bucket".to_owned()))?;
+    let bytes = serde_json::to_vec(record).map_err(|err| crate::nats("node")(&err))?;
+    if bucket
+        .create(&record.node_id, bytes.clone().into())
+        .await
+        .is_ok()
+    {
+        return Ok(());
+    }
+    let held = bucket
+        .get(&record.node_id)
+        .await
+        .map_err(|err| crate::nats("node")(&err))?
+        .and_then(|value| serde_json::from_slice::<NodeRecord>(&value).ok());
+    match held {
+        Some(other) if other.host != record.host || other.data_dir != record.data_dir => {
+            Err(ClusterError::Conflict(format!(
+                "node id {} is in use by a live daemon on host {}, pid {}, data dir {} \
+                 (its record expires 10 s after it stops); give this one another --node-id",
+                record.node_id, other.host, other.pid, other.data_dir
+            )))
+        }
+        _ => {
+            bucket
+                .put(&record.node_id, bytes.into())
+                .await
+                .map_err(|err| crate::nats("node")(&err))?;
+            Ok(())
+        }
     }
 }
 

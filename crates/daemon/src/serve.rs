@@ -109,8 +109,12 @@ pub async fn run(
     }
     // Single mode: nothing is taken in or answered before this daemon knows it is the
     // only one on this NATS.
-    if memory_cluster::is_initialised(&client).await {
+    let cluster = memory_cluster::is_initialised(&client).await;
+    if !matches!(cluster, Ok(false)) {
         pipeline.shutdown().await;
+        if let Err(err) = cluster {
+            anyhow::bail!("cannot tell whether this NATS runs agent-memory in cluster mode: {err}");
+        }
         anyhow::bail!(
             "this NATS runs agent-memory in cluster mode (`cluster init` was run on it): \
              start the daemon with --cluster --node-id N --group G, or give single mode a \
@@ -309,6 +313,18 @@ async fn serve_replica(
     if !valid(&node_id) || !valid(&group) {
         anyhow::bail!("--node-id and --group take letters, digits, '-' and '_'");
     }
+    let me = instance(config, store.path());
+    let node = memory_cluster::NodeRecord {
+        node_id: node_id.clone(),
+        group: group.clone(),
+        host: me.host,
+        pid: me.pid,
+        data_dir: me.data_dir,
+        started_ms: me.started_ms,
+        version: me.version,
+        ..memory_cluster::NodeRecord::default()
+    };
+    memory_cluster::nodes::claim(client, &node).await?;
     let shutdown = CancellationToken::new();
     let replica = memory_cluster::Replica::start(
         client.clone(),
@@ -353,20 +369,10 @@ async fn serve_replica(
         pipeline.bm25.clone(),
         pipeline.vector.clone(),
     );
-    let me = instance(config, store.path());
     let queries = memory_cluster::PartitionQueries::start(
         client.clone(),
         store.clone(),
-        memory_cluster::NodeRecord {
-            node_id: node_id.clone(),
-            group: group.clone(),
-            host: me.host,
-            pid: me.pid,
-            data_dir: me.data_dir,
-            started_ms: me.started_ms,
-            version: me.version,
-            ..memory_cluster::NodeRecord::default()
-        },
+        node,
         replica.partitions.clone(),
         Arc::new(QueryAdapter(query_service)),
         shutdown.clone(),
