@@ -3,8 +3,9 @@
 //! partition being the one the log keeps the project's events in. Every replica of the
 //! group that owns a partition serves it, in the group's queue group, so one of them
 //! answers — but only while it is caught up: it leaves when its consumer has more than
-//! [`LEAVE_LAG`] messages pending and comes back at [`JOIN_LAG`] or fewer (it starts
-//! out of the group and joins once caught up). No answer at all is then NATS's "no
+//! [`LEAVE_LAG`] messages pending (or when its lag cannot be read for a few checks in a
+//! row) and comes back at [`JOIN_LAG`] or fewer (it starts out of the group and joins
+//! once caught up). No answer at all is then NATS's "no
 //! responders", never a stale answer.
 //!
 //! A request may carry `min_seq` (the gateway reply's `last_seq`): the replica waits
@@ -34,6 +35,9 @@ use crate::replica::consumer_name;
 pub const LEAVE_LAG: u64 = 1_000;
 /// Pending messages at or below which it answers again.
 pub const JOIN_LAG: u64 = 10;
+/// Checks in a row (half a second apart) without a known lag after which a replica
+/// stops answering.
+const UNKNOWN_CHECKS: u32 = 3;
 /// Longest wait for `min_seq`.
 pub const MIN_SEQ_WAIT: Duration = Duration::from_secs(5);
 
@@ -68,6 +72,7 @@ impl PartitionQueries {
             };
             let mut serving: Option<(CancellationToken, JoinSet<()>)> = None;
             let mut beat = 0u32;
+            let mut unknown = 0u32;
             loop {
                 let lag = tokio::select! {
                     () = shutdown.cancelled() => break,
@@ -88,6 +93,14 @@ impl PartitionQueries {
                 REPLICA_METRICS
                     .lag
                     .set(lag.map_or(-1, |lag| i64::try_from(lag).unwrap_or(i64::MAX)));
+                // A lag nobody can tell (the consumer gone, JetStream unreachable) for a
+                // few checks in a row counts as behind: no answer beats a stale one.
+                unknown = if lag.is_none() { unknown + 1 } else { 0 };
+                let lag = if unknown >= UNKNOWN_CHECKS {
+                    Some(u64::MAX)
+                } else {
+                    lag
+                };
                 match (&serving, lag) {
                     (None, Some(lag)) if lag <= JOIN_LAG => {
                         info!(

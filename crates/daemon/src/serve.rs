@@ -341,17 +341,31 @@ async fn serve_replica(
     .await?;
     // The gateway: any daemon answers `memory.ingest.<project>` by publishing to the
     // log; the replicas of the project's group store it.
-    let (_, _, key) = memory_cluster::read_cluster(client).await?;
-    let redactor =
-        memory_redact::Redactor::shipped(&key).map_err(|err| anyhow::anyhow!("{err}"))?;
-    let gateway = RequestReplyIngest::start(
-        client.clone(),
-        &config.nats,
-        memory_cluster::GatewaySink::new(client.clone(), redactor),
-        limits(config),
-        shutdown.clone(),
-    )
-    .await?;
+    let gateway = async {
+        let (_, _, key) = memory_cluster::read_cluster(client).await?;
+        let redactor =
+            memory_redact::Redactor::shipped(&key).map_err(|err| anyhow::anyhow!("{err}"))?;
+        anyhow::Ok(
+            RequestReplyIngest::start(
+                client.clone(),
+                &config.nats,
+                memory_cluster::GatewaySink::new(client.clone(), redactor),
+                limits(config),
+                shutdown.clone(),
+            )
+            .await?,
+        )
+    }
+    .await;
+    let gateway = match gateway {
+        Ok(gateway) => gateway,
+        Err(err) => {
+            // The replica runs already: stop it before giving up.
+            shutdown.cancel();
+            replica.join().await;
+            return Err(err);
+        }
+    };
     health.set_ready(
         "instance",
         true,
