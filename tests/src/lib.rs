@@ -827,6 +827,19 @@ pub fn serve_daemon_on(
     metrics_port: u16,
     env: &[(&str, &str)],
 ) -> anyhow::Result<(Daemon, String)> {
+    let (mut daemon, metrics) = spawn_serve(nats_url, data_dir, metrics_port, env)?;
+    daemon.wait_ready(&format!("http://{metrics}/readyz"), Duration::from_secs(60))?;
+    Ok((daemon, metrics))
+}
+
+/// `serve` on `data_dir` with `/metrics` on `metrics_port`, without waiting for it to be
+/// ready (for a daemon expected to refuse, or several started at once).
+pub fn spawn_serve(
+    nats_url: &str,
+    data_dir: &Path,
+    metrics_port: u16,
+    env: &[(&str, &str)],
+) -> anyhow::Result<(Daemon, String)> {
     let metrics = format!("127.0.0.1:{metrics_port}");
     let data = data_dir.to_string_lossy().into_owned();
     let args = [
@@ -838,9 +851,21 @@ pub fn serve_daemon_on(
         "--metrics-listen",
         &metrics,
     ];
-    let mut daemon = Daemon::start_with_env(&build_daemon()?, &args, env)?;
-    daemon.wait_ready(&format!("http://{metrics}/readyz"), Duration::from_secs(60))?;
+    let daemon = Daemon::start_with_env(&build_daemon()?, &args, env)?;
     Ok((daemon, metrics))
+}
+
+/// Waits up to 20 s until JetStream holds `stream` (the daemon makes it at start).
+pub async fn wait_for_stream(client: &async_nats::Client, stream: &str) -> anyhow::Result<()> {
+    let jetstream = async_nats::jetstream::new(client.clone());
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while jetstream.get_stream(stream).await.is_err() {
+        if Instant::now() > deadline {
+            bail!("stream {stream} never appeared");
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    Ok(())
 }
 
 /// Every stored event of `project`, via the CLI's embedded export (the daemon must be

@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 use memory_e2e_tests::{
     NatsServer, build_daemon, export_events, files_holding, request_json as request, serve_daemon,
+    wait_for_stream,
 };
 use serde_json::{Value, json};
 
@@ -110,13 +111,7 @@ async fn forget_leaves_no_trace_in_store_indexes_or_export() -> anyhow::Result<(
     // A JetStream payload that cannot be an event (no timestamp) parks in dead letters
     // with the passphrase.
     let jetstream = async_nats::jetstream::new(client.clone());
-    let ready = Instant::now();
-    while jetstream.get_stream("MEMORY_EVENTS").await.is_err() {
-        if ready.elapsed() > Duration::from_secs(20) {
-            bail!("stream MEMORY_EVENTS never appeared");
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    wait_for_stream(&client, "MEMORY_EVENTS").await?;
     let poison = json!({"event_id": "bad-1", "session_id": "s1", "kind": "user_message",
                         "text": format!("unseal with {passphrase}")});
     jetstream

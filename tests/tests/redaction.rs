@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use anyhow::bail;
 use memory_e2e_tests::{
     NatsServer, build_daemon, export_events, files_holding, http_get, metric_sum,
-    request_json as request, serve_daemon,
+    request_json as request, serve_daemon, wait_for_stream,
 };
 use serde_json::{Value, json};
 
@@ -226,13 +226,7 @@ async fn no_path_stores_a_raw_secret() -> anyhow::Result<()> {
     // JetStream, once the daemon made the stream; plus a payload that cannot be an
     // event (no timestamp) and so goes to dead letters with its secret.
     let jetstream = async_nats::jetstream::new(client.clone());
-    let ready = Instant::now();
-    while jetstream.get_stream("MEMORY_EVENTS").await.is_err() {
-        if ready.elapsed() > Duration::from_secs(20) {
-            bail!("stream MEMORY_EVENTS never appeared");
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    wait_for_stream(&client, "MEMORY_EVENTS").await?;
     for event in secrets.events("js", "js") {
         jetstream
             .publish("memory.events.js", serde_json::to_vec(&event)?.into())

@@ -8,27 +8,13 @@ use std::time::{Duration, Instant};
 use anyhow::bail;
 use async_nats::jetstream::consumer::{AckPolicy, pull};
 use async_nats::jetstream::stream;
-use memory_e2e_tests::{Daemon, NatsServer, build_daemon, free_port, serve_daemon};
+use memory_e2e_tests::{Daemon, NatsServer, free_port, serve_daemon, spawn_serve};
 use serde_json::{Value, json};
 
 const REFUSAL: &str = "another agent-memory daemon already serves this NATS";
 
 fn start(nats_url: &str, data_dir: &std::path::Path) -> anyhow::Result<(Daemon, String)> {
-    let metrics = format!("127.0.0.1:{}", free_port());
-    let data = data_dir.to_string_lossy().into_owned();
-    let daemon = Daemon::start(
-        &build_daemon()?,
-        &[
-            "--data-dir",
-            &data,
-            "serve",
-            "--nats-url",
-            nats_url,
-            "--metrics-listen",
-            &metrics,
-        ],
-    )?;
-    Ok((daemon, metrics))
+    spawn_serve(nats_url, data_dir, free_port(), &[])
 }
 
 async fn ingest(client: &async_nats::Client, id: &str) -> anyhow::Result<Value> {

@@ -73,10 +73,11 @@ impl PartitionQueries {
             let mut serving: Option<(CancellationToken, JoinSet<()>)> = None;
             let mut beat = 0u32;
             let mut unknown = 0u32;
+            let mut log = None;
             loop {
                 let lag = tokio::select! {
                     () = shutdown.cancelled() => break,
-                    lag = lag(&context, &consumer) => lag,
+                    lag = lag(&context, &mut log, &consumer) => lag,
                 };
                 if let Some(bucket) = &nodes
                     && beat.is_multiple_of(4)
@@ -145,10 +146,17 @@ impl PartitionQueries {
 }
 
 /// Messages the replica's consumer has not been delivered yet (None when the server
-/// does not say).
-async fn lag(context: &jetstream::Context, consumer: &str) -> Option<u64> {
-    let stream = context.get_stream(STREAM).await.ok()?;
-    let mut consumer: PullConsumer = stream.get_consumer(consumer).await.ok()?;
+/// does not say). The stream handle is looked up once and kept; the consumer is looked
+/// up each time, since the replica makes it anew after an anomaly.
+async fn lag(
+    context: &jetstream::Context,
+    stream: &mut Option<jetstream::stream::Stream>,
+    consumer: &str,
+) -> Option<u64> {
+    if stream.is_none() {
+        *stream = context.get_stream(STREAM).await.ok();
+    }
+    let mut consumer: PullConsumer = stream.as_ref()?.get_consumer(consumer).await.ok()?;
     let info = consumer.info().await.ok()?;
     Some(info.num_pending + u64::try_from(info.num_ack_pending).unwrap_or(0))
 }
