@@ -855,6 +855,56 @@ pub fn spawn_serve(
     Ok((daemon, metrics))
 }
 
+/// `memory-daemon cluster <args> --nats-url <urls>`: its stdout, or an error with its
+/// stderr.
+pub fn cluster_cli(args: &[&str], urls: &str) -> anyhow::Result<String> {
+    let output = Command::new(build_daemon()?)
+        .arg("cluster")
+        .args(args)
+        .args(["--nats-url", urls])
+        .output()?;
+    if !output.status.success() {
+        bail!(
+            "cluster {args:?} failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    Ok(String::from_utf8(output.stdout)?)
+}
+
+/// `serve --cluster --node-id NODE --group GROUP` on `data_dir` (the vector index off:
+/// embedding is not what the cluster tests are about), once `/readyz` answers; returns
+/// it with its metrics address.
+pub fn serve_replica(
+    nats_urls: &str,
+    data_dir: &Path,
+    node: &str,
+    group: &str,
+) -> anyhow::Result<(Daemon, String)> {
+    let metrics = format!("127.0.0.1:{}", free_port());
+    let data = data_dir.to_string_lossy().into_owned();
+    let mut daemon = Daemon::start_with_env(
+        &build_daemon()?,
+        &[
+            "--data-dir",
+            &data,
+            "serve",
+            "--cluster",
+            "--node-id",
+            node,
+            "--group",
+            group,
+            "--nats-url",
+            nats_urls,
+            "--metrics-listen",
+            &metrics,
+        ],
+        &[("AGENT_MEMORY_TELEPORT__VECTOR__ENABLED", "false")],
+    )?;
+    daemon.wait_ready(&format!("http://{metrics}/readyz"), Duration::from_secs(60))?;
+    Ok((daemon, metrics))
+}
+
 /// Waits up to 20 s until JetStream holds `stream` (the daemon makes it at start).
 pub async fn wait_for_stream(client: &async_nats::Client, stream: &str) -> anyhow::Result<()> {
     let jetstream = async_nats::jetstream::new(client.clone());

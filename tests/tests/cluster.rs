@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 use async_nats::HeaderMap;
 use futures::StreamExt;
-use memory_e2e_tests::{NatsCluster, build_daemon, nats_server_binary, repo_root};
+use memory_e2e_tests::{NatsCluster, build_daemon, cluster_cli, nats_server_binary, repo_root};
 use serde_json::{Value, json};
 
 fn cli(args: &[&str]) -> anyhow::Result<(bool, String, String)> {
@@ -22,17 +22,6 @@ fn cli(args: &[&str]) -> anyhow::Result<(bool, String, String)> {
         String::from_utf8(output.stdout)?,
         String::from_utf8(output.stderr)?,
     ))
-}
-
-fn cluster_cli(args: &[&str], urls: &str) -> anyhow::Result<String> {
-    let mut all = vec!["cluster"];
-    all.extend_from_slice(args);
-    all.extend_from_slice(&["--nats-url", urls]);
-    let (ok, stdout, stderr) = cli(&all)?;
-    if !ok {
-        bail!("cluster {args:?} failed: {stderr}");
-    }
-    Ok(stdout)
 }
 
 /// The partition a query for `project` is routed to by the account mapping.
@@ -249,29 +238,7 @@ fn replica(
     data_dir: &std::path::Path,
     node: &str,
 ) -> anyhow::Result<(memory_e2e_tests::Daemon, String)> {
-    let metrics = format!("127.0.0.1:{}", memory_e2e_tests::free_port());
-    let data = data_dir.to_string_lossy().into_owned();
-    let mut daemon = memory_e2e_tests::Daemon::start_with_env(
-        &build_daemon()?,
-        &[
-            "--data-dir",
-            &data,
-            "serve",
-            "--cluster",
-            "--node-id",
-            node,
-            "--group",
-            "g1",
-            "--nats-url",
-            nats_urls,
-            "--metrics-listen",
-            &metrics,
-        ],
-        // Embedding is not what this test is about.
-        &[("AGENT_MEMORY_TELEPORT__VECTOR__ENABLED", "false")],
-    )?;
-    daemon.wait_ready(&format!("http://{metrics}/readyz"), Duration::from_secs(60))?;
-    Ok((daemon, metrics))
+    memory_e2e_tests::serve_replica(nats_urls, data_dir, node, "g1")
 }
 
 fn applied(metrics: &str) -> u64 {
@@ -473,6 +440,26 @@ async fn two_replicas_of_a_group_hold_the_same_events() -> anyhow::Result<()> {
         }
         tokio::time::sleep(Duration::from_millis(300)).await;
     }
+    // Admin calls are addressed to one node; nobody answers the single-mode subject.
+    let (ok, report, err) = cli(&["status", "--json", "--nats-url", &urls, "--node", "b"])?;
+    assert!(ok, "{err}");
+    let report: Value = serde_json::from_str(&report)?;
+    let b_dir = dir_b
+        .path()
+        .file_name()
+        .context("no name")?
+        .to_string_lossy();
+    assert!(
+        report["data_dir"]
+            .as_str()
+            .is_some_and(|dir| dir.ends_with(&*b_dir)),
+        "{report}"
+    );
+    let nobody = client.request("memory.admin.status", "{}".into()).await;
+    assert!(
+        nobody.is_err(),
+        "a cluster node answered memory.admin.status"
+    );
     // A replica stops on SIGTERM even with every NATS server gone.
     let mut nats = nats;
     for index in 0..3 {

@@ -2,7 +2,9 @@
 //! backfill the ideas graph (`backfill-ideas`), rebuild an accelerator index
 //! (`rebuild-index`), prune the BM25 and vector indexes (`prune-index`). Each works on the data dir in
 //! this process (embedded mode) or asks a running daemon (`--nats-url`), which answers on
-//! `memory.admin.rebuild` and `memory.admin.prune`.
+//! `memory.admin.rebuild` and `memory.admin.prune` — in cluster mode one node at a time
+//! (`--node N`: `memory.admin.<node>.rebuild`, …), since each replica keeps its own
+//! projections and indexes.
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -21,18 +23,46 @@ use crate::embedded::{init_tool_tracing, open_store, start_pipeline};
 use crate::query_cli::{print_json, remote_call, remote_call_within};
 use crate::say;
 
-/// Subject of the operators' rebuild call: `{"projection": "toc"}` or
-/// `{"index_type": "bm25"}`.
-pub const ADMIN_REBUILD_SUBJECT: &str = "memory.admin.rebuild";
-/// Subject of the operators' prune call: `{}` (configured retention) or
+/// The operators' status call: `{}` → the status report.
+pub const ADMIN_STATUS: &str = "status";
+/// The operators' rebuild call: `{"projection": "toc"}` or `{"index_type": "bm25"}`.
+pub const ADMIN_REBUILD: &str = "rebuild";
+/// The operators' prune call: `{}` (configured retention) or
 /// `{"age_days": N, "level": "segment|grip|event|day|week|month|year|all"}`.
-pub const ADMIN_PRUNE_SUBJECT: &str = "memory.admin.prune";
-/// Subject of the ideas backfill: `{"project_id": "P"}` or `{}` (every project); the
-/// reply is the final progress once done.
-pub const ADMIN_BACKFILL_IDEAS_SUBJECT: &str = "memory.admin.backfill_ideas";
-/// Subject of the running backfill's progress: `{}` → the progress, or `null` when no
-/// backfill ran since the daemon started.
-pub const ADMIN_BACKFILL_PROGRESS_SUBJECT: &str = "memory.admin.backfill_ideas.progress";
+pub const ADMIN_PRUNE: &str = "prune";
+/// The ideas backfill: `{"project_id": "P"}` or `{}` (every project); the reply is the
+/// final progress once done.
+pub const ADMIN_BACKFILL_IDEAS: &str = "backfill_ideas";
+/// The running backfill's progress: `{}` → the progress, or `null` when no backfill ran
+/// since the daemon started.
+pub const ADMIN_BACKFILL_PROGRESS: &str = "backfill_ideas.progress";
+/// Every admin call a daemon answers; a node id may not be one of them (its subjects
+/// would be read as a single-mode call's).
+pub const ADMIN_CALLS: &[&str] = &[
+    ADMIN_STATUS,
+    ADMIN_REBUILD,
+    ADMIN_PRUNE,
+    ADMIN_BACKFILL_IDEAS,
+    ADMIN_BACKFILL_PROGRESS,
+];
+
+/// The subject of admin call `call`: `memory.admin.<call>` for the single-mode daemon,
+/// `memory.admin.<node>.<call>` for one node of a cluster.
+#[must_use]
+pub fn admin_subject(node: Option<&str>, call: &str) -> String {
+    match node {
+        Some(node) => format!("memory.admin.{node}.{call}"),
+        None => format!("memory.admin.{call}"),
+    }
+}
+
+impl crate::cli::RemoteArgs {
+    /// The subject of `call` at the daemon (or node) these arguments name.
+    #[must_use]
+    pub fn subject(&self, call: &str) -> String {
+        admin_subject(self.node.as_deref(), call)
+    }
+}
 /// A rebuild of a year of data takes seconds; a remote caller waits this long.
 const REBUILD_TIMEOUT: Duration = Duration::from_secs(3_600);
 
@@ -45,26 +75,25 @@ pub async fn run(
 ) -> anyhow::Result<ExitCode> {
     let _guard = init_tool_tracing(config, log_level);
     match command {
-        AdminCommand::Rebuild {
-            projection,
-            nats_url,
-        } => rebuild_projection(config, data_dir, &projection, nats_url).await,
+        AdminCommand::Rebuild { projection, remote } => {
+            rebuild_projection(config, data_dir, &projection, remote).await
+        }
         AdminCommand::BackfillIdeas {
             project,
-            nats_url,
+            remote,
             json,
-        } => backfill_ideas(config, data_dir, project, nats_url, json).await,
+        } => backfill_ideas(config, data_dir, project, remote, json).await,
         AdminCommand::RebuildIndex {
             index,
-            nats_url,
+            remote,
             json,
-        } => rebuild_index(config, data_dir, &index, nats_url, json).await,
+        } => rebuild_index(config, data_dir, &index, remote, json).await,
         AdminCommand::PruneIndex {
             age_days,
             level,
-            nats_url,
+            remote,
             json,
-        } => prune(config, data_dir, age_days, &level, nats_url, json).await,
+        } => prune(config, data_dir, age_days, &level, remote, json).await,
         AdminCommand::Forget(args) => crate::forget_cli::run(config, data_dir, args).await,
     }
 }
@@ -80,7 +109,7 @@ async fn rebuild_projection(
     config: &Config,
     data_dir: &Path,
     projection: &str,
-    nats_url: Option<String>,
+    remote: crate::cli::RemoteArgs,
 ) -> anyhow::Result<ExitCode> {
     if projection != "toc" && projection != "ideas" {
         anyhow::bail!(
@@ -88,11 +117,11 @@ async fn rebuild_projection(
              use `admin rebuild-index`)"
         );
     }
-    if let Some(url) = nats_url {
+    if let Some(url) = remote.nats_url.clone() {
         let client = connect(config, url).await?;
         let value = remote_call(
             &client,
-            ADMIN_REBUILD_SUBJECT.to_string(),
+            remote.subject(ADMIN_REBUILD),
             &json!({"projection": projection}),
         )
         .await
@@ -153,7 +182,7 @@ async fn backfill_ideas(
     config: &Config,
     data_dir: &Path,
     project: Option<String>,
-    nats_url: Option<String>,
+    remote: crate::cli::RemoteArgs,
     json: bool,
 ) -> anyhow::Result<ExitCode> {
     let started = std::time::Instant::now();
@@ -164,19 +193,16 @@ async fn backfill_ideas(
             state.sessions_done, state.sessions_total, state.events, state.ideas
         ));
     };
-    let report: BackfillProgress = if let Some(url) = nats_url {
+    let report: BackfillProgress = if let Some(url) = remote.nats_url.clone() {
         let client = connect(config, url).await?;
         let poller = {
             let (client, progress) = (client.clone(), progress.clone());
+            let progress_subject = remote.subject(ADMIN_BACKFILL_PROGRESS);
             tokio::spawn(async move {
                 loop {
                     tokio::time::sleep(Duration::from_millis(300)).await;
-                    if let Ok(value) = remote_call(
-                        &client,
-                        ADMIN_BACKFILL_PROGRESS_SUBJECT.to_string(),
-                        &json!({}),
-                    )
-                    .await
+                    if let Ok(value) =
+                        remote_call(&client, progress_subject.clone(), &json!({})).await
                         && let Ok(state) = serde_json::from_value::<BackfillProgress>(value)
                     {
                         show(&progress, &state);
@@ -186,7 +212,7 @@ async fn backfill_ideas(
         };
         let answer = remote_call_within(
             &client,
-            ADMIN_BACKFILL_IDEAS_SUBJECT.to_string(),
+            remote.subject(ADMIN_BACKFILL_IDEAS),
             &json!({"project_id": project}),
             REBUILD_TIMEOUT,
         )
@@ -228,19 +254,21 @@ async fn rebuild_index(
     config: &Config,
     data_dir: &Path,
     index: &str,
-    nats_url: Option<String>,
+    remote: crate::cli::RemoteArgs,
     json: bool,
 ) -> anyhow::Result<ExitCode> {
     if index == "vector" {
-        return rebuild_vector(config, data_dir, nats_url, json).await;
+        return rebuild_vector(config, data_dir, remote, json).await;
     }
     if index != "bm25" {
         anyhow::bail!("unknown index {index:?}; indexes: bm25, vector");
     }
-    let report: RebuildReport = if let Some(url) = nats_url {
+    let report: RebuildReport = if let Some(url) = remote.nats_url.clone() {
         let client = connect(config, url).await?;
         let progress = progress_bar();
-        let poller = {
+        // Progress is in `teleport.status`, a query; a cluster routes queries by
+        // project, not to the node asked, so a node's rebuild shows none.
+        let poller = remote.node.is_none().then(|| {
             let (client, progress) = (client.clone(), progress.clone());
             let subject = format!(
                 "{}.{}.teleport.status",
@@ -264,15 +292,17 @@ async fn rebuild_index(
                     }
                 }
             })
-        };
+        });
         let answer = remote_call_within(
             &client,
-            ADMIN_REBUILD_SUBJECT.to_string(),
+            remote.subject(ADMIN_REBUILD),
             &json!({"index_type": index}),
             REBUILD_TIMEOUT,
         )
         .await;
-        poller.abort();
+        if let Some(poller) = poller {
+            poller.abort();
+        }
         progress.finish_and_clear();
         let value = answer.map_err(|err| anyhow::anyhow!("{err}"))?;
         serde_json::from_value(value).context("unexpected rebuild reply")?
@@ -302,14 +332,14 @@ async fn rebuild_index(
 async fn rebuild_vector(
     config: &Config,
     data_dir: &Path,
-    nats_url: Option<String>,
+    remote: crate::cli::RemoteArgs,
     json: bool,
 ) -> anyhow::Result<ExitCode> {
-    let value = if let Some(url) = nats_url {
+    let value = if let Some(url) = remote.nats_url.clone() {
         let client = connect(config, url).await?;
         remote_call_within(
             &client,
-            ADMIN_REBUILD_SUBJECT.to_string(),
+            remote.subject(ADMIN_REBUILD),
             &json!({"index_type": "vector"}),
             REBUILD_TIMEOUT,
         )
@@ -390,7 +420,7 @@ async fn prune(
     data_dir: &Path,
     age_days: Option<u32>,
     level: &str,
-    nats_url: Option<String>,
+    remote: crate::cli::RemoteArgs,
     json: bool,
 ) -> anyhow::Result<ExitCode> {
     let kinds = PruneKind::parse_level(level).with_context(|| {
@@ -398,20 +428,16 @@ async fn prune(
             "unknown level {level:?}; levels: segment, grip, event, day, week, month, year, all"
         )
     })?;
-    let report: IndexPruneReport = if let Some(url) = nats_url {
+    let report: IndexPruneReport = if let Some(url) = remote.nats_url.clone() {
         let client = connect(config, url).await?;
         let body = match age_days {
             Some(days) => json!({"age_days": days, "level": level}),
             None => json!({}),
         };
-        let value = remote_call_within(
-            &client,
-            ADMIN_PRUNE_SUBJECT.to_string(),
-            &body,
-            REBUILD_TIMEOUT,
-        )
-        .await
-        .map_err(|err| anyhow::anyhow!("{err}"))?;
+        let value =
+            remote_call_within(&client, remote.subject(ADMIN_PRUNE), &body, REBUILD_TIMEOUT)
+                .await
+                .map_err(|err| anyhow::anyhow!("{err}"))?;
         serde_json::from_value(value).context("unexpected prune reply")?
     } else {
         anyhow::ensure!(

@@ -347,9 +347,9 @@ pub enum AdminCommand {
         /// graph, re-extracted in log order).
         #[arg(long)]
         projection: String,
-        /// Ask a running daemon over NATS instead of opening the data dir.
-        #[arg(long)]
-        nats_url: Option<String>,
+        /// A running daemon to ask instead of opening the data dir.
+        #[command(flatten)]
+        remote: RemoteArgs,
     },
     /// Re-extract the ideas graph one session at a time, oldest first (the indexing
     /// agent's backfill mode), with a progress bar.
@@ -357,9 +357,9 @@ pub enum AdminCommand {
         /// Only this project (default: every project).
         #[arg(long)]
         project: Option<String>,
-        /// Ask a running daemon over NATS instead of opening the data dir.
-        #[arg(long)]
-        nats_url: Option<String>,
+        /// A running daemon to ask instead of opening the data dir.
+        #[command(flatten)]
+        remote: RemoteArgs,
         /// Print the result as JSON.
         #[arg(long)]
         json: bool,
@@ -370,9 +370,9 @@ pub enum AdminCommand {
         /// Which index: `bm25`.
         #[arg(long, default_value = "bm25")]
         index: String,
-        /// Ask a running daemon over NATS instead of opening the data dir.
-        #[arg(long)]
-        nats_url: Option<String>,
+        /// A running daemon to ask instead of opening the data dir.
+        #[command(flatten)]
+        remote: RemoteArgs,
         /// Print the result as JSON.
         #[arg(long)]
         json: bool,
@@ -389,9 +389,9 @@ pub enum AdminCommand {
         /// events), `grip`, `event`, `day`, `week`, `month`, `year` or `all`.
         #[arg(long, default_value = "all", requires = "age_days")]
         level: String,
-        /// Ask a running daemon over NATS instead of opening the data dir.
-        #[arg(long)]
-        nats_url: Option<String>,
+        /// A running daemon to ask instead of opening the data dir.
+        #[command(flatten)]
+        remote: RemoteArgs,
         /// Print the result as JSON.
         #[arg(long)]
         json: bool,
@@ -616,9 +616,21 @@ pub struct StatusArgs {
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
+    /// A running daemon to ask instead of opening the data dir.
+    #[command(flatten)]
+    pub remote: RemoteArgs,
+}
+
+/// A running daemon to ask, instead of opening the data dir.
+#[derive(Clone, Debug, Default, Args)]
+pub struct RemoteArgs {
     /// Ask a running daemon over NATS instead of opening the data dir.
     #[arg(long)]
     pub nats_url: Option<String>,
+    /// Cluster mode: ask this node (its `--node-id`), which answers on
+    /// `memory.admin.<node>.…`; a cluster has no daemon-wide admin subjects.
+    #[arg(long, requires = "nats_url")]
+    pub node: Option<String>,
 }
 
 /// `config`.

@@ -16,11 +16,12 @@ use tokio::signal::unix::{SignalKind, signal};
 use tokio_util::sync::CancellationToken;
 use tracing::{error, info, warn};
 
+use crate::admin_cli::admin_subject;
 use crate::cli::ServeArgs;
 use crate::embedded::{open_store, start_pipeline};
 use crate::settings::limits;
 
-/// Subject of the operators' status call.
+/// Subject of the single-mode daemon's status call.
 pub const ADMIN_STATUS_SUBJECT: &str = "memory.admin.status";
 
 pub async fn run(
@@ -85,6 +86,7 @@ pub async fn run(
         let (Some(node_id), Some(group)) = (args.node_id.clone(), args.group.clone()) else {
             anyhow::bail!("--cluster needs --node-id and --group");
         };
+        let pipeline = Arc::new(pipeline);
         let result =
             serve_replica(&config, &client, &store, &pipeline, &health, node_id, group).await;
         let waited = match result {
@@ -94,16 +96,22 @@ pub async fn run(
                     _ = sigint.recv() => info!("SIGINT: shutting down"),
                 }
                 health.set_ready("store", false, "shutting down");
-                let (shutdown, replica, gateway, queries) = replica;
+                let (shutdown, replica, gateway, queries, admin) = replica;
                 shutdown.cancel();
                 gateway.join().await;
                 queries.join().await;
+                for call in admin {
+                    let _ = call.await;
+                }
                 replica.join().await;
                 Ok(ExitCode::SUCCESS)
             }
             Err(err) => Err(err),
         };
-        pipeline.shutdown().await;
+        match Arc::try_unwrap(pipeline) {
+            Ok(pipeline) => pipeline.shutdown().await,
+            Err(_) => warn!("pipeline still referenced at shutdown; not drained"),
+        }
         finish(&client, &http_shutdown, http).await;
         return waited;
     }
@@ -223,17 +231,7 @@ pub async fn run(
         )
         .await?;
     let pipeline = Arc::new(pipeline);
-    let admin = spawn_admin(client.clone(), store.clone(), shutdown.clone()).await?;
-    let rebuild = spawn_rebuild(client.clone(), pipeline.clone(), shutdown.clone()).await?;
-    let (backfill, backfill_progress) =
-        spawn_backfill(client.clone(), pipeline.clone(), shutdown.clone()).await?;
-    let prune = spawn_prune(
-        client.clone(),
-        pipeline.clone(),
-        Arc::new(config.clone()),
-        shutdown.clone(),
-    )
-    .await?;
+    let admin = spawn_admin_calls(&client, &store, &pipeline, &config, None, &shutdown).await?;
     info!(
         data_dir = %data_dir.display(),
         nats_url = %config.nats.url,
@@ -254,12 +252,10 @@ pub async fn run(
     if let Some(jetstream) = jetstream {
         let _ = jetstream.await;
     }
-    let _ = admin.await;
-    let _ = rebuild.await;
-    let _ = prune.await;
-    let _ = backfill.await;
+    for call in admin {
+        let _ = call.await;
+    }
     let _ = recall_writer.await;
-    let _ = backfill_progress.await;
     queries.join().await;
     match Arc::try_unwrap(pipeline) {
         Ok(pipeline) => pipeline.shutdown().await,
@@ -294,7 +290,7 @@ async fn serve_replica(
     config: &Config,
     client: &async_nats::Client,
     store: &memory_store::Store,
-    pipeline: &memory_actors::Pipeline,
+    pipeline: &Arc<memory_actors::Pipeline>,
     health: &Health,
     node_id: String,
     group: String,
@@ -303,6 +299,7 @@ async fn serve_replica(
     memory_cluster::Replica,
     RequestReplyIngest,
     memory_cluster::PartitionQueries,
+    Vec<tokio::task::JoinHandle<()>>,
 )> {
     let valid = |name: &str| {
         !name.is_empty()
@@ -312,6 +309,15 @@ async fn serve_replica(
     };
     if !valid(&node_id) || !valid(&group) {
         anyhow::bail!("--node-id and --group take letters, digits, '-' and '_'");
+    }
+    if crate::admin_cli::ADMIN_CALLS
+        .iter()
+        .any(|call| call.split('.').next() == Some(node_id.as_str()))
+    {
+        anyhow::bail!(
+            "--node-id {node_id} is the name of an admin call (memory.admin.{node_id}); \
+             choose another"
+        );
     }
     let me = instance(config, store.path());
     let node = memory_cluster::NodeRecord {
@@ -391,8 +397,20 @@ async fn serve_replica(
         Arc::new(QueryAdapter(query_service)),
         shutdown.clone(),
     );
+    // Admin calls, this node's own: each replica keeps its own projections and indexes.
+    let admin =
+        match spawn_admin_calls(client, store, pipeline, config, Some(&node_id), &shutdown).await {
+            Ok(admin) => admin,
+            Err(err) => {
+                shutdown.cancel();
+                gateway.join().await;
+                queries.join().await;
+                replica.join().await;
+                return Err(err);
+            }
+        };
     info!(node = %node_id, group = %group, "memory-daemon serving as a cluster replica");
-    Ok((shutdown, replica, gateway, queries))
+    Ok((shutdown, replica, gateway, queries, admin))
 }
 
 /// Who this daemon is, as the others on NATS see it.
@@ -442,6 +460,31 @@ impl memory_nats::QueryHandler for QueryAdapter {
     }
 }
 
+/// Answers every admin call (status, rebuild, backfill, prune) on `memory.admin.<call>`,
+/// or on `memory.admin.<node>.<call>` for a node of a cluster, until `shutdown`.
+async fn spawn_admin_calls(
+    client: &async_nats::Client,
+    store: &memory_store::Store,
+    pipeline: &Arc<memory_actors::Pipeline>,
+    config: &Config,
+    node: Option<&str>,
+    shutdown: &CancellationToken,
+) -> anyhow::Result<Vec<tokio::task::JoinHandle<()>>> {
+    let status = spawn_admin(client.clone(), store.clone(), node, shutdown.clone()).await?;
+    let rebuild = spawn_rebuild(client.clone(), pipeline.clone(), node, shutdown.clone()).await?;
+    let (backfill, progress) =
+        spawn_backfill(client.clone(), pipeline.clone(), node, shutdown.clone()).await?;
+    let prune = spawn_prune(
+        client.clone(),
+        pipeline.clone(),
+        Arc::new(config.clone()),
+        node,
+        shutdown.clone(),
+    )
+    .await?;
+    Ok(vec![status, rebuild, backfill, progress, prune])
+}
+
 /// `memory.admin.rebuild`: `{"projection": "toc"}` deletes and replays the TOC (the
 /// reply comes once the replay is under way); `{"index_type": "bm25"}` rebuilds the BM25
 /// index into a new generation and swaps it in (the reply is the report, once done;
@@ -449,11 +492,12 @@ impl memory_nats::QueryHandler for QueryAdapter {
 async fn spawn_rebuild(
     client: async_nats::Client,
     pipeline: Arc<memory_actors::Pipeline>,
+    node: Option<&str>,
     shutdown: CancellationToken,
 ) -> anyhow::Result<tokio::task::JoinHandle<()>> {
     spawn_admin_responder(
         client,
-        crate::admin_cli::ADMIN_REBUILD_SUBJECT,
+        admin_subject(node, crate::admin_cli::ADMIN_REBUILD),
         shutdown,
         move |payload| {
             let pipeline = pipeline.clone();
@@ -502,13 +546,14 @@ async fn spawn_rebuild(
 async fn spawn_backfill(
     client: async_nats::Client,
     pipeline: Arc<memory_actors::Pipeline>,
+    node: Option<&str>,
     shutdown: CancellationToken,
 ) -> anyhow::Result<(tokio::task::JoinHandle<()>, tokio::task::JoinHandle<()>)> {
     let state: Arc<std::sync::Mutex<Option<memory_projections::BackfillProgress>>> = Arc::default();
     let progress_state = state.clone();
     let progress = spawn_admin_responder(
         client.clone(),
-        crate::admin_cli::ADMIN_BACKFILL_PROGRESS_SUBJECT,
+        admin_subject(node, crate::admin_cli::ADMIN_BACKFILL_PROGRESS),
         shutdown.clone(),
         move |_| {
             let state = progress_state.clone();
@@ -521,7 +566,7 @@ async fn spawn_backfill(
     .await?;
     let backfill = spawn_admin_responder(
         client,
-        crate::admin_cli::ADMIN_BACKFILL_IDEAS_SUBJECT,
+        admin_subject(node, crate::admin_cli::ADMIN_BACKFILL_IDEAS),
         shutdown,
         move |payload| {
             let (pipeline, state) = (pipeline.clone(), state.clone());
@@ -560,11 +605,12 @@ async fn spawn_prune(
     client: async_nats::Client,
     pipeline: Arc<memory_actors::Pipeline>,
     config: Arc<Config>,
+    node: Option<&str>,
     shutdown: CancellationToken,
 ) -> anyhow::Result<tokio::task::JoinHandle<()>> {
     spawn_admin_responder(
         client,
-        crate::admin_cli::ADMIN_PRUNE_SUBJECT,
+        admin_subject(node, crate::admin_cli::ADMIN_PRUNE),
         shutdown,
         move |payload| {
             let (pipeline, config) = (pipeline.clone(), config.clone());
@@ -594,29 +640,35 @@ async fn spawn_prune(
 async fn spawn_admin(
     client: async_nats::Client,
     store: memory_store::Store,
+    node: Option<&str>,
     shutdown: CancellationToken,
 ) -> anyhow::Result<tokio::task::JoinHandle<()>> {
-    spawn_admin_responder(client, ADMIN_STATUS_SUBJECT, shutdown, move |_| {
-        let store = store.clone();
-        async move {
-            tokio::task::spawn_blocking(move || crate::status::report(&store))
-                .await
-                .map_err(anyhow::Error::from)
-                .and_then(|r| r)
-                .and_then(|report| serde_json::to_vec(&report).map_err(anyhow::Error::from))
-                .unwrap_or_else(|err| {
-                    serde_json::to_vec(&memory_types::ServiceError::internal(err.to_string()))
-                        .unwrap_or_default()
-                })
-        }
-    })
+    spawn_admin_responder(
+        client,
+        admin_subject(node, crate::admin_cli::ADMIN_STATUS),
+        shutdown,
+        move |_| {
+            let store = store.clone();
+            async move {
+                tokio::task::spawn_blocking(move || crate::status::report(&store))
+                    .await
+                    .map_err(anyhow::Error::from)
+                    .and_then(|r| r)
+                    .and_then(|report| serde_json::to_vec(&report).map_err(anyhow::Error::from))
+                    .unwrap_or_else(|err| {
+                        serde_json::to_vec(&memory_types::ServiceError::internal(err.to_string()))
+                            .unwrap_or_default()
+                    })
+            }
+        },
+    )
     .await
 }
 
 /// Answers requests on an operators' subject, one at a time, until shutdown.
 async fn spawn_admin_responder<F, Fut>(
     client: async_nats::Client,
-    subject: &'static str,
+    subject: String,
     shutdown: CancellationToken,
     answer: F,
 ) -> anyhow::Result<tokio::task::JoinHandle<()>>
@@ -625,7 +677,7 @@ where
     Fut: std::future::Future<Output = Vec<u8>> + Send,
 {
     let mut subscriber = client
-        .subscribe(subject)
+        .subscribe(subject.clone())
         .await
         .with_context(|| format!("cannot subscribe to {subject}"))?;
     Ok(tokio::spawn(async move {
@@ -638,7 +690,7 @@ where
             let Some(reply) = message.reply else { continue };
             let body = answer(message.payload).await;
             if let Err(err) = client.publish(reply, body.into()).await {
-                warn!(error = %err, subject, "cannot answer an admin request");
+                warn!(error = %err, subject = %subject, "cannot answer an admin request");
             }
         }
     }))

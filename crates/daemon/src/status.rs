@@ -96,18 +96,18 @@ pub async fn run(
     log_level: Option<&str>,
 ) -> anyhow::Result<ExitCode> {
     let _guard = init_tool_tracing(config, log_level);
-    match &args.nats_url {
+    match &args.remote.nats_url {
         Some(url) => {
             // The configured credentials and TLS apply; only the URL comes from the flag.
             let mut nats = config.nats.clone();
             nats.url.clone_from(url);
             let client = memory_nats::connect(&nats, |_| {}).await?;
             let timeout = Duration::from_secs(config.nats.request_timeout_secs);
-            let reply =
-                tokio::time::timeout(timeout, client.request("memory.admin.status", "{}".into()))
-                    .await
-                    .context("the daemon did not answer in time")?
-                    .context("no daemon answers memory.admin.status")?;
+            let subject = args.remote.subject(crate::admin_cli::ADMIN_STATUS);
+            let reply = tokio::time::timeout(timeout, client.request(subject.clone(), "{}".into()))
+                .await
+                .context("the daemon did not answer in time")?
+                .with_context(|| format!("no daemon answers {subject}"))?;
             let report: StatusReport =
                 serde_json::from_slice(&reply.payload).context("unexpected status reply")?;
             print_report(&report, args.json);
