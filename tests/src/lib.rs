@@ -873,13 +873,13 @@ pub fn cluster_cli(args: &[&str], urls: &str) -> anyhow::Result<String> {
 }
 
 /// `serve --cluster --node-id NODE --group GROUP` on `data_dir` (the vector index off:
-/// embedding is not what the cluster tests are about), once `/readyz` answers; returns
-/// it with its metrics address.
+/// embedding is not what the cluster tests are about) with `env`, once `/readyz`
+/// answers; returns it with its metrics address.
 pub fn serve_replica(
     nats_urls: &str,
     data_dir: &Path,
-    node: &str,
-    group: &str,
+    (node, group): (&str, &str),
+    env: &[(&str, &str)],
 ) -> anyhow::Result<(Daemon, String)> {
     let metrics = format!("127.0.0.1:{}", free_port());
     let data = data_dir.to_string_lossy().into_owned();
@@ -899,7 +899,7 @@ pub fn serve_replica(
             "--metrics-listen",
             &metrics,
         ],
-        &[("AGENT_MEMORY_TELEPORT__VECTOR__ENABLED", "false")],
+        &[&[("AGENT_MEMORY_TELEPORT__VECTOR__ENABLED", "false")], env].concat(),
     )?;
     daemon.wait_ready(&format!("http://{metrics}/readyz"), Duration::from_secs(60))?;
     Ok((daemon, metrics))

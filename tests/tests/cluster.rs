@@ -238,7 +238,7 @@ fn replica(
     data_dir: &std::path::Path,
     node: &str,
 ) -> anyhow::Result<(memory_e2e_tests::Daemon, String)> {
-    memory_e2e_tests::serve_replica(nats_urls, data_dir, node, "g1")
+    memory_e2e_tests::serve_replica(nats_urls, data_dir, (node, "g1"), &[])
 }
 
 fn applied(metrics: &str) -> u64 {

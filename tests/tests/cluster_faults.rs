@@ -4,10 +4,15 @@
 //! reads each gateway batch back with `min_seq` (read-your-writes). Meanwhile the log's
 //! leader server is killed with SIGKILL and started again, then a replica daemon is.
 //!
+//! The TOC's gap is 5 s, so sessions fall idle during the run: their segments are
+//! closed by each group's lease holder through the log (`segment_close`), the holder of
+//! group g1 possibly being the replica that is killed.
+//!
 //! Afterwards: every acknowledged event is in the log exactly once; the two replicas of
 //! a group hold the same events, exactly their partitions' (and the other group's
-//! replica exactly the others'); their tables of contents are identical; and every
-//! query answered in full or said `unavailable` — never a partial answer.
+//! replica exactly the others'); every idle segment was closed, the same way on both;
+//! their tables of contents are identical; and every query answered in full or said
+//! `unavailable` — never a partial answer.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -20,7 +25,7 @@ use async_nats::HeaderMap;
 use async_nats::jetstream::{self, consumer::pull};
 use futures::StreamExt;
 use memory_e2e_tests::{NatsCluster, cluster_cli, serve_replica};
-use memory_projections::RollupBuilder;
+use memory_projections::{CloseReason, IdleSegment, RollupBuilder, Segment, Segmenter};
 use memory_store::{Store, StoreOptions};
 use memory_toc::TocNode;
 use serde_json::{Value, json};
@@ -34,6 +39,10 @@ const PROJECTS: [&str; 8] = [
 const BATCH: usize = 10;
 /// How long a producer keeps retrying one event before the test fails.
 const RETRY_FOR: Duration = Duration::from_secs(60);
+/// The TOC's gap: wall-clock silence after which a session's open segment closes.
+const GAP_SECS: u64 = 5;
+/// The daemons' environment.
+const ENV: &[(&str, &str)] = &[("AGENT_MEMORY_TOC__SEGMENT_GAP_SECS", "5")];
 
 /// Publishes to `memory.events.<project>` in chunks of 20 until `stop`, retrying every
 /// unacknowledged message with its `Nats-Msg-Id`; returns what was acknowledged.
@@ -48,9 +57,10 @@ async fn produce_jetstream(
         let mut pending: Vec<u32> = (next..next + 20).collect();
         next += 20;
         let since = Instant::now();
+        let mut last_error = String::new();
         while !pending.is_empty() {
             if since.elapsed() > RETRY_FOR {
-                bail!("JetStream never acknowledged events {pending:?}");
+                bail!("JetStream never acknowledged events {pending:?}: {last_error}");
             }
             let mut futures = Vec::new();
             for n in &pending {
@@ -59,7 +69,7 @@ async fn produce_jetstream(
                 headers.insert("Nats-Msg-Id", format!("{project}/j{n}").as_str());
                 let body = json!({"event_id": format!("j{n}"),
                     "session_id": format!("js-{}", n / 200),
-                    "timestamp": 1_790_000_000_000_u64 + u64::from(*n) * 1_000,
+                    "timestamp": 1_790_000_000_000_u64 + u64::from(*n) * 100,
                     "kind": if n % 2 == 0 { "user_message" } else { "assistant_message" },
                     "text": format!("turn {n}: the {project} deploy keeps JWT expiry at {n} minutes")});
                 let sent = jetstream
@@ -74,11 +84,21 @@ async fn produce_jetstream(
             let mut failed = Vec::new();
             for (n, sent) in futures {
                 let ok = match sent {
-                    Ok(ack) => matches!(
-                        tokio::time::timeout(Duration::from_secs(5), ack).await,
-                        Ok(Ok(_))
-                    ),
-                    Err(_) => false,
+                    Ok(ack) => match tokio::time::timeout(Duration::from_secs(5), ack).await {
+                        Ok(Ok(_)) => true,
+                        Ok(Err(err)) => {
+                            last_error = err.to_string();
+                            false
+                        }
+                        Err(_) => {
+                            last_error = "no ack within 5 s".to_owned();
+                            false
+                        }
+                    },
+                    Err(err) => {
+                        last_error = err.to_string();
+                        false
+                    }
                 };
                 if ok {
                     let project = PROJECTS[n as usize % PROJECTS.len()];
@@ -125,7 +145,7 @@ async fn produce_gateway(
             .enumerate()
             .map(|(i, id)| {
                 json!({"event_id": id, "session_id": session,
-                    "timestamp": 1_790_100_000_000_u64 + (number * BATCH + i) as u64 * 1_000,
+                    "timestamp": 1_790_100_000_000_u64 + (number * BATCH + i) as u64 * 100,
                     "kind": "user_message",
                     "text": format!("batch {number} turn {i}: we moved the {project} cache to redis")})
             })
@@ -319,11 +339,45 @@ fn events(data_dir: &Path, project: &str) -> anyhow::Result<Vec<Value>> {
         .collect())
 }
 
-/// Every TOC node of every project in `data_dir` (the daemon stopped), read from the
-/// store itself: one process, not a CLI call per node.
-fn toc(data_dir: &Path) -> anyhow::Result<Vec<TocNode>> {
+/// Waits until the log has not grown for longer than the gap and a lease holder's
+/// round: every session has fallen idle and its close is in the log.
+async fn wait_quiet(client: &async_nats::Client) -> anyhow::Result<()> {
+    let stream = jetstream::new(client.clone())
+        .get_stream("MEMORY_LOG")
+        .await?;
+    let quiet = Duration::from_secs(GAP_SECS + 5);
+    let deadline = Instant::now() + Duration::from_secs(90);
+    let (mut last, mut since) = (0, Instant::now());
+    loop {
+        let now = stream.get_info().await?.state.last_sequence;
+        if now != last {
+            (last, since) = (now, Instant::now());
+        } else if since.elapsed() > quiet {
+            return Ok(());
+        }
+        if Instant::now() > deadline {
+            bail!("the log never went quiet (at {last})");
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+/// The store of `data_dir` (the daemon stopped): every TOC node, every closed segment
+/// (sorted), and the open segments that still hold events.
+fn projections(data_dir: &Path) -> anyhow::Result<(Vec<TocNode>, Vec<Segment>, Vec<IdleSegment>)> {
     let store = Store::open(data_dir, &StoreOptions::default())?;
-    Ok(RollupBuilder::all_nodes(&store)?.into_values().collect())
+    let nodes = RollupBuilder::all_nodes(&store)?.into_values().collect();
+    let mut segments = Segmenter::all_segments(&store)?;
+    segments.sort_by(|a, b| a.segment_id.cmp(&b.segment_id));
+    // An event's position in a replica's own outbox is the replica's: derived entries
+    // of its projections share that numbering, so it differs between replicas.
+    for segment in &mut segments {
+        for event in segment.events.iter_mut().chain(segment.overlap.iter_mut()) {
+            event.seq = 0;
+        }
+    }
+    let open = Segmenter::idle_segments(&store, u64::MAX, Duration::ZERO)?;
+    Ok((nodes, segments, open))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -342,9 +396,9 @@ async fn a_cluster_keeps_every_acknowledged_event_through_a_dead_leader_and_a_de
         tempfile::tempdir()?,
         tempfile::tempdir()?,
     );
-    let (mut a, _) = serve_replica(&urls, dir_a.path(), "a", "g1")?;
-    let (mut b, _) = serve_replica(&urls, dir_b.path(), "b", "g1")?;
-    let (mut c, _) = serve_replica(&urls, dir_c.path(), "c", "g2")?;
+    let (mut a, _) = serve_replica(&urls, dir_a.path(), ("a", "g1"), ENV)?;
+    let (mut b, _) = serve_replica(&urls, dir_b.path(), ("b", "g1"), ENV)?;
+    let (mut c, _) = serve_replica(&urls, dir_c.path(), ("c", "g2"), ENV)?;
 
     phase("three replicas ready");
     let client = nats.connect().await?;
@@ -371,10 +425,20 @@ async fn a_cluster_keeps_every_acknowledged_event_through_a_dead_leader_and_a_de
     nats.start_again(leader)?;
     // Then a replica dies mid-stream and comes back on its data dir.
     tokio::time::sleep(Duration::from_secs(3)).await;
+    // A producer that can publish to the log forges a lease holder's close, with a
+    // revision that would fence every real one: it has no seal, so it is parked.
+    let forged = json!({"event_id": "forged-close", "session_id": "js-0",
+        "timestamp": 1_790_000_000_000_u64, "kind": "segment_close",
+        "metadata": {"segment_first_event": "j0", "segment_events": "1",
+                     "lease_revision": "999999999"}});
+    jetstream::new(client.clone())
+        .publish("memory.events.webapp", serde_json::to_vec(&forged)?.into())
+        .await?
+        .await?;
     phase("killing replica b");
     b.kill_9()?;
     tokio::time::sleep(Duration::from_secs(2)).await;
-    let (restarted, _) = serve_replica(&urls, dir_b.path(), "b", "g1")?;
+    let (restarted, _) = serve_replica(&urls, dir_b.path(), ("b", "g1"), ENV)?;
     b = restarted;
     tokio::time::sleep(Duration::from_secs(3)).await;
     stop.store(true, Ordering::Relaxed);
@@ -382,11 +446,23 @@ async fn a_cluster_keeps_every_acknowledged_event_through_a_dead_leader_and_a_de
     let batches = gateway_producer.await??;
     let queries = queries.await?;
     phase("producers stopped");
+    wait_quiet(&client).await?;
+    phase("the log is quiet: every session idle and closed");
 
     // Every acknowledged event is in the log, once.
     let log = read_log(&client).await?;
     let mut copies: BTreeMap<(String, String), usize> = BTreeMap::new();
     let mut partition_of: BTreeMap<String, u16> = BTreeMap::new();
+    // The lease holders' closes are in the log too; the rest is what producers sent.
+    let closes = log
+        .iter()
+        .filter(|(_, _, id)| id.starts_with("segment-close-"))
+        .count();
+    assert!(closes > 0, "no lease holder closed an idle segment");
+    let log: Vec<_> = log
+        .into_iter()
+        .filter(|(_, _, id)| !id.starts_with("segment-close-") && id != "forged-close")
+        .collect();
     for (partition, project, id) in &log {
         *copies.entry((project.clone(), id.clone())).or_default() += 1;
         partition_of.insert(project.clone(), *partition);
@@ -422,6 +498,17 @@ async fn a_cluster_keeps_every_acknowledged_event_through_a_dead_leader_and_a_de
     phase("log read and checked");
     wait_settled(&client, &["a", "b", "c"]).await?;
     phase("replicas settled");
+    // The forged close is in dead letters on the replicas of webapp's group only.
+    let webapp_nodes: &[&str] = if partition_of["webapp"] < 4 {
+        &["a", "b"]
+    } else {
+        &["c"]
+    };
+    for node in ["a", "b", "c"] {
+        let status = node_status(&client, node).await.context("no status")?;
+        let parked = u64::from(webapp_nodes.contains(&node));
+        assert_eq!(status["dead_letters"], parked, "{node}: {status}");
+    }
     for daemon in [&mut a, &mut b, &mut c] {
         let status = daemon.terminate_within(Duration::from_secs(20))?;
         assert!(status.success(), "{status}: {}", daemon.stderr());
@@ -451,10 +538,18 @@ async fn a_cluster_keeps_every_acknowledged_event_through_a_dead_leader_and_a_de
         };
         let held: BTreeSet<&str> = holder
             .iter()
+            .filter(|event| event["kind"] != "segment_close")
             .filter_map(|event| event["event_id"].as_str())
             .collect();
         assert_eq!(held, from_log, "{project} (partition {partition})");
-        assert_eq!(holder.len(), from_log.len(), "{project}: stored twice");
+        assert_eq!(
+            holder
+                .iter()
+                .filter(|event| event["kind"] != "segment_close")
+                .count(),
+            from_log.len(),
+            "{project}: stored twice"
+        );
         assert!(
             other.is_empty(),
             "{project} is on the other group's replica"
@@ -464,12 +559,38 @@ async fn a_cluster_keeps_every_acknowledged_event_through_a_dead_leader_and_a_de
         }
     }
     phase("exports compared");
-    // The two replicas of g1 built the same table of contents, node for node (versions
-    // included: they are derived from content).
-    let (toc_a, toc_b) = (toc(dir_a.path())?, toc(dir_b.path())?);
+    // Every idle segment closed, through the log, the same way on both replicas of g1;
+    // and they built the same table of contents, node for node (versions included: they
+    // are derived from content).
+    let (toc_a, segments_a, open_a) = projections(dir_a.path())?;
+    let (toc_b, segments_b, open_b) = projections(dir_b.path())?;
+    let (_, segments_c, open_c) = projections(dir_c.path())?;
+    for (node, open) in [("a", &open_a), ("b", &open_b), ("c", &open_c)] {
+        assert!(open.is_empty(), "{node} still has open segments: {open:?}");
+    }
+    let idle = |segments: &[Segment]| {
+        segments
+            .iter()
+            .filter(|s| s.close_reason == CloseReason::Idle)
+            .count()
+    };
+    assert!(idle(&segments_a) > 0 && idle(&segments_c) > 0);
+    if let Some((one, other)) = segments_a
+        .iter()
+        .zip(&segments_b)
+        .find(|(one, other)| one != other)
+    {
+        panic!("the replicas' segments differ: {one:?} against {other:?}");
+    }
+    assert_eq!(segments_a.len(), segments_b.len());
     assert!(toc_a.len() > 20, "{toc_a:?}");
     assert!(toc_a == toc_b, "the replicas' TOCs differ");
-    phase(&format!("{} TOC nodes identical", toc_a.len()));
+    phase(&format!(
+        "{} segments ({} closed idle by the lease holder) and {} TOC nodes identical",
+        segments_a.len(),
+        idle(&segments_a),
+        toc_a.len()
+    ));
     assert!(
         projects_of.len() == 2,
         "both groups must own projects: {projects_of:?}"

@@ -173,8 +173,7 @@ pub async fn init(
     )
     .await?;
     let record = serde_json::to_vec(layout).map_err(|err| nats("layout")(&err))?;
-    match cluster
-        .entry(LAYOUT_KEY)
+    match entry(&cluster, LAYOUT_KEY)
         .await
         .map_err(|err| nats("layout")(&err))?
     {
@@ -197,8 +196,7 @@ pub async fn init(
                 .map_err(|err| nats("layout")(&err))?;
         }
     }
-    if cluster
-        .entry(REDACTION_KEY)
+    if entry(&cluster, REDACTION_KEY)
         .await
         .map_err(|err| nats("redaction key")(&err))?
         .is_none()
@@ -252,8 +250,7 @@ pub async fn read_cluster(
 ) -> Result<(Layout, Assignments, Vec<u8>), ClusterError> {
     let (bucket, layout) = cluster_bucket(client).await?;
     let (assignments, _) = read_assignments(&bucket).await?;
-    let entry = bucket
-        .entry(REDACTION_KEY)
+    let entry = entry(&bucket, REDACTION_KEY)
         .await
         .map_err(|err| nats("redaction key")(&err))?
         .ok_or_else(|| ClusterError::NotInitialised("no redaction key".to_owned()))?;
@@ -265,6 +262,28 @@ pub async fn read_cluster(
         .map_err(|err| nats("redaction key")(&err))?;
     Ok((layout, assignments, key))
 }
+
+/// A bucket entry, asked again for up to [`ENTRY_RETRY`] while no server answers: a
+/// bucket created a moment ago (by `cluster init`) may not serve direct gets on every
+/// replica yet, and NATS then says "no responders" though the entry is there.
+async fn entry(bucket: &kv::Store, key: &str) -> Result<Option<kv::Entry>, kv::EntryError> {
+    let deadline = tokio::time::Instant::now() + ENTRY_RETRY;
+    loop {
+        match bucket.entry(key).await {
+            Err(err)
+                if tokio::time::Instant::now() < deadline
+                    && (err.to_string().contains("no responders")
+                        || err.to_string().contains("timed out")) =>
+            {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            other => return other,
+        }
+    }
+}
+
+/// How long [`entry`] asks again.
+const ENTRY_RETRY: Duration = Duration::from_secs(10);
 
 async fn ensure_bucket(
     context: &jetstream::Context,
@@ -285,8 +304,7 @@ async fn cluster_bucket(client: &async_nats::Client) -> Result<(kv::Store, Layou
         .get_key_value(CLUSTER_BUCKET)
         .await
         .map_err(|err| ClusterError::NotInitialised(err.to_string()))?;
-    let entry = bucket
-        .entry(LAYOUT_KEY)
+    let entry = entry(&bucket, LAYOUT_KEY)
         .await
         .map_err(|err| nats("layout")(&err))?
         .ok_or_else(|| ClusterError::NotInitialised("no layout record".to_owned()))?;
@@ -295,8 +313,7 @@ async fn cluster_bucket(client: &async_nats::Client) -> Result<(kv::Store, Layou
 }
 
 async fn read_assignments(bucket: &kv::Store) -> Result<(Assignments, Option<u64>), ClusterError> {
-    match bucket
-        .entry(ASSIGNMENTS_KEY)
+    match entry(bucket, ASSIGNMENTS_KEY)
         .await
         .map_err(|err| nats("assignments")(&err))?
     {

@@ -18,7 +18,10 @@
 //! - [`queries`]: a replica answering its partitions' queries while caught up, with
 //!   read-your-writes.
 //!
-//! It is not (yet): calls that span projects, leases, snapshots.
+//! - [`lease`] and [`holder`]: one node per group holds a lease and publishes what is
+//!   not a pure function of the log (idle segment closes) as sealed derived events.
+//!
+//! It is not (yet): calls that span projects, snapshots.
 
 #![forbid(unsafe_code)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used))]
@@ -26,7 +29,9 @@
 pub mod admin;
 pub mod assignment;
 pub mod gateway;
+pub mod holder;
 pub mod layout;
+pub mod lease;
 pub mod metrics;
 pub mod nodes;
 pub mod queries;
@@ -37,6 +42,7 @@ pub use admin::{
 };
 pub use assignment::{Assignments, parse_partitions};
 pub use gateway::GatewaySink;
+pub use holder::{HolderConfig, LeaseHolder};
 pub use layout::Layout;
 pub use nodes::NodeRecord;
 pub use queries::PartitionQueries;

@@ -2,8 +2,8 @@
 
 use std::sync::LazyLock;
 
-use memory_metrics::{int_counter, int_gauge};
-use prometheus::{IntCounter, IntGauge};
+use memory_metrics::{counter_vec, int_counter, int_gauge};
+use prometheus::{IntCounter, IntCounterVec, IntGauge};
 
 /// Handles into the default registry.
 pub struct ReplicaMetrics {
@@ -21,6 +21,15 @@ pub struct ReplicaMetrics {
     /// `memory_cluster_serving_queries`: 1 while the replica answers its partitions'
     /// queries (caught up), 0 while it stays out.
     pub serving: IntGauge,
+    /// `memory_cluster_lease_held`: 1 while this node holds its group's lease.
+    pub lease_held: IntGauge,
+    /// `memory_cluster_derived_events_total{kind}`: derived events this node published
+    /// to the log as its group's lease holder (a duplicate of one in the log not
+    /// counted).
+    pub derived: IntCounterVec,
+    /// `memory_cluster_derived_rejected_total`: derived events in the log whose seal
+    /// the cluster's key does not give (parked in dead letters, never applied).
+    pub derived_rejected: IntCounter,
 }
 
 /// The replica's metrics, registered on first use.
@@ -44,5 +53,18 @@ pub static REPLICA_METRICS: LazyLock<ReplicaMetrics> = LazyLock::new(|| ReplicaM
     serving: int_gauge(
         "memory_cluster_serving_queries",
         "1 while this replica answers its partitions' queries",
+    ),
+    lease_held: int_gauge(
+        "memory_cluster_lease_held",
+        "1 while this node holds its group's lease",
+    ),
+    derived: counter_vec(
+        "memory_cluster_derived_events_total",
+        "Derived events this node published to the log as its group's lease holder",
+        &["kind"],
+    ),
+    derived_rejected: int_counter(
+        "memory_cluster_derived_rejected_total",
+        "Derived events in the log without a valid seal (parked, never applied)",
     ),
 });

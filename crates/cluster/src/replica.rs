@@ -26,7 +26,9 @@ use async_nats::jetstream::{self, Message};
 use futures::StreamExt;
 use memory_redact::Redactor;
 use memory_store::{DeadLetter, Store};
-use memory_types::{Event, ProjectScope, ValidationLimits, is_valid_project_id, parse_single_at};
+use memory_types::{
+    Event, EventKind, ProjectScope, ValidationLimits, is_valid_project_id, parse_single_at,
+};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use tracing::{info, warn};
@@ -89,6 +91,15 @@ impl Replica {
             )));
         }
         let redactor = Redactor::shipped(&key).map_err(|err| nats("redaction")(&err))?;
+        // Derived events (a lease holder's `segment_close`) come only through the log,
+        // and only sealed with the cluster's key (checked in `judge`).
+        let config = ReplicaConfig {
+            limits: ValidationLimits {
+                derived_events: true,
+                ..config.limits
+            },
+            ..config
+        };
         let context = jetstream::new(client);
         let stream = context
             .get_stream(STREAM)
@@ -129,7 +140,7 @@ impl Replica {
             stream,
             consumer,
             store,
-            redactor,
+            (redactor, key),
             config,
             partitions.clone(),
             shutdown,
@@ -180,7 +191,7 @@ async fn apply_loop(
     stream: jetstream::stream::Stream,
     mut consumer: PullConsumer,
     store: Store,
-    redactor: Redactor,
+    (redactor, key): (Redactor, Vec<u8>),
     config: ReplicaConfig,
     partitions: BTreeSet<u16>,
     shutdown: CancellationToken,
@@ -263,8 +274,15 @@ async fn apply_loop(
         }
         let store_for_apply = store.clone();
         let (redactor_for_apply, limits) = (redactor.clone(), config.limits.clone());
+        let key_for_apply = key.clone();
         let applied = tokio::task::spawn_blocking(move || {
-            apply(&store_for_apply, &redactor_for_apply, &limits, &taken).map(|()| taken)
+            apply(
+                &store_for_apply,
+                (&redactor_for_apply, &key_for_apply),
+                &limits,
+                &taken,
+            )
+            .map(|()| taken)
         })
         .await;
         match applied {
@@ -296,7 +314,7 @@ async fn apply_loop(
 /// last sequence; a message that is not an event parked first.
 fn apply(
     store: &Store,
-    redactor: &Redactor,
+    (redactor, key): (&Redactor, &[u8]),
     limits: &ValidationLimits,
     messages: &[Message],
 ) -> Result<(), ClusterError> {
@@ -315,7 +333,7 @@ fn apply(
             continue;
         }
         let at_ms = u64::try_from(info.published.unix_timestamp_nanos() / 1_000_000).unwrap_or(0);
-        match judge(message, seq, at_ms, limits) {
+        match judge(message, seq, at_ms, limits, key) {
             Ok(mut event) => {
                 REPLICA_METRICS.applied.inc();
                 // The gateway redacted it already and said what it took; redacting again
@@ -371,6 +389,7 @@ fn judge(
     seq: u64,
     at_ms: u64,
     limits: &ValidationLimits,
+    key: &[u8],
 ) -> Result<Event, String> {
     // `memory.p.<partition>.<project>`
     let project = message
@@ -385,12 +404,20 @@ fn judge(
             message.subject
         ));
     }
-    parse_single_at(
+    let event = parse_single_at(
         &message.payload,
         ProjectScope::Subject(project),
         limits,
         Some(&format!("{STREAM}-{seq}")),
         at_ms,
     )
-    .map_err(|err| err.to_string())
+    .map_err(|err| err.to_string())?;
+    if event.kind == EventKind::SegmentClose && !crate::holder::sealed(&event, key) {
+        REPLICA_METRICS.derived_rejected.inc();
+        return Err(format!(
+            "a {} without the cluster's seal: only a group's lease holder writes one",
+            event.kind.as_str()
+        ));
+    }
+    Ok(event)
 }

@@ -44,8 +44,19 @@ pub const REDACTION_KEY_FILE: &str = "redaction.key";
 
 /// Starts the actors over `store` for a tool run.
 pub async fn start_pipeline(config: &Config, store: Store) -> anyhow::Result<Pipeline> {
+    start_pipeline_with(config, store, |_| {}).await
+}
+
+/// [`start_pipeline`] with the pipeline's configuration adjusted by `adjust` (cluster
+/// mode closes idle segments through the log, not on this process's clock).
+pub async fn start_pipeline_with(
+    config: &Config,
+    store: Store,
+    adjust: impl FnOnce(&mut memory_actors::PipelineConfig),
+) -> anyhow::Result<Pipeline> {
     let mut config = pipeline_config(config, store.path());
     config.redactor = Some(redactor(store.path())?);
+    adjust(&mut config);
     Pipeline::start(store, config)
         .await
         .map_err(|err| anyhow::anyhow!("cannot start the actors: {err}"))

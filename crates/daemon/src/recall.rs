@@ -5,6 +5,10 @@
 //!
 //! A search only puts its ids on a bounded channel (`try_send`); when the channel is
 //! full (the log cannot keep up) the recall is dropped and counted, never waited for.
+//!
+//! In cluster mode the recalls go to the replicated log through the gateway (the
+//! replica that answered the search is the only one that saw it), and every replica of
+//! the group applies them.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -31,6 +35,14 @@ struct Recall {
     query: String,
     idea_ids: Vec<String>,
     at_ms: u64,
+}
+
+/// Where recalls are written.
+pub(crate) enum RecallLog {
+    /// This daemon's own log (single mode).
+    Local(IngestHandle),
+    /// The replicated log, through the gateway (cluster mode).
+    Cluster(memory_cluster::GatewaySink),
 }
 
 /// Hands recalls to the writer task.
@@ -66,7 +78,7 @@ impl RecallSink for RecallWriter {
 /// Starts the writer task; it appends through `ingest` until `shutdown`, then writes
 /// what is queued.
 pub(crate) fn start(
-    ingest: IngestHandle,
+    ingest: RecallLog,
     shutdown: CancellationToken,
 ) -> (Arc<RecallWriter>, tokio::task::JoinHandle<()>) {
     let (sender, mut receiver) = mpsc::channel::<Recall>(QUEUE);
@@ -121,11 +133,26 @@ fn events(batch: Vec<Recall>) -> Vec<Event> {
         .collect()
 }
 
-async fn append(ingest: &IngestHandle, batch: Vec<Recall>) {
+async fn append(log: &RecallLog, batch: Vec<Recall>) {
     let events = events(batch);
     let count = events.len() as u64;
-    match ingest.append(events).await {
-        Ok(_) => outcomes().with_label_values(&["appended"]).inc_by(count),
+    let appended = match log {
+        RecallLog::Local(ingest) => ingest
+            .append(events)
+            .await
+            .map(|_| ())
+            .map_err(|err| err.to_string()),
+        RecallLog::Cluster(gateway) => {
+            use memory_types::EventSink as _;
+            gateway
+                .ingest(events.into_iter().map(Ok).collect())
+                .await
+                .map(|_| ())
+                .map_err(|err| err.to_string())
+        }
+    };
+    match appended {
+        Ok(()) => outcomes().with_label_values(&["appended"]).inc_by(count),
         Err(err) => {
             outcomes().with_label_values(&["failed"]).inc_by(count);
             warn!(error = %err, recalls = count, "cannot append memory_recalled events");

@@ -18,7 +18,7 @@ use tracing::{error, info, warn};
 
 use crate::admin_cli::admin_subject;
 use crate::cli::ServeArgs;
-use crate::embedded::{open_store, start_pipeline};
+use crate::embedded::{open_store, start_pipeline_with};
 use crate::settings::limits;
 
 /// Subject of the single-mode daemon's status call.
@@ -65,9 +65,16 @@ pub async fn run(
     .await
     .context("cannot serve metrics")?;
 
+    if args.cluster {
+        crate::settings::check_cluster_work(&config)?;
+    }
     let store = open_store(&config, &data_dir)?;
     health.set_ready("store", true, data_dir.display().to_string());
-    let pipeline = start_pipeline(&config, store.clone()).await?;
+    let pipeline = start_pipeline_with(&config, store.clone(), |pipeline| {
+        // In cluster mode the group's lease holder closes idle segments through the log.
+        pipeline.segmenter.idle_close_by_clock = !args.cluster;
+    })
+    .await?;
 
     let nats_health = health.clone();
     let client = memory_nats::connect(&config.nats, move |up| {
@@ -96,10 +103,12 @@ pub async fn run(
                     _ = sigint.recv() => info!("SIGINT: shutting down"),
                 }
                 health.set_ready("store", false, "shutting down");
-                let (shutdown, replica, gateway, queries, admin) = replica;
+                let (shutdown, replica, gateway, queries, admin, holder, recall_writer) = replica;
                 shutdown.cancel();
                 gateway.join().await;
                 queries.join().await;
+                holder.join().await;
+                let _ = recall_writer.await;
                 for call in admin {
                     let _ = call.await;
                 }
@@ -205,8 +214,10 @@ pub async fn run(
         None => None,
     };
     health.set_ready("instance", true, "the only daemon in single mode on NATS");
-    let (recall_sink, recall_writer) =
-        crate::recall::start(pipeline.ingest.clone(), shutdown.clone());
+    let (recall_sink, recall_writer) = crate::recall::start(
+        crate::recall::RecallLog::Local(pipeline.ingest.clone()),
+        shutdown.clone(),
+    );
     let query_service = crate::query_cli::query_service(
         &config,
         store.clone(),
@@ -300,6 +311,8 @@ async fn serve_replica(
     RequestReplyIngest,
     memory_cluster::PartitionQueries,
     Vec<tokio::task::JoinHandle<()>>,
+    memory_cluster::LeaseHolder,
+    tokio::task::JoinHandle<()>,
 )> {
     let valid = |name: &str| {
         !name.is_empty()
@@ -351,19 +364,19 @@ async fn serve_replica(
         let (_, _, key) = memory_cluster::read_cluster(client).await?;
         let redactor =
             memory_redact::Redactor::shipped(&key).map_err(|err| anyhow::anyhow!("{err}"))?;
-        anyhow::Ok(
-            RequestReplyIngest::start(
-                client.clone(),
-                &config.nats,
-                memory_cluster::GatewaySink::new(client.clone(), redactor),
-                limits(config),
-                shutdown.clone(),
-            )
-            .await?,
+        let sink = memory_cluster::GatewaySink::new(client.clone(), redactor);
+        let gateway = RequestReplyIngest::start(
+            client.clone(),
+            &config.nats,
+            sink.clone(),
+            limits(config),
+            shutdown.clone(),
         )
+        .await?;
+        anyhow::Ok((gateway, sink, key))
     }
     .await;
-    let gateway = match gateway {
+    let (gateway, sink, key) = match gateway {
         Ok(gateway) => gateway,
         Err(err) => {
             // The replica runs already: stop it before giving up.
@@ -380,14 +393,30 @@ async fn serve_replica(
             replica.partitions.len()
         ),
     );
-    // Its partitions' queries, while caught up. No `memory_recalled` events: they are
-    // not a function of the log, so replicas would diverge (leases will publish them).
+    // Its partitions' queries, while caught up. What a search recalled goes to the log
+    // as `memory_recalled` events (through the gateway), so every replica of the group
+    // applies the same reinforcement.
+    let (recall_sink, recall_writer) =
+        crate::recall::start(crate::recall::RecallLog::Cluster(sink), shutdown.clone());
     let query_service = crate::query_cli::query_service(
         config,
         store.clone(),
         config.toc.tz()?,
         pipeline.bm25.clone(),
         pipeline.vector.clone(),
+    )
+    .with_recall_sink(recall_sink);
+    // Work that is not a function of the log, by the group's lease holder.
+    let holder = memory_cluster::LeaseHolder::start(
+        client.clone(),
+        store.clone(),
+        key,
+        memory_cluster::HolderConfig {
+            node_id: node_id.clone(),
+            group: group.clone(),
+            gap: Duration::from_secs(config.toc.segment_gap_secs),
+        },
+        shutdown.clone(),
     );
     let queries = memory_cluster::PartitionQueries::start(
         client.clone(),
@@ -405,12 +434,22 @@ async fn serve_replica(
                 shutdown.cancel();
                 gateway.join().await;
                 queries.join().await;
+                holder.join().await;
+                let _ = recall_writer.await;
                 replica.join().await;
                 return Err(err);
             }
         };
     info!(node = %node_id, group = %group, "memory-daemon serving as a cluster replica");
-    Ok((shutdown, replica, gateway, queries, admin))
+    Ok((
+        shutdown,
+        replica,
+        gateway,
+        queries,
+        admin,
+        holder,
+        recall_writer,
+    ))
 }
 
 /// Who this daemon is, as the others on NATS see it.

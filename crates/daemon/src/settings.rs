@@ -34,6 +34,7 @@ pub fn limits(config: &Config) -> ValidationLimits {
         max_payload_bytes: config.ingest.max_payload_bytes,
         max_event_bytes: config.ingest.max_event_bytes,
         max_future_skew_ms: config.ingest.max_future_skew_secs.saturating_mul(1000),
+        derived_events: false,
     }
 }
 
@@ -110,6 +111,30 @@ pub fn vector_settings(
         query_threads: vector.query_threads,
         query_model_file: vector.query_model_file.clone(),
     })
+}
+
+/// Refuses a configuration whose work cluster mode cannot do yet: LLM summaries and the
+/// LLM indexing engine would run on every replica, and their different answers would
+/// make the replicas' TOCs and ideas graphs differ. (Query-time LLM phrases are fine.)
+///
+/// # Errors
+/// When `[llm]` is enabled for summaries or the indexing engine.
+pub fn check_cluster_work(config: &Config) -> anyhow::Result<()> {
+    let summaries = config.llm.enabled && config.llm.summaries;
+    let engine = config.llm.enabled && uses_llm_engine(config);
+    if summaries || engine {
+        anyhow::bail!(
+            "cluster mode does not run LLM {} yet: every replica would ask the model and \
+             their answers would differ. Set [llm] summaries = false and [indexing] engine \
+             = \"heuristic\" (or run single mode)",
+            if summaries {
+                "summaries"
+            } else {
+                "idea extraction"
+            }
+        );
+    }
+    Ok(())
 }
 
 /// Whether `[indexing]` asks for the LLM engine (`llm`, or `auto` with a model).

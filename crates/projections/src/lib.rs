@@ -77,8 +77,8 @@ pub use rollup_builder::{
     ROLLUP_BUILDER, RollupBuilder, RollupConfig, TOC_NODE_WRITTEN, bullet_grips, node_version,
 };
 pub use segmenter::{
-    CloseReason, OpenSegmentView, SEGMENT_CLOSED, SEGMENT_OPEN, SEGMENTER, Segment, SegmentEvent,
-    Segmenter, SegmenterConfig,
+    CloseReason, IdleSegment, OpenSegmentView, SEGMENT_CLOSED, SEGMENT_OPEN, SEGMENTER, Segment,
+    SegmentEvent, Segmenter, SegmenterConfig,
 };
 pub use session_catalog::{RejectEvent, SESSION_CATALOG, SessionCatalog, SessionSummary};
 pub use vector_index::{

@@ -5,7 +5,12 @@
 //! A segment closes when the next event of its session comes more than `gap` after the
 //! last one (event time), when it reaches `max_tokens` (text length / 4), on
 //! `session_end`, or — for a live stream that simply stops — when no event of the session
-//! has arrived for `gap` of wall-clock time. The tail of a closed segment (up to
+//! has arrived for `gap` of wall-clock time. In cluster mode the wall clock is not asked
+//! (replicas' clocks and apply times differ): the group's lease holder publishes a
+//! `segment_close` event to the log instead ([`Segmenter::idle_segments`] says which),
+//! and every replica closes the segment where the log says, if it is still the segment
+//! the event names (first event, number of events) and the event's lease revision is
+//! not older than one this project already applied. The tail of a closed segment (up to
 //! `overlap_tokens`) is carried into the next one as context, not as its own events.
 //!
 //! Open segments are kept in `proj_segmenter_open` and closed ones in `proj_segments`,
@@ -35,6 +40,8 @@ pub const SEGMENT_CLOSED: &str = "segment_closed";
 pub const SEGMENT_OPEN: &str = "segment_open";
 const OPEN_KEYSPACE: &str = "segmenter_open";
 const SEGMENTS_KEYSPACE: &str = "segments";
+/// Per project, the highest lease revision of a `segment_close` applied (big-endian).
+const FENCE_KEYSPACE: &str = "segmenter_fence";
 const RECORD_VERSION: u8 = 1;
 
 /// When segments close.
@@ -52,6 +59,9 @@ pub struct SegmenterConfig {
     /// Where idle closing reads the wall clock. Default the system clock; tests move a
     /// manual one.
     pub clock: Clock,
+    /// Whether idle segments close on this process's wall clock (single mode). Cluster
+    /// mode turns it off: idle closes come through the log as `segment_close` events.
+    pub idle_close_by_clock: bool,
 }
 
 impl Default for SegmenterConfig {
@@ -62,6 +72,7 @@ impl Default for SegmenterConfig {
             overlap_tokens: 400,
             timezone: Tz::UTC,
             clock: Clock::system(),
+            idle_close_by_clock: true,
         }
     }
 }
@@ -153,6 +164,22 @@ impl OpenSegmentView {
     }
 }
 
+/// An open segment idle for at least the gap of wall-clock time on this replica: what the
+/// lease holder of a cluster group publishes a `segment_close` for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IdleSegment {
+    /// The project.
+    pub project_id: String,
+    /// The session.
+    pub session_id: String,
+    /// Its first own event's id: with `events`, names the segment exactly.
+    pub first_event_id: String,
+    /// How many own events it holds.
+    pub events: u64,
+    /// Time of its last event, epoch ms.
+    pub last_timestamp_ms: u64,
+}
+
 /// A session's open segment (record format v1), keyed by project and session.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 struct OpenSegment {
@@ -194,6 +221,7 @@ pub struct Segmenter {
     config: SegmenterConfig,
     open: Keyspace,
     segments: Keyspace,
+    fence: Keyspace,
 }
 
 impl Segmenter {
@@ -206,7 +234,112 @@ impl Segmenter {
             config,
             open: store.projection_keyspace(OPEN_KEYSPACE)?,
             segments: store.projection_keyspace(SEGMENTS_KEYSPACE)?,
+            fence: store.projection_keyspace(FENCE_KEYSPACE)?,
         })
+    }
+
+    /// The open segments with events of their own to which no event was applied for
+    /// `gap` of wall-clock time before `now_ms`, oldest activity first.
+    ///
+    /// # Errors
+    /// Store or decoding failures.
+    pub fn idle_segments(
+        store: &Store,
+        now_ms: u64,
+        gap: Duration,
+    ) -> Result<Vec<IdleSegment>, ConsumerError> {
+        let gap_ms = u64::try_from(gap.as_millis()).unwrap_or(u64::MAX);
+        let keyspace = store.projection_keyspace(OPEN_KEYSPACE)?;
+        let mut idle = Vec::new();
+        for guard in keyspace.iter() {
+            let (_, value) = guard.into_inner().map_err(StoreError::from)?;
+            let open: OpenSegment = codec::decode("open segment", RECORD_VERSION, &value)?;
+            if open.events.is_empty() || now_ms.saturating_sub(open.last_applied_wall_ms) < gap_ms {
+                continue;
+            }
+            idle.push((
+                open.last_applied_wall_ms,
+                IdleSegment {
+                    last_timestamp_ms: open.last_timestamp_ms(),
+                    events: open.events.len() as u64,
+                    project_id: open.project_id,
+                    session_id: open.session_id,
+                    first_event_id: open.first_event_id,
+                },
+            ));
+        }
+        idle.sort_by_key(|(at, _)| *at);
+        Ok(idle.into_iter().map(|(_, segment)| segment).collect())
+    }
+
+    /// Applies a `segment_close` from the log: closes the session's open segment when it
+    /// is the one the event names and the event's lease revision is not older than one
+    /// this project applied already (a stale lease holder's word is ignored).
+    fn apply_close(
+        &self,
+        batch: &mut ProjectionBatch,
+        touched: &mut BTreeMap<Vec<u8>, Option<OpenSegment>>,
+        fences: &mut BTreeMap<String, u64>,
+        event: &Event,
+    ) -> Result<(), ConsumerError> {
+        let field = |name: &str| event.metadata.get(name).map(String::as_str);
+        let (Some(first), Some(events), Some(revision)) = (
+            field(memory_types::SEGMENT_FIRST_EVENT),
+            field(memory_types::SEGMENT_EVENTS).and_then(|n| n.parse::<u64>().ok()),
+            field(memory_types::LEASE_REVISION).and_then(|n| n.parse::<u64>().ok()),
+        ) else {
+            tracing::warn!(event_id = %event.event_id, "a segment_close without its fields; ignored");
+            return Ok(());
+        };
+        let fence = match fences.get(&event.project_id) {
+            Some(fence) => *fence,
+            None => self
+                .fence
+                .get(event.project_id.as_bytes())
+                .map_err(StoreError::from)?
+                .and_then(|bytes| <[u8; 8]>::try_from(bytes.as_ref()).ok())
+                .map_or(0, u64::from_be_bytes),
+        };
+        if revision < fence {
+            tracing::info!(
+                event_id = %event.event_id,
+                revision,
+                fence,
+                "a segment_close from a stale lease holder; ignored"
+            );
+            return Ok(());
+        }
+        fences.insert(event.project_id.clone(), revision);
+        batch.insert(
+            &self.fence,
+            event.project_id.as_bytes(),
+            revision.to_be_bytes(),
+        );
+        let key = project_scoped_key(&event.project_id, &event.session_id);
+        let current = match touched.remove(&key) {
+            Some(current) => current,
+            None => self.load_open(&key)?,
+        };
+        let next = match current {
+            Some(open)
+                if !open.events.is_empty()
+                    && open.first_event_id == first
+                    && open.events.len() as u64 == events =>
+            {
+                let overlap = self.close(batch, open.clone(), CloseReason::Idle)?;
+                Some(OpenSegment {
+                    first_event_id: String::new(),
+                    events: Vec::new(),
+                    overlap,
+                    token_estimate: 0,
+                    ..open
+                })
+            }
+            // The session moved on (or closed) since the holder looked: nothing to do.
+            other => other,
+        };
+        touched.insert(key, next);
+        Ok(())
     }
 
     /// A closed segment by id.
@@ -431,11 +564,14 @@ impl OutboxConsumer for Segmenter {
         let now_ms = self.config.clock.now_ms();
         let mut batch = store.projection_batch();
         let mut touched: BTreeMap<Vec<u8>, Option<OpenSegment>> = BTreeMap::new();
+        let mut fences = BTreeMap::new();
         for item in items {
-            if let FeedItem::Event { seq, event } = item
-                && event.kind.is_conversation()
-            {
-                self.apply_event(&mut batch, &mut touched, *seq, event, now_ms)?;
+            if let FeedItem::Event { seq, event } = item {
+                if event.kind == EventKind::SegmentClose {
+                    self.apply_close(&mut batch, &mut touched, &mut fences, event)?;
+                } else if event.kind.is_conversation() {
+                    self.apply_event(&mut batch, &mut touched, *seq, event, now_ms)?;
+                }
             }
         }
         for (key, open) in touched {
@@ -464,6 +600,9 @@ impl OutboxConsumer for Segmenter {
     }
 
     fn on_idle(&mut self, store: &Store) -> Result<(), ConsumerError> {
+        if !self.config.idle_close_by_clock {
+            return Ok(());
+        }
         let now_ms = self.config.clock.now_ms();
         let gap_ms = u64::try_from(self.config.gap.as_millis()).unwrap_or(u64::MAX);
         let mut batch = store.projection_batch();
@@ -498,6 +637,7 @@ impl OutboxConsumer for Segmenter {
     fn reset(&mut self, store: &Store, start: OutboxSeq) -> Result<(), ConsumerError> {
         self.open.clear().map_err(StoreError::from)?;
         self.segments.clear().map_err(StoreError::from)?;
+        self.fence.clear().map_err(StoreError::from)?;
         store.set_cursor(SEGMENTER, start)?;
         Ok(())
     }
@@ -673,6 +813,102 @@ mod tests {
             })
             .count();
         assert_eq!(announced, 1, "the idle close is announced like any other");
+    }
+
+    /// A `segment_close` as a cluster's lease holder publishes it.
+    fn close_event(id: &str, session: &str, first: &str, events: u64, revision: u64) -> Event {
+        let mut close = event(id, session, T0 + 20, EventKind::SegmentClose, "");
+        close.metadata = BTreeMap::from([
+            (
+                memory_types::SEGMENT_FIRST_EVENT.to_owned(),
+                first.to_owned(),
+            ),
+            (memory_types::SEGMENT_EVENTS.to_owned(), events.to_string()),
+            (
+                memory_types::LEASE_REVISION.to_owned(),
+                revision.to_string(),
+            ),
+        ]);
+        close
+    }
+
+    #[test]
+    fn in_cluster_mode_idle_segments_close_where_the_log_says() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::open(dir.path(), &StoreOptions::default()).expect("store");
+        let wall = ManualClock::new(T0 + 60 * MINUTE);
+        let config = SegmenterConfig {
+            gap: Duration::from_secs(30 * 60),
+            clock: wall.clock(),
+            idle_close_by_clock: false,
+            ..SegmenterConfig::default()
+        };
+        let mut segmenter = Segmenter::open(&store, config).expect("open");
+        append_and_apply(
+            &store,
+            &mut segmenter,
+            &[note("l1", "live", T0), note("l2", "live", T0 + 10)],
+        );
+        wall.advance(Duration::from_secs(30 * 60));
+        segmenter.on_idle(&store).expect("idle");
+        assert!(
+            Segmenter::all_segments(&store)
+                .expect("segments")
+                .is_empty(),
+            "the wall clock closes nothing in cluster mode"
+        );
+        let idle =
+            Segmenter::idle_segments(&store, wall.clock().now_ms(), Duration::from_secs(1_800))
+                .expect("idle");
+        assert_eq!(
+            idle,
+            vec![IdleSegment {
+                project_id: "p".into(),
+                session_id: "live".into(),
+                first_event_id: "l1".into(),
+                events: 2,
+                last_timestamp_ms: T0 + 10,
+            }]
+        );
+        // A close that names another state of the segment, then one from a lease older
+        // than one already applied, change nothing; the right one closes it.
+        append_and_apply(
+            &store,
+            &mut segmenter,
+            &[
+                close_event("c1", "live", "l1", 1, 7),
+                close_event("c2", "live", "l1", 2, 6),
+            ],
+        );
+        assert!(
+            Segmenter::all_segments(&store)
+                .expect("segments")
+                .is_empty()
+        );
+        append_and_apply(
+            &store,
+            &mut segmenter,
+            &[close_event("c3", "live", "l1", 2, 7)],
+        );
+        let segments = Segmenter::all_segments(&store).expect("segments");
+        assert_eq!(segments.len(), 1, "{segments:?}");
+        assert_eq!(segments[0].close_reason, CloseReason::Idle);
+        assert_eq!(
+            segments[0].events.len(),
+            2,
+            "the close is not an event of the segment"
+        );
+        assert!(
+            Segmenter::idle_segments(&store, wall.clock().now_ms(), Duration::from_secs(1_800))
+                .expect("idle")
+                .is_empty()
+        );
+        // The next turn starts a new segment, carrying the closed one's tail.
+        append_and_apply(&store, &mut segmenter, &[note("l3", "live", T0 + 30)]);
+        let open = Segmenter::open_segment(&store, Tz::UTC, "p", "live")
+            .expect("read")
+            .expect("open");
+        assert_eq!(open.events.len(), 1);
     }
 
     #[test]

@@ -34,11 +34,30 @@ pub enum EventKind {
     /// pattern itself only as its keyed tag, since it may spell the secret). Written by
     /// the daemon, never a turn of the conversation.
     MemoryForgotten,
+    /// Cluster mode's decision that a session's open segment closes for being idle,
+    /// published to the log by the group's lease holder so that every replica closes
+    /// it at the same point of the log (a replica's own wall clock would not agree with
+    /// another's). Names the segment by its first event and its number of events
+    /// ([`SEGMENT_FIRST_EVENT`], [`SEGMENT_EVENTS`]) and carries the lease's revision
+    /// ([`LEASE_REVISION`]) and a seal keyed with the cluster's key ([`DERIVED_SEAL`]).
+    /// Never from a producer; not a turn of the conversation.
+    SegmentClose,
 }
+
+/// Metadata key of a `segment_close`: the first event id of the segment it closes.
+pub const SEGMENT_FIRST_EVENT: &str = "segment_first_event";
+/// Metadata key of a `segment_close`: how many events the segment holds when it closes.
+pub const SEGMENT_EVENTS: &str = "segment_events";
+/// Metadata key of a derived event: the revision of the lease its writer held, which
+/// fences a stale holder (an older revision than one already applied is ignored).
+pub const LEASE_REVISION: &str = "lease_revision";
+/// Metadata key of a derived event: HMAC-SHA256 under the cluster's key of what it
+/// says, so a producer with access to the log's subjects cannot forge one.
+pub const DERIVED_SEAL: &str = "seal";
 
 impl EventKind {
     /// Every kind, in wire order.
-    pub const ALL: [EventKind; 9] = [
+    pub const ALL: [EventKind; 10] = [
         EventKind::UserMessage,
         EventKind::AssistantMessage,
         EventKind::ToolCall,
@@ -48,6 +67,7 @@ impl EventKind {
         EventKind::Note,
         EventKind::MemoryRecalled,
         EventKind::MemoryForgotten,
+        EventKind::SegmentClose,
     ];
 
     /// The wire name (`user_message`, …).
@@ -63,6 +83,7 @@ impl EventKind {
             EventKind::Note => "note",
             EventKind::MemoryRecalled => "memory_recalled",
             EventKind::MemoryForgotten => "memory_forgotten",
+            EventKind::SegmentClose => "segment_close",
         }
     }
 
@@ -87,22 +108,29 @@ impl EventKind {
             | EventKind::SessionEnd
             | EventKind::Note
             | EventKind::MemoryRecalled
-            | EventKind::MemoryForgotten => Role::System,
+            | EventKind::MemoryForgotten
+            | EventKind::SegmentClose => Role::System,
         }
     }
 
     /// Whether the kind is a turn of the conversation (everything but the daemon's
-    /// `memory_recalled` and `memory_forgotten` bookkeeping): what the TOC, the catalog
-    /// and the indexes read.
+    /// `memory_recalled`, `memory_forgotten` and `segment_close` bookkeeping): what the
+    /// TOC, the catalog and the indexes read.
     #[must_use]
     pub fn is_conversation(self) -> bool {
-        !matches!(self, EventKind::MemoryRecalled | EventKind::MemoryForgotten)
+        !matches!(
+            self,
+            EventKind::MemoryRecalled | EventKind::MemoryForgotten | EventKind::SegmentClose
+        )
     }
 
     /// Whether the kind carries content, so that `text` must be present.
     #[must_use]
     pub fn requires_text(self) -> bool {
-        !matches!(self, EventKind::SessionStart | EventKind::SessionEnd)
+        !matches!(
+            self,
+            EventKind::SessionStart | EventKind::SessionEnd | EventKind::SegmentClose
+        )
     }
 }
 

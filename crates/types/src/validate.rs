@@ -51,6 +51,10 @@ pub struct ValidationLimits {
     /// How far past the receiver's clock a timestamp may lie, in milliseconds.
     /// Default one day: clocks drift, but a year-3000 timestamp is a bug.
     pub max_future_skew_ms: u64,
+    /// Whether kinds only a cluster's lease holder writes (`segment_close`) are taken:
+    /// only by a replica applying the replicated log, which checks their seal. Default
+    /// false: a producer's `segment_close` is refused.
+    pub derived_events: bool,
 }
 
 impl Default for ValidationLimits {
@@ -59,6 +63,7 @@ impl Default for ValidationLimits {
             max_payload_bytes: 1 << 20,
             max_event_bytes: 1 << 20,
             max_future_skew_ms: 24 * 60 * 60 * 1000,
+            derived_events: false,
         }
     }
 }
@@ -478,6 +483,13 @@ pub fn parse_event_scoped(
             EventErrorCode::InvalidValue,
             "kind",
             "memory_forgotten is written by `admin forget` only".to_owned(),
+        ));
+    }
+    if kind == EventKind::SegmentClose && !limits.derived_events {
+        return Err(EventError::new(
+            EventErrorCode::InvalidValue,
+            "kind",
+            "segment_close is written by a cluster's lease holder only".to_owned(),
         ));
     }
 

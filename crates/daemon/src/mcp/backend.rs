@@ -108,8 +108,10 @@ impl Backend {
         }
         let tz = config.toc.tz()?;
         let recall_shutdown = CancellationToken::new();
-        let (recall_sink, recall_writer) =
-            crate::recall::start(pipeline.ingest.clone(), recall_shutdown.clone());
+        let (recall_sink, recall_writer) = crate::recall::start(
+            crate::recall::RecallLog::Local(pipeline.ingest.clone()),
+            recall_shutdown.clone(),
+        );
         let service = query_service(
             config,
             store.clone(),

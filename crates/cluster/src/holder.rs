@@ -1,0 +1,303 @@
+//! The lease holder's work: what one node of a group does for all of them because it
+//! is not a pure function of the log, published to the log as derived events so every
+//! replica applies the same result at the same point instead of deciding for itself.
+//!
+//! Today that is idle segment closes: a live session that falls silent closes its open
+//! segment after the TOC's gap of wall-clock time. A replica's own clock (and when it
+//! happened to apply the last event) would close it at different points on different
+//! replicas — or never, for one replaying the log — so in cluster mode the holder looks
+//! at its store ([`Segmenter::idle_segments`]) and publishes a `segment_close` for each
+//! idle segment, stamped with its lease revision and sealed with the cluster's key.
+//! `memory_recalled` events need no lease: the replica that answered the search
+//! publishes them (the daemon's recall writer).
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use async_nats::HeaderMap;
+use async_nats::jetstream;
+use hmac::{Hmac, Mac};
+use memory_projections::{IdleSegment, Segmenter};
+use memory_store::Store;
+use memory_types::{
+    DERIVED_SEAL, Event, EventKind, LEASE_REVISION, Role, SEGMENT_EVENTS, SEGMENT_FIRST_EVENT,
+};
+use sha2::{Digest, Sha256};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+use tracing::{Instrument, info_span, warn};
+
+use crate::layout::LEASE_TTL;
+use crate::lease::Lease;
+use crate::metrics::REPLICA_METRICS;
+
+/// How the holder works.
+#[derive(Clone, Debug)]
+pub struct HolderConfig {
+    /// This node.
+    pub node_id: String,
+    /// Its group: the lease's key.
+    pub group: String,
+    /// Wall-clock silence after which a session's open segment closes (the TOC's gap).
+    pub gap: Duration,
+}
+
+/// The running lease work of a node.
+pub struct LeaseHolder {
+    task: JoinHandle<()>,
+}
+
+impl LeaseHolder {
+    /// Competes for the group's lease every third of its time to live and, while it
+    /// holds it, publishes what the group needs; gives it back at `shutdown`.
+    #[must_use]
+    pub fn start(
+        client: async_nats::Client,
+        store: Store,
+        key: Vec<u8>,
+        config: HolderConfig,
+        shutdown: CancellationToken,
+    ) -> LeaseHolder {
+        let task = tokio::spawn(async move {
+            let mut lease = None;
+            let context = jetstream::new(client.clone());
+            loop {
+                if lease.is_none() {
+                    match Lease::open(&client, &config.group, &config.node_id).await {
+                        Ok(opened) => lease = Some(opened),
+                        Err(err) => warn!(error = %err, "cannot open the group's lease"),
+                    }
+                }
+                if let Some(lease) = lease.as_mut() {
+                    let held = tokio::select! {
+                        () = shutdown.cancelled() => break,
+                        held = lease.hold() => held,
+                    };
+                    REPLICA_METRICS.lease_held.set(i64::from(held.is_some()));
+                    if let Some(revision) = held {
+                        let span = info_span!("lease_work", group = %config.group, revision);
+                        tokio::select! {
+                            () = shutdown.cancelled() => break,
+                            () = close_idle(&context, &store, &key, &config, revision).instrument(span) => {}
+                        }
+                    }
+                }
+                tokio::select! {
+                    () = shutdown.cancelled() => break,
+                    () = tokio::time::sleep(LEASE_TTL / 3) => {}
+                }
+            }
+            if let Some(mut lease) = lease {
+                lease.release().await;
+            }
+            REPLICA_METRICS.lease_held.set(0);
+        });
+        LeaseHolder { task }
+    }
+
+    /// Waits until it has stopped (the lease given back).
+    pub async fn join(self) {
+        let _ = self.task.await;
+    }
+}
+
+/// Publishes a `segment_close` for every open segment idle for the gap on this replica.
+async fn close_idle(
+    context: &jetstream::Context,
+    store: &Store,
+    key: &[u8],
+    config: &HolderConfig,
+    revision: u64,
+) {
+    let (store, gap) = (store.clone(), config.gap);
+    let idle = tokio::task::spawn_blocking(move || {
+        Segmenter::idle_segments(&store, memory_types::now_ms(), gap)
+    })
+    .await;
+    let idle = match idle {
+        Ok(Ok(idle)) => idle,
+        Ok(Err(err)) => {
+            warn!(error = %err, "cannot read the open segments");
+            return;
+        }
+        Err(err) => {
+            warn!(error = %err, "reading the open segments panicked");
+            return;
+        }
+    };
+    for segment in idle {
+        let event = segment_close(&segment, revision, key);
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            "Nats-Msg-Id",
+            format!("{}/{}", event.project_id, event.event_id).as_str(),
+        );
+        let Ok(body) = serde_json::to_vec(&event.to_wire()) else {
+            continue;
+        };
+        let published = async {
+            context
+                .publish_with_headers(
+                    format!("memory.events.{}", event.project_id),
+                    headers,
+                    body.into(),
+                )
+                .await?
+                .await
+                .map_err(|err| Box::new(err) as Box<dyn std::error::Error + Send + Sync>)
+        };
+        match tokio::time::timeout(Duration::from_secs(5), published).await {
+            Ok(Ok(ack)) => {
+                if !ack.duplicate {
+                    REPLICA_METRICS
+                        .derived
+                        .with_label_values(&[EventKind::SegmentClose.as_str()])
+                        .inc();
+                }
+            }
+            Ok(Err(err)) => warn!(error = %err, "cannot publish a segment_close; next round"),
+            Err(_) => warn!("the log did not acknowledge a segment_close in time; next round"),
+        }
+    }
+}
+
+/// The `segment_close` of `segment`: its id derives from the segment it names (so two
+/// holders' copies are one message in the log's duplicate window), and its seal from
+/// everything it says.
+#[must_use]
+pub fn segment_close(segment: &IdleSegment, revision: u64, key: &[u8]) -> Event {
+    let digest = Sha256::digest(
+        format!(
+            "{}\n{}\n{}\n{}",
+            segment.project_id, segment.session_id, segment.first_event_id, segment.events
+        )
+        .as_bytes(),
+    );
+    let id: String = digest.iter().take(16).map(|b| format!("{b:02x}")).collect();
+    let mut event = Event {
+        event_id: format!("segment-close-{id}"),
+        session_id: segment.session_id.clone(),
+        project_id: segment.project_id.clone(),
+        agent_id: Some("memory-daemon".to_owned()),
+        timestamp_ms: segment.last_timestamp_ms,
+        kind: EventKind::SegmentClose,
+        role: Role::System,
+        text: String::new(),
+        metadata: BTreeMap::from([
+            (
+                SEGMENT_FIRST_EVENT.to_owned(),
+                segment.first_event_id.clone(),
+            ),
+            (SEGMENT_EVENTS.to_owned(), segment.events.to_string()),
+            (LEASE_REVISION.to_owned(), revision.to_string()),
+        ]),
+    };
+    let seal = seal(&event, key);
+    event.metadata.insert(DERIVED_SEAL.to_owned(), seal);
+    event
+}
+
+/// HMAC-SHA256 under the cluster's key of what a derived event says (its seal left
+/// out), hex.
+#[must_use]
+pub fn seal(event: &Event, key: &[u8]) -> String {
+    mac(event, key)
+        .map(|mac| {
+            mac.finalize()
+                .into_bytes()
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Whether a derived event's seal is the one the cluster's key gives (compared in
+/// constant time).
+#[must_use]
+pub fn sealed(event: &Event, key: &[u8]) -> bool {
+    let Some(given) = event.metadata.get(DERIVED_SEAL) else {
+        return false;
+    };
+    let Ok(given) = (0..given.len())
+        .step_by(2)
+        .map(|at| u8::from_str_radix(given.get(at..at + 2).unwrap_or("zz"), 16))
+        .collect::<Result<Vec<u8>, _>>()
+    else {
+        return false;
+    };
+    mac(event, key).is_some_and(|mac| mac.verify_slice(&given).is_ok())
+}
+
+/// The MAC of everything a derived event says but its seal.
+fn mac(event: &Event, key: &[u8]) -> Option<Hmac<Sha256>> {
+    let mut mac = Hmac::<Sha256>::new_from_slice(key).ok()?;
+    mac.update(
+        format!(
+            "{}\n{}\n{}\n{}\n{}\n",
+            event.kind.as_str(),
+            event.project_id,
+            event.session_id,
+            event.event_id,
+            event.timestamp_ms
+        )
+        .as_bytes(),
+    );
+    for (name, value) in event
+        .metadata
+        .iter()
+        .filter(|(name, _)| *name != DERIVED_SEAL)
+    {
+        mac.update(format!("{name}={value}\n").as_bytes());
+    }
+    Some(mac)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_segment_close_is_sealed_and_a_changed_one_is_not() {
+        let segment = IdleSegment {
+            project_id: "webapp".into(),
+            session_id: "s1".into(),
+            first_event_id: "e1".into(),
+            events: 4,
+            last_timestamp_ms: 1_790_000_000_000,
+        };
+        let key = b"cluster key";
+        let event = segment_close(&segment, 17, key);
+        assert!(sealed(&event, key));
+        assert!(!sealed(&event, b"another key"));
+        let mut forged = event.clone();
+        forged
+            .metadata
+            .insert(LEASE_REVISION.to_owned(), "999999".to_owned());
+        assert!(!sealed(&forged, key), "a raised revision breaks the seal");
+        let mut unsealed = event.clone();
+        unsealed.metadata.remove(DERIVED_SEAL);
+        assert!(!sealed(&unsealed, key));
+        // The same segment gives the same id whatever the revision: two holders' copies
+        // are one message in the log.
+        assert_eq!(segment_close(&segment, 18, key).event_id, event.event_id);
+        // It passes validation where derived events are taken, and only there.
+        let wire = serde_json::to_vec(&event.to_wire()).expect("json");
+        let taken = memory_types::ValidationLimits {
+            derived_events: true,
+            ..memory_types::ValidationLimits::default()
+        };
+        let scope = memory_types::ProjectScope::Subject("webapp");
+        assert_eq!(
+            memory_types::parse_single(&wire, scope, &taken, None).expect("valid"),
+            event
+        );
+        let refused = memory_types::parse_single(
+            &wire,
+            scope,
+            &memory_types::ValidationLimits::default(),
+            None,
+        );
+        assert!(refused.is_err(), "{refused:?}");
+    }
+}
