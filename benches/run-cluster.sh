@@ -11,7 +11,11 @@
 #      and ack latency at 2 000 events/s (`loadgen latency`, one event per request);
 #   3. full replay: a second replica (node b) started on the whole log, timed until it
 #      applied the last sequence;
-#   4. single mode on its own nats-server: the same `loadgen ingest` and `latency`.
+#   4. queries through the account mapping to the group's two replicas (`loadgen query
+#      --mix light` on the gateway's project: the root, a session's events, a search;
+#      8 in flight);
+#   5. single mode on its own nats-server: the same `loadgen ingest`, `latency` and
+#      `query`.
 #
 # Usage: benches/run-cluster.sh   (EVENTS, default 100000)
 # The vector index is off (embedding is measured elsewhere).
@@ -106,11 +110,21 @@ start=$(now)
 start_replica b "$WORK/b"
 wait_applied "$METRICS" "$LAST"
 python3 -c "t = $(now) - $start; print(f'replica b applied {$LAST} messages in {t:.2f} s = {$LAST/t:.0f} messages/s (process start included)')"
+
+echo "== 4. queries through the mapping to replicas a and b (load average $(cut -d' ' -f1-3 /proc/loadavg))"
+# Both replicas answer once caught up: wait until each serves queries.
+for m in "$METRICS_A" "$METRICS"; do
+    for _ in $(seq 1 200); do
+        [[ "$(curl -s "http://$m/metrics" | awk '/^memory_cluster_serving_queries / {print $2}')" == "1" ]] && break
+        sleep 0.1
+    done
+done
+"$LOADGEN" query --mix light --url "$URL" --project gw --requests 2000 --concurrency 8
 for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
 wait 2>/dev/null || true
 PIDS=()
 
-echo "== 4. single mode, same machine, same run"
+echo "== 5. single mode, same machine, same run"
 SPORT=$(free_port)
 "$NATS_SERVER_BIN" -a 127.0.0.1 -p "$SPORT" -js -sd "$WORK/single-js" >"$WORK/single-nats.log" 2>&1 &
 PIDS+=($!)
@@ -120,4 +134,5 @@ PIDS+=($!)
 for _ in $(seq 1 600); do curl -sf "http://$SMETRICS/readyz" >/dev/null 2>&1 && break; sleep 0.05; done
 "$LOADGEN" ingest --url "nats://127.0.0.1:$SPORT" --requests 1000 --batch 100 --concurrency 32 --project gw
 "$LOADGEN" latency --url "nats://127.0.0.1:$SPORT" --rate 2000 --seconds 10 --project gwlat
+"$LOADGEN" query --mix light --url "nats://127.0.0.1:$SPORT" --project gw --requests 2000 --concurrency 8
 echo "== load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -55,6 +55,35 @@ pub const HINTED: &[&str] = &[
 /// Weeks of 2026 (outside the holidays) whose days `search_children` ranks.
 const WEEKS: &[u32] = &[3, 6, 9, 12, 15, 18, 21, 24, 27, 36, 39, 42];
 
+/// Light calls any project that `loadgen ingest` filled can answer (the root, one
+/// session's events, an agent search): what a query costs end to end, for comparing
+/// routes (cluster mode's account mapping against single mode) rather than the TOC.
+#[must_use]
+pub fn light_kinds(project: &str) -> Vec<QueryKind> {
+    vec![
+        QueryKind {
+            label: "toc.root",
+            id: "light/toc_root",
+            method: "toc.root",
+            bodies: vec![json!({})],
+        },
+        QueryKind {
+            label: "events.get session",
+            id: "light/events_get",
+            method: "events.get",
+            bodies: (0..8)
+                .map(|session| json!({"session_id": format!("{project}-session-{session}"), "limit": 20}))
+                .collect(),
+        },
+        QueryKind {
+            label: "search",
+            id: "light/search",
+            method: "search",
+            bodies: TOPICAL.iter().map(|q| json!({"query": q})).collect(),
+        },
+    ]
+}
+
 /// The kinds, in report order.
 #[must_use]
 pub fn query_kinds() -> Vec<QueryKind> {

@@ -124,7 +124,8 @@ async fn main() -> anyhow::Result<()> {
             project,
             requests,
             concurrency,
-        } => query(&url, &project, requests, concurrency).await,
+            mix,
+        } => query(&url, &project, requests, concurrency, &mix).await,
         Command::Navigable {
             url,
             project,

@@ -346,7 +346,8 @@ impl QueryService {
         })
     }
 
-    /// `events.get`.
+    /// `events.get`: the log's events, without cluster mode's `segment_close`
+    /// bookkeeping (see [`shown`]).
     ///
     /// # Errors
     /// `invalid_argument` for bad times or tokens; `internal` on store failures.
@@ -361,19 +362,26 @@ impl QueryService {
         let limit = request.limit.unwrap_or(50).clamp(1, MAX_PAGE);
         let mut events = Vec::with_capacity(limit);
         let mut has_more = false;
+        // The page token counts the log's events scanned, shown or not.
+        let mut scanned = 0;
         let scan = self
             .store
             .scan_events(project_id, request.session_id.as_deref(), from_ms, to_ms)
             .skip(offset);
         for item in scan {
             let (_, event) = item?;
+            if !shown(&event) {
+                scanned += 1;
+                continue;
+            }
             if events.len() == limit {
                 has_more = true;
                 break;
             }
+            scanned += 1;
             events.push(event);
         }
-        let next = offset + events.len();
+        let next = offset + scanned;
         Ok(EventsGetResponse {
             events,
             has_more,
@@ -403,6 +411,7 @@ impl QueryService {
             .store
             .scan_events(project_id, Some(&grip.session_id), None, None)
             .map(|item| item.map(|(_, event)| event))
+            .filter(|item| item.as_ref().map_or(true, shown))
             .collect::<Result<_, _>>()?;
         let start = session
             .iter()
@@ -664,4 +673,11 @@ fn parse_page_token(token: Option<&str>) -> crate::Result<usize> {
             ))
         }),
     }
+}
+
+/// Whether a read of the log shows `event`: everything but cluster mode's
+/// `segment_close`, which says where a lease holder closed an idle segment — mechanics,
+/// not something anyone said.
+fn shown(event: &Event) -> bool {
+    event.kind != memory_types::EventKind::SegmentClose
 }

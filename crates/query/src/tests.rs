@@ -282,3 +282,59 @@ fn a_small_scan_budget_reads_the_segments_whose_summaries_match_best() {
         "the summary led to the right segment: {response}"
     );
 }
+
+#[test]
+fn events_get_hides_segment_closes_and_pages_past_them() {
+    use memory_store::{Store, StoreOptions};
+    use memory_types::{Event, EventKind, Role};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = Store::open(dir.path(), &StoreOptions::default()).expect("store");
+    let event = |id: &str, kind: EventKind, ts: u64| Event {
+        event_id: id.into(),
+        session_id: "s".into(),
+        project_id: "p".into(),
+        agent_id: None,
+        timestamp_ms: ts,
+        kind,
+        role: Role::User,
+        text: if kind == EventKind::SegmentClose {
+            String::new()
+        } else {
+            format!("turn {id}")
+        },
+        metadata: std::collections::BTreeMap::new(),
+    };
+    let t0 = 1_790_000_000_000;
+    store
+        .append_events(&[
+            event("a", EventKind::UserMessage, t0),
+            event("b", EventKind::UserMessage, t0 + 1),
+            event("close", EventKind::SegmentClose, t0 + 1),
+            event("c", EventKind::UserMessage, t0 + 2),
+        ])
+        .expect("append");
+    let service = QueryService::new(store, Tz::UTC);
+    let page = |body: Value| {
+        service
+            .call("p", "events.get", &serde_json::to_vec(&body).expect("json"))
+            .expect("events")
+    };
+    let ids = |page: &Value| -> Vec<String> {
+        page["events"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|e| e["event_id"].as_str().map(str::to_owned))
+            .collect()
+    };
+    let all = page(json!({"session_id": "s"}));
+    assert_eq!(ids(&all), ["a", "b", "c"]);
+    let first = page(json!({"session_id": "s", "limit": 2}));
+    assert_eq!(ids(&first), ["a", "b"]);
+    let rest = page(json!({"session_id": "s", "limit": 2, "page_token": first["next_page_token"]}));
+    assert_eq!(
+        ids(&rest),
+        ["c"],
+        "nothing lost or repeated across the hidden close"
+    );
+}

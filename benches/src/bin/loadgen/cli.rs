@@ -73,6 +73,10 @@ pub(super) enum Command {
         /// Requests in flight.
         #[arg(long, default_value_t = 1)]
         concurrency: usize,
+        /// `toc`: the TOC mix (the year data set); `light`: the root, a session's events
+        /// and a search, which any project `ingest` filled answers.
+        #[arg(long, default_value = "toc")]
+        mix: String,
     },
     /// Ingest-to-navigable delay of a live session.
     Navigable {

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 use bytes::Bytes;
 use memory_benches::sample_event;
-use memory_benches::toc_mix::{latency_line, query_kinds};
+use memory_benches::toc_mix::{latency_line, light_kinds, query_kinds};
 
 use crate::closed_loop::closed_loop;
 
@@ -25,13 +25,19 @@ pub(super) async fn query(
     project: &str,
     requests: usize,
     concurrency: usize,
+    mix: &str,
 ) -> anyhow::Result<()> {
+    let kinds = match mix {
+        "toc" => query_kinds(),
+        "light" => light_kinds(project),
+        other => anyhow::bail!("unknown mix {other:?}: toc or light"),
+    };
     let client = async_nats::connect(url).await.context("connect")?;
     println!(
-        "TOC query mix over NATS, project {project}: {requests} requests per kind, concurrency {concurrency}"
+        "{mix} query mix over NATS, project {project}: {requests} requests per kind, concurrency {concurrency}"
     );
     let mut failed = 0usize;
-    for kind in query_kinds() {
+    for kind in kinds {
         let subject = format!("memory.query.{project}.{}", kind.method);
         let bodies: Vec<Bytes> = kind
             .bodies
