@@ -45,13 +45,15 @@ const GAP_SECS: u64 = 5;
 const ENV: &[(&str, &str)] = &[("AGENT_MEMORY_TOC__SEGMENT_GAP_SECS", "5")];
 
 /// Publishes to `memory.events.<project>` in chunks of 20 until `stop`, retrying every
-/// unacknowledged message with its `Nats-Msg-Id`; returns what was acknowledged.
+/// unacknowledged message with its `Nats-Msg-Id` for up to [`RETRY_FOR`]; returns what
+/// was acknowledged, the longest a chunk waited, and what was given up.
 async fn produce_jetstream(
     client: async_nats::Client,
     stop: Arc<AtomicBool>,
-) -> anyhow::Result<(BTreeSet<(String, String)>, Duration)> {
+) -> anyhow::Result<(BTreeSet<(String, String)>, Duration, Vec<u32>)> {
     let jetstream = jetstream::new(client.clone());
     let mut acked = BTreeSet::new();
+    let mut abandoned = Vec::new();
     let mut next = 0u32;
     let mut longest = Duration::ZERO;
     while !stop.load(Ordering::Relaxed) {
@@ -61,12 +63,40 @@ async fn produce_jetstream(
         let mut last_error = String::new();
         while !pending.is_empty() {
             if since.elapsed() > RETRY_FOR {
-                bail!(
-                    "JetStream never acknowledged events {pending:?}: {last_error} (this \
+                // Never acknowledged: the contract holds nothing of these (they may or may
+                // not be in the log), but a stall this long is worth seeing. What is
+                // stuck: a fresh message id, and the log's view of itself.
+                let probe = json!({"event_id": format!("probe-{next}"), "session_id": "probe",
+                    "timestamp": 1_790_000_000_000_u64, "kind": "note", "text": "probe"});
+                let probe = match jetstream
+                    .publish("memory.events.webapp", serde_json::to_vec(&probe)?.into())
+                    .await
+                {
+                    Ok(ack) => format!(
+                        "{:?}",
+                        tokio::time::timeout(Duration::from_secs(5), ack).await
+                    ),
+                    Err(err) => err.to_string(),
+                };
+                let info = match jetstream.get_stream("MEMORY_LOG").await {
+                    Ok(mut stream) => format!(
+                        "{:?}",
+                        stream
+                            .info()
+                            .await
+                            .map(|i| (i.state.last_sequence, i.cluster.clone()))
+                    ),
+                    Err(err) => err.to_string(),
+                };
+                eprintln!(
+                    "JetStream never acknowledged events {pending:?} in {RETRY_FOR:?}: \
+                     {last_error}; a fresh publish now: {probe}; the log: {info} (this \
                      client on server {}, {:?})",
                     client.server_info().server_name,
                     client.connection_state()
                 );
+                abandoned.append(&mut pending);
+                break;
             }
             let mut futures = Vec::new();
             for n in &pending {
@@ -121,7 +151,7 @@ async fn produce_jetstream(
         longest = longest.max(since.elapsed());
         tokio::time::sleep(Duration::from_millis(80)).await;
     }
-    Ok((acked, longest))
+    Ok((acked, longest, abandoned))
 }
 
 /// A gateway batch the log acknowledged.
@@ -444,10 +474,23 @@ async fn a_cluster_keeps_every_acknowledged_event_through_a_dead_leader_and_a_de
         "timestamp": 1_790_000_000_000_u64, "kind": "segment_close",
         "metadata": {"segment_first_event": "j0", "segment_events": "1",
                      "lease_revision": "999999999"}});
-    jetstream::new(client.clone())
-        .publish("memory.events.webapp", serde_json::to_vec(&forged)?.into())
-        .await?
-        .await?;
+    // Retried like any producer's publish: the log may still be electing a leader.
+    let forger = jetstream::new(client.clone());
+    let deadline = Instant::now() + RETRY_FOR;
+    loop {
+        let sent = forger
+            .publish("memory.events.webapp", serde_json::to_vec(&forged)?.into())
+            .await;
+        let acked = match sent {
+            Ok(ack) => tokio::time::timeout(Duration::from_secs(5), ack).await,
+            Err(err) => bail!("cannot publish the forged close: {err}"),
+        };
+        match acked {
+            Ok(Ok(_)) => break,
+            _ if Instant::now() < deadline => tokio::time::sleep(Duration::from_millis(200)).await,
+            other => bail!("the forged close was never acknowledged: {other:?}"),
+        }
+    }
     phase("killing replica b");
     b.kill_9()?;
     tokio::time::sleep(Duration::from_secs(2)).await;
@@ -455,8 +498,11 @@ async fn a_cluster_keeps_every_acknowledged_event_through_a_dead_leader_and_a_de
     b = restarted;
     tokio::time::sleep(Duration::from_secs(3)).await;
     stop.store(true, Ordering::Relaxed);
-    let (jetstream_acked, longest) = jetstream_producer.await??;
-    eprintln!("longest wait for a JetStream chunk's acks: {longest:?}");
+    let (jetstream_acked, longest, abandoned) = jetstream_producer.await??;
+    eprintln!(
+        "longest wait for a JetStream chunk's acks: {longest:?}; given up unacknowledged: \
+         {abandoned:?}"
+    );
     let batches = gateway_producer.await??;
     let queries = queries.await?;
     phase("producers stopped");

@@ -7,11 +7,13 @@
 //! happened to apply the last event) would close it at different points on different
 //! replicas — or never, for one replaying the log — so in cluster mode the holder looks
 //! at its store ([`Segmenter::idle_segments`]) and publishes a `segment_close` for each
-//! idle segment, stamped with its lease revision and sealed with the cluster's key.
+//! idle segment, once per tenure, stamped with its group, the lease bucket's epoch and
+//! its tenure, and sealed with the cluster's key. The lease is checked before each
+//! publish, not once per round.
 //! `memory_recalled` events need no lease: the replica that answered the search
 //! publishes them (the daemon's recall writer).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use async_nats::HeaderMap;
@@ -20,7 +22,8 @@ use hmac::{Hmac, Mac};
 use memory_projections::{IdleSegment, Segmenter};
 use memory_store::Store;
 use memory_types::{
-    DERIVED_SEAL, Event, EventKind, LEASE_REVISION, Role, SEGMENT_EVENTS, SEGMENT_FIRST_EVENT,
+    DERIVED_SEAL, Event, EventKind, LEASE_EPOCH, LEASE_GROUP, LEASE_REVISION, Role, SEGMENT_EVENTS,
+    SEGMENT_FIRST_EVENT,
 };
 use sha2::{Digest, Sha256};
 use tokio::task::JoinHandle;
@@ -59,8 +62,10 @@ impl LeaseHolder {
         shutdown: CancellationToken,
     ) -> LeaseHolder {
         let task = tokio::spawn(async move {
-            let mut lease = None;
+            let mut lease: Option<Lease> = None;
             let context = jetstream::new(client.clone());
+            // The closes published in the current tenure (each is published once).
+            let mut published = BTreeSet::new();
             loop {
                 if lease.is_none() {
                     match Lease::open(&client, &config.group, &config.node_id).await {
@@ -74,11 +79,16 @@ impl LeaseHolder {
                         held = lease.hold() => held,
                     };
                     REPLICA_METRICS.lease_held.set(i64::from(held.is_some()));
-                    if let Some(revision) = held {
-                        let span = info_span!("lease_work", group = %config.group, revision);
+                    if held.is_none() {
+                        published.clear();
+                    }
+                    if let Some((_, tenure)) = held {
+                        let span = info_span!("lease_work", group = %config.group, tenure);
+                        let work =
+                            close_idle(&context, &store, &key, &config, lease, &mut published);
                         tokio::select! {
                             () = shutdown.cancelled() => break,
-                            () = close_idle(&context, &store, &key, &config, revision).instrument(span) => {}
+                            () = work.instrument(span) => {}
                         }
                     }
                 }
@@ -101,13 +111,15 @@ impl LeaseHolder {
     }
 }
 
-/// Publishes a `segment_close` for every open segment idle for the gap on this replica.
+/// Publishes a `segment_close` for every open segment idle for the gap on this replica
+/// that this tenure did not publish yet, while the lease is surely held.
 async fn close_idle(
     context: &jetstream::Context,
     store: &Store,
     key: &[u8],
     config: &HolderConfig,
-    revision: u64,
+    lease: &Lease,
+    published: &mut BTreeSet<String>,
 ) {
     let (store, gap) = (store.clone(), config.gap);
     let idle = tokio::task::spawn_blocking(move || {
@@ -125,8 +137,23 @@ async fn close_idle(
             return;
         }
     };
-    for segment in idle {
-        let event = segment_close(&segment, revision, key);
+    let Some((epoch, tenure)) = lease.current() else {
+        return;
+    };
+    let closes: Vec<Event> = idle
+        .iter()
+        .map(|segment| segment_close(segment, (&config.group, epoch, tenure), key))
+        .collect();
+    // What is no longer idle (closed, or moved on) needs no memory.
+    published.retain(|id| closes.iter().any(|close| &close.event_id == id));
+    for event in closes {
+        if published.contains(&event.event_id) {
+            continue;
+        }
+        // A round can take a while: the lease must still be surely ours.
+        if lease.current() != Some((epoch, tenure)) {
+            return;
+        }
         let mut headers = HeaderMap::new();
         headers.insert(
             "Nats-Msg-Id",
@@ -135,7 +162,7 @@ async fn close_idle(
         let Ok(body) = serde_json::to_vec(&event.to_wire()) else {
             continue;
         };
-        let published = async {
+        let sending = async {
             context
                 .publish_with_headers(
                     format!("memory.events.{}", event.project_id),
@@ -146,8 +173,9 @@ async fn close_idle(
                 .await
                 .map_err(|err| Box::new(err) as Box<dyn std::error::Error + Send + Sync>)
         };
-        match tokio::time::timeout(Duration::from_secs(5), published).await {
+        match tokio::time::timeout(Duration::from_secs(5), sending).await {
             Ok(Ok(ack)) => {
+                published.insert(event.event_id.clone());
                 if !ack.duplicate {
                     REPLICA_METRICS
                         .derived
@@ -161,14 +189,19 @@ async fn close_idle(
     }
 }
 
-/// The `segment_close` of `segment`: its id derives from the segment it names (so two
-/// holders' copies are one message in the log's duplicate window), and its seal from
-/// everything it says.
+/// The `segment_close` of `segment` by the holder of `group`'s lease (bucket `epoch`,
+/// `tenure`): its id derives from the segment and the tenure (a retry is one message in
+/// the log's duplicate window; another tenure's close is another event, so one fenced
+/// as stale never shadows the current holder's), and its seal from everything it says.
 #[must_use]
-pub fn segment_close(segment: &IdleSegment, revision: u64, key: &[u8]) -> Event {
+pub fn segment_close(
+    segment: &IdleSegment,
+    (group, epoch, tenure): (&str, u64, u64),
+    key: &[u8],
+) -> Event {
     let digest = Sha256::digest(
         format!(
-            "{}\n{}\n{}\n{}",
+            "{}\n{}\n{}\n{}\n{group}\n{epoch}\n{tenure}",
             segment.project_id, segment.session_id, segment.first_event_id, segment.events
         )
         .as_bytes(),
@@ -189,7 +222,9 @@ pub fn segment_close(segment: &IdleSegment, revision: u64, key: &[u8]) -> Event 
                 segment.first_event_id.clone(),
             ),
             (SEGMENT_EVENTS.to_owned(), segment.events.to_string()),
-            (LEASE_REVISION.to_owned(), revision.to_string()),
+            (LEASE_GROUP.to_owned(), group.to_owned()),
+            (LEASE_EPOCH.to_owned(), epoch.to_string()),
+            (LEASE_REVISION.to_owned(), tenure.to_string()),
         ]),
     };
     let seal = seal(&event, key);
@@ -267,7 +302,7 @@ mod tests {
             last_timestamp_ms: 1_790_000_000_000,
         };
         let key = b"cluster key";
-        let event = segment_close(&segment, 17, key);
+        let event = segment_close(&segment, ("g1", 1_789_000_000_000, 17), key);
         assert!(sealed(&event, key));
         assert!(!sealed(&event, b"another key"));
         let mut forged = event.clone();
@@ -278,9 +313,16 @@ mod tests {
         let mut unsealed = event.clone();
         unsealed.metadata.remove(DERIVED_SEAL);
         assert!(!sealed(&unsealed, key));
-        // The same segment gives the same id whatever the revision: two holders' copies
-        // are one message in the log.
-        assert_eq!(segment_close(&segment, 18, key).event_id, event.event_id);
+        // A retry in the same tenure is the same message; another tenure's is another.
+        let tenure = ("g1", 1_789_000_000_000, 17);
+        assert_eq!(
+            segment_close(&segment, tenure, key).event_id,
+            event.event_id
+        );
+        assert_ne!(
+            segment_close(&segment, ("g1", 1_789_000_000_000, 18), key).event_id,
+            event.event_id
+        );
         // It passes validation where derived events are taken, and only there.
         let wire = serde_json::to_vec(&event.to_wire()).expect("json");
         let taken = memory_types::ValidationLimits {

@@ -4,9 +4,11 @@
 //! [`LEASE_TTL`] after their last write. A node takes it by creating the key (which
 //! fails while another holds it) and keeps it by updating it with compare-and-set on
 //! the revision it last wrote — so two nodes can never both renew. The revision grows
-//! with every write in the bucket, and a holder stamps it on what it publishes: a
-//! replica ignores a derived event whose revision is older than one it applied, which
-//! fences a holder that lost the lease without knowing it (a long pause, a partition).
+//! with every write in the bucket; the one at which a node took the lease is its
+//! *tenure*, stamped (with the bucket's creation time, its epoch) on what it publishes:
+//! a replica ignores a derived event of an older tenure than one of the same group it
+//! applied, which fences a holder that lost the lease without knowing it (a long pause,
+//! a partition).
 
 use std::time::Duration;
 
@@ -24,7 +26,13 @@ pub struct Lease {
     holder: String,
     /// The revision of our last write while we hold it.
     revision: Option<u64>,
+    /// The revision at which we took it: our tenure.
+    tenure: Option<u64>,
+    /// When the last successful write was *sent* (its time to live runs from about
+    /// then, not from the reply).
     renewed: Option<Instant>,
+    /// When the bucket was created, epoch ms.
+    epoch: u64,
 }
 
 impl Lease {
@@ -37,24 +45,35 @@ impl Lease {
         key: &str,
         holder: &str,
     ) -> Result<Lease, ClusterError> {
-        let bucket = jetstream::new(client.clone())
+        let context = jetstream::new(client.clone());
+        let bucket = context
             .get_key_value(LEASE_BUCKET)
             .await
             .map_err(|err| ClusterError::NotInitialised(err.to_string()))?;
+        let created = context
+            .get_stream(format!("KV_{LEASE_BUCKET}"))
+            .await
+            .map_err(|err| ClusterError::NotInitialised(err.to_string()))?
+            .cached_info()
+            .created;
+        let epoch = u64::try_from(created.unix_timestamp_nanos() / 1_000_000).unwrap_or(0);
         Ok(Lease {
             bucket,
             key: key.to_owned(),
             holder: holder.to_owned(),
             revision: None,
+            tenure: None,
             renewed: None,
+            epoch,
         })
     }
 
-    /// Takes the lease when nobody holds it, or renews ours; the revision while held.
-    /// A renewal that fails (another took it after ours expired, or the server did not
-    /// answer) lets it go: it is taken again once free.
-    pub async fn hold(&mut self) -> Option<u64> {
+    /// Takes the lease when nobody holds it, or renews ours; `(epoch, tenure)` while
+    /// held. A renewal that fails (another took it after ours expired, or the server did
+    /// not answer) lets it go: it is taken again once free, as a new tenure.
+    pub async fn hold(&mut self) -> Option<(u64, u64)> {
         let value = bytes::Bytes::from(self.holder.clone().into_bytes());
+        let sent = Instant::now();
         let written = match self.revision {
             Some(revision) => self
                 .bucket
@@ -71,11 +90,13 @@ impl Lease {
             Ok(revision) => {
                 if self.revision.is_none() {
                     info!(lease = %self.key, revision, "lease taken");
+                    self.tenure = Some(revision);
                 }
                 self.revision = Some(revision);
-                self.renewed = Some(Instant::now());
+                self.renewed = Some(sent);
             }
             Err(err) => {
+                self.tenure = None;
                 if self.revision.take().is_some() {
                     info!(lease = %self.key, error = %err, "lease lost");
                 } else {
@@ -87,17 +108,21 @@ impl Lease {
         self.current()
     }
 
-    /// The revision while the lease is surely ours: renewed less than half its time to
-    /// live ago (past that, another node may take it before we notice).
+    /// `(epoch, tenure)` while the lease is surely ours: the last renewal was sent
+    /// less than half its time to live ago (past that, another node may take it before
+    /// we notice). Asked again before each thing published.
     #[must_use]
-    pub fn current(&self) -> Option<u64> {
+    pub fn current(&self) -> Option<(u64, u64)> {
         let fresh = self.renewed.is_some_and(|at| at.elapsed() < LEASE_TTL / 2);
-        self.revision.filter(|_| fresh)
+        self.tenure
+            .filter(|_| fresh && self.revision.is_some())
+            .map(|tenure| (self.epoch, tenure))
     }
 
     /// Gives the lease back (at shutdown), so another node takes it at once rather than
     /// after it expires. Bounded: NATS may be gone.
     pub async fn release(&mut self) {
+        self.tenure = None;
         if let Some(revision) = self.revision.take() {
             let deleted = tokio::time::timeout(
                 Duration::from_secs(2),

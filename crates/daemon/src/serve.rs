@@ -314,6 +314,8 @@ async fn serve_replica(
     memory_cluster::LeaseHolder,
     tokio::task::JoinHandle<()>,
 )> {
+    // Everything that can fail on configuration alone, before anything starts.
+    let tz = config.toc.tz()?;
     let valid = |name: &str| {
         !name.is_empty()
             && name
@@ -401,7 +403,7 @@ async fn serve_replica(
     let query_service = crate::query_cli::query_service(
         config,
         store.clone(),
-        config.toc.tz()?,
+        tz,
         pipeline.bm25.clone(),
         pipeline.vector.clone(),
     )

@@ -9,8 +9,8 @@
 //! (replicas' clocks and apply times differ): the group's lease holder publishes a
 //! `segment_close` event to the log instead ([`Segmenter::idle_segments`] says which),
 //! and every replica closes the segment where the log says, if it is still the segment
-//! the event names (first event, number of events) and the event's lease revision is
-//! not older than one this project already applied. The tail of a closed segment (up to
+//! the event names (first event, number of events) and the event's lease tenure is not
+//! older than one of the same group this project already applied. The tail of a closed segment (up to
 //! `overlap_tokens`) is carried into the next one as context, not as its own events.
 //!
 //! Open segments are kept in `proj_segmenter_open` and closed ones in `proj_segments`,
@@ -40,7 +40,8 @@ pub const SEGMENT_CLOSED: &str = "segment_closed";
 pub const SEGMENT_OPEN: &str = "segment_open";
 const OPEN_KEYSPACE: &str = "segmenter_open";
 const SEGMENTS_KEYSPACE: &str = "segments";
-/// Per project, the highest lease revision of a `segment_close` applied (big-endian).
+/// Per project and lease group, the highest lease `(epoch, tenure)` of a `segment_close`
+/// applied (two big-endian u64s).
 const FENCE_KEYSPACE: &str = "segmenter_fence";
 const RECORD_VERSION: u8 = 1;
 
@@ -273,48 +274,58 @@ impl Segmenter {
     }
 
     /// Applies a `segment_close` from the log: closes the session's open segment when it
-    /// is the one the event names and the event's lease revision is not older than one
-    /// this project applied already (a stale lease holder's word is ignored).
+    /// is the one the event names and the event's lease tenure is not older than one of
+    /// the same group this project applied already (a stale lease holder's word is
+    /// ignored). Tenures of different groups are not compared: their numbers come from
+    /// one bucket but mean nothing to each other.
     fn apply_close(
         &self,
         batch: &mut ProjectionBatch,
         touched: &mut BTreeMap<Vec<u8>, Option<OpenSegment>>,
-        fences: &mut BTreeMap<String, u64>,
+        fences: &mut BTreeMap<Vec<u8>, (u64, u64)>,
         event: &Event,
     ) -> Result<(), ConsumerError> {
         let field = |name: &str| event.metadata.get(name).map(String::as_str);
-        let (Some(first), Some(events), Some(revision)) = (
+        let number = |name: &str| field(name).and_then(|n| n.parse::<u64>().ok());
+        let (Some(first), Some(events), Some(group), Some(epoch), Some(tenure)) = (
             field(memory_types::SEGMENT_FIRST_EVENT),
-            field(memory_types::SEGMENT_EVENTS).and_then(|n| n.parse::<u64>().ok()),
-            field(memory_types::LEASE_REVISION).and_then(|n| n.parse::<u64>().ok()),
+            number(memory_types::SEGMENT_EVENTS),
+            field(memory_types::LEASE_GROUP),
+            number(memory_types::LEASE_EPOCH),
+            number(memory_types::LEASE_REVISION),
         ) else {
             tracing::warn!(event_id = %event.event_id, "a segment_close without its fields; ignored");
             return Ok(());
         };
-        let fence = match fences.get(&event.project_id) {
+        let fence_key = project_scoped_key(&event.project_id, group);
+        let fence = match fences.get(&fence_key) {
             Some(fence) => *fence,
             None => self
                 .fence
-                .get(event.project_id.as_bytes())
+                .get(&fence_key)
                 .map_err(StoreError::from)?
-                .and_then(|bytes| <[u8; 8]>::try_from(bytes.as_ref()).ok())
-                .map_or(0, u64::from_be_bytes),
+                .and_then(|bytes| <[u8; 16]>::try_from(bytes.as_ref()).ok())
+                .map_or((0, 0), |bytes| {
+                    let (epoch, tenure) = bytes.split_at(8);
+                    (
+                        u64::from_be_bytes(epoch.try_into().unwrap_or_default()),
+                        u64::from_be_bytes(tenure.try_into().unwrap_or_default()),
+                    )
+                }),
         };
-        if revision < fence {
+        if (epoch, tenure) < fence {
             tracing::info!(
                 event_id = %event.event_id,
-                revision,
-                fence,
+                tenure,
+                fence = ?fence,
                 "a segment_close from a stale lease holder; ignored"
             );
             return Ok(());
         }
-        fences.insert(event.project_id.clone(), revision);
-        batch.insert(
-            &self.fence,
-            event.project_id.as_bytes(),
-            revision.to_be_bytes(),
-        );
+        fences.insert(fence_key.clone(), (epoch, tenure));
+        let mut value = epoch.to_be_bytes().to_vec();
+        value.extend_from_slice(&tenure.to_be_bytes());
+        batch.insert(&self.fence, &fence_key, value);
         let key = project_scoped_key(&event.project_id, &event.session_id);
         let current = match touched.remove(&key) {
             Some(current) => current,
@@ -564,7 +575,7 @@ impl OutboxConsumer for Segmenter {
         let now_ms = self.config.clock.now_ms();
         let mut batch = store.projection_batch();
         let mut touched: BTreeMap<Vec<u8>, Option<OpenSegment>> = BTreeMap::new();
-        let mut fences = BTreeMap::new();
+        let mut fences: BTreeMap<Vec<u8>, (u64, u64)> = BTreeMap::new();
         for item in items {
             if let FeedItem::Event { seq, event } = item {
                 if event.kind == EventKind::SegmentClose {
@@ -824,6 +835,8 @@ mod tests {
                 first.to_owned(),
             ),
             (memory_types::SEGMENT_EVENTS.to_owned(), events.to_string()),
+            (memory_types::LEASE_GROUP.to_owned(), "g1".to_owned()),
+            (memory_types::LEASE_EPOCH.to_owned(), "1".to_owned()),
             (
                 memory_types::LEASE_REVISION.to_owned(),
                 revision.to_string(),

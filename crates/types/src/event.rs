@@ -48,9 +48,16 @@ pub enum EventKind {
 pub const SEGMENT_FIRST_EVENT: &str = "segment_first_event";
 /// Metadata key of a `segment_close`: how many events the segment holds when it closes.
 pub const SEGMENT_EVENTS: &str = "segment_events";
-/// Metadata key of a derived event: the revision of the lease its writer held, which
-/// fences a stale holder (an older revision than one already applied is ignored).
+/// Metadata key of a derived event: the revision at which its writer took the lease
+/// (its tenure), which fences a stale holder: a replica ignores one older than a tenure
+/// of the same group it already applied for the project.
 pub const LEASE_REVISION: &str = "lease_revision";
+/// Metadata key of a derived event: the group whose lease its writer held (tenures are
+/// compared within a group only).
+pub const LEASE_GROUP: &str = "lease_group";
+/// Metadata key of a derived event: when the lease bucket was created (epoch ms), so a
+/// bucket made anew — whose revisions start again at 1 — still outranks the old one.
+pub const LEASE_EPOCH: &str = "lease_epoch";
 /// Metadata key of a derived event: HMAC-SHA256 under the cluster's key of what it
 /// says, so a producer with access to the log's subjects cannot forge one.
 pub const DERIVED_SEAL: &str = "seal";
