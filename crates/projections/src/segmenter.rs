@@ -785,17 +785,25 @@ mod tests {
         );
     }
 
-    #[test]
-    fn a_live_session_that_falls_silent_is_closed_by_wall_clock() {
+    /// A store and a segmenter with a 30 min gap on a manual wall clock, closing idle
+    /// segments on that clock or not (cluster mode).
+    fn live(by_clock: bool) -> (tempfile::TempDir, Store, ManualClock, Segmenter) {
         let dir = tempfile::tempdir().expect("tempdir");
         let store = Store::open(dir.path(), &StoreOptions::default()).expect("store");
         let wall = ManualClock::new(T0 + 60 * MINUTE);
         let config = SegmenterConfig {
             gap: Duration::from_secs(30 * 60),
             clock: wall.clock(),
+            idle_close_by_clock: by_clock,
             ..SegmenterConfig::default()
         };
-        let mut segmenter = Segmenter::open(&store, config).expect("open");
+        let segmenter = Segmenter::open(&store, config).expect("open");
+        (dir, store, wall, segmenter)
+    }
+
+    #[test]
+    fn a_live_session_that_falls_silent_is_closed_by_wall_clock() {
+        let (_dir, store, wall, mut segmenter) = live(true);
         append_and_apply(
             &store,
             &mut segmenter,
@@ -847,16 +855,7 @@ mod tests {
 
     #[test]
     fn in_cluster_mode_idle_segments_close_where_the_log_says() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let store = Store::open(dir.path(), &StoreOptions::default()).expect("store");
-        let wall = ManualClock::new(T0 + 60 * MINUTE);
-        let config = SegmenterConfig {
-            gap: Duration::from_secs(30 * 60),
-            clock: wall.clock(),
-            idle_close_by_clock: false,
-            ..SegmenterConfig::default()
-        };
-        let mut segmenter = Segmenter::open(&store, config).expect("open");
+        let (_dir, store, wall, mut segmenter) = live(false);
         append_and_apply(
             &store,
             &mut segmenter,
