@@ -940,6 +940,21 @@ pub fn export_events(data_dir: &Path, project: &str) -> anyhow::Result<Vec<serde
         .collect()
 }
 
+/// [`export_events`] without each event's `seq`: a replica's own outbox position, which
+/// differs between replicas holding the same events.
+pub fn export_events_without_seq(
+    data_dir: &Path,
+    project: &str,
+) -> anyhow::Result<Vec<serde_json::Value>> {
+    Ok(export_events(data_dir, project)?
+        .into_iter()
+        .map(|mut event| {
+            event.as_object_mut().map(|o| o.remove("seq"));
+            event
+        })
+        .collect())
+}
+
 /// The sum of a Prometheus metric's samples in `text` (a `/metrics` page) whose labels
 /// include every one of `labels` (`name="value"` strings).
 #[must_use]

@@ -203,8 +203,8 @@ pub async fn init(
     {
         let mut key = [0u8; 32];
         getrandom::fill(&mut key).map_err(|err| nats("redaction key")(&err))?;
-        let hex: String = key.iter().map(|byte| format!("{byte:02x}")).collect();
         // Another init may have written one meanwhile: keep the first.
+        let hex = crate::to_hex(&key);
         if let Err(err) = cluster.create(REDACTION_KEY, hex.into_bytes().into()).await {
             warn!(error = %err, "the cluster's redaction key exists already");
         }
@@ -254,12 +254,8 @@ pub async fn read_cluster(
         .await
         .map_err(|err| nats("redaction key")(&err))?
         .ok_or_else(|| ClusterError::NotInitialised("no redaction key".to_owned()))?;
-    let hex = String::from_utf8_lossy(&entry.value).into_owned();
-    let key = (0..hex.len())
-        .step_by(2)
-        .map(|at| u8::from_str_radix(hex.get(at..at + 2).unwrap_or("zz"), 16))
-        .collect::<Result<Vec<u8>, _>>()
-        .map_err(|err| nats("redaction key")(&err))?;
+    let key = crate::from_hex(&String::from_utf8_lossy(&entry.value))
+        .ok_or_else(|| nats("redaction key")(&"the stored key is not hex"))?;
     Ok((layout, assignments, key))
 }
 

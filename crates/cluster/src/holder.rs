@@ -206,7 +206,7 @@ pub fn segment_close(
         )
         .as_bytes(),
     );
-    let id: String = digest.iter().take(16).map(|b| format!("{b:02x}")).collect();
+    let id = crate::to_hex(&digest[..16]);
     let mut event = Event {
         event_id: format!("segment-close-{id}"),
         session_id: segment.session_id.clone(),
@@ -237,13 +237,7 @@ pub fn segment_close(
 #[must_use]
 pub fn seal(event: &Event, key: &[u8]) -> String {
     mac(event, key)
-        .map(|mac| {
-            mac.finalize()
-                .into_bytes()
-                .iter()
-                .map(|b| format!("{b:02x}"))
-                .collect()
-        })
+        .map(|mac| crate::to_hex(&mac.finalize().into_bytes()))
         .unwrap_or_default()
 }
 
@@ -254,11 +248,7 @@ pub fn sealed(event: &Event, key: &[u8]) -> bool {
     let Some(given) = event.metadata.get(DERIVED_SEAL) else {
         return false;
     };
-    let Ok(given) = (0..given.len())
-        .step_by(2)
-        .map(|at| u8::from_str_radix(given.get(at..at + 2).unwrap_or("zz"), 16))
-        .collect::<Result<Vec<u8>, _>>()
-    else {
+    let Some(given) = crate::from_hex(given) else {
         return false;
     };
     mac(event, key).is_some_and(|mac| mac.verify_slice(&given).is_ok())

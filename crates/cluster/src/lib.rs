@@ -75,6 +75,19 @@ pub enum ClusterError {
     },
 }
 
+/// Lower-case hex of `bytes` (the redaction key in its bucket, seals, derived ids).
+pub(crate) fn to_hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
+/// The bytes of lower- or upper-case hex, `None` when it is not hex.
+pub(crate) fn from_hex(hex: &str) -> Option<Vec<u8>> {
+    (0..hex.len())
+        .step_by(2)
+        .map(|at| u8::from_str_radix(hex.get(at..at + 2)?, 16).ok())
+        .collect()
+}
+
 pub(crate) fn nats(what: &'static str) -> impl Fn(&dyn std::fmt::Display) -> ClusterError {
     move |err| ClusterError::Nats {
         what,
