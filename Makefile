@@ -11,7 +11,7 @@ CARGO ?= cargo
 LLM_MODELS ?= 0.5b
 
 .DEFAULT_GOAL := help
-.PHONY: help setup setup-llm llm-server build demo test test-cluster test-llm bench bench-cluster fmt lint clean distclean
+.PHONY: help setup setup-llm llm-server build demo test test-cluster test-llm bench bench-cluster bench-snapshot fmt lint clean distclean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-13s %s\n", $$1, $$2}'
@@ -36,7 +36,7 @@ test: setup ## Run the whole test suite (unit, integration, end-to-end, doc)
 	@bash scripts/test.sh
 
 test-cluster: setup ## Only the cluster-mode tests, the fault test among them (three nats-servers on loopback; also part of `test`)
-	$(CARGO) test -p memory-e2e-tests --test cluster --test cluster_faults --test single_mode
+	$(CARGO) test -p memory-e2e-tests --test cluster --test cluster_faults --test cluster_snapshot --test single_mode
 
 test-llm: setup ## The LLM paths against a real local model (Qwen2.5-Coder-0.5B, one thread; slow, not in `test`)
 	@bash scripts/setup-llm.sh 0.5b
@@ -47,6 +47,9 @@ bench: ## Run the criterion benches
 
 bench-cluster: setup ## Cluster mode against a bare JetStream publish and single mode (benches/run-cluster.sh)
 	@bash benches/run-cluster.sh
+
+bench-snapshot: setup ## A new replica from its group's snapshot against a full replay (benches/run-snapshot.sh)
+	@bash benches/run-snapshot.sh
 
 fmt: ## Format all crates in place
 	$(CARGO) fmt --all

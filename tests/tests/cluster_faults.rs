@@ -15,7 +15,6 @@
 //! `unavailable` — never a partial answer.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -25,11 +24,13 @@ use async_nats::HeaderMap;
 use async_nats::jetstream::{self, consumer::pull};
 use futures::StreamExt;
 use memory_e2e_tests::{NatsCluster, cluster_cli, export_events_without_seq, serve_replica};
-use memory_projections::{CloseReason, IdleSegment, RollupBuilder, Segment, Segmenter};
-use memory_store::{Store, StoreOptions};
-use memory_toc::TocNode;
+use memory_projections::{CloseReason, Segment};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
+
+#[path = "support/replicas.rs"]
+mod replicas;
+use replicas::{node_status, projections, wait_settled};
 
 /// Projects spread over the eight partitions of this test's log.
 const PROJECTS: [&str; 8] = [
@@ -320,51 +321,6 @@ async fn read_log(client: &async_nats::Client) -> anyhow::Result<Vec<(u16, Strin
     Ok(messages)
 }
 
-/// The node's status report, through its own admin subject.
-async fn node_status(client: &async_nats::Client, node: &str) -> Option<Value> {
-    let reply = tokio::time::timeout(
-        Duration::from_secs(5),
-        client.request(format!("memory.admin.{node}.status"), "{}".into()),
-    )
-    .await
-    .ok()?
-    .ok()?;
-    serde_json::from_slice(&reply.payload).ok()
-}
-
-/// Waits until each node's consumer has nothing pending and its projections have
-/// caught up with its store.
-async fn wait_settled(client: &async_nats::Client, nodes: &[&str]) -> anyhow::Result<()> {
-    let stream = jetstream::new(client.clone())
-        .get_stream("MEMORY_LOG")
-        .await?;
-    let deadline = Instant::now() + Duration::from_secs(90);
-    for node in nodes {
-        loop {
-            let mut consumer: jetstream::consumer::PullConsumer = stream
-                .get_consumer(&format!("mem-{node}"))
-                .await
-                .map_err(|err| anyhow::anyhow!("{err}"))?;
-            let info = consumer.info().await?;
-            let log_done = info.num_pending == 0 && info.num_ack_pending == 0;
-            let status = node_status(client, node).await;
-            let projections_done = status.as_ref().is_some_and(|status| {
-                status["consumers"]
-                    .as_array()
-                    .is_some_and(|all| !all.is_empty() && all.iter().all(|c| c["lag"] == 0))
-            });
-            if log_done && projections_done {
-                break;
-            }
-            if Instant::now() > deadline {
-                bail!("node {node} never settled: consumer {info:?}, status {status:?}");
-            }
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        }
-    }
-    Ok(())
-}
-
 /// Waits until the log has not grown for longer than the gap and a lease holder's
 /// round: every session has fallen idle and its close is in the log.
 async fn wait_quiet(client: &async_nats::Client) -> anyhow::Result<()> {
@@ -386,24 +342,6 @@ async fn wait_quiet(client: &async_nats::Client) -> anyhow::Result<()> {
         }
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
-}
-
-/// The store of `data_dir` (the daemon stopped): every TOC node, every closed segment
-/// (sorted), and the open segments that still hold events.
-fn projections(data_dir: &Path) -> anyhow::Result<(Vec<TocNode>, Vec<Segment>, Vec<IdleSegment>)> {
-    let store = Store::open(data_dir, &StoreOptions::default())?;
-    let nodes = RollupBuilder::all_nodes(&store)?.into_values().collect();
-    let mut segments = Segmenter::all_segments(&store)?;
-    segments.sort_by(|a, b| a.segment_id.cmp(&b.segment_id));
-    // An event's position in a replica's own outbox is the replica's: derived entries
-    // of its projections share that numbering, so it differs between replicas.
-    for segment in &mut segments {
-        for event in segment.events.iter_mut().chain(segment.overlap.iter_mut()) {
-            event.seq = 0;
-        }
-    }
-    let open = Segmenter::idle_segments(&store, u64::MAX, Duration::ZERO)?;
-    Ok((nodes, segments, open))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

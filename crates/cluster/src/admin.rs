@@ -172,6 +172,7 @@ pub async fn init(
         ),
     )
     .await?;
+    crate::snapshot::ensure_bucket(&context, layout.replicas).await?;
     let record = serde_json::to_vec(layout).map_err(|err| nats("layout")(&err))?;
     match entry(&cluster, LAYOUT_KEY)
         .await
@@ -409,6 +410,8 @@ pub struct ClusterStatus {
     pub leases: BTreeMap<String, String>,
     /// The live daemons, by node id.
     pub nodes: BTreeMap<String, crate::NodeRecord>,
+    /// Each group's latest snapshot (groups without one are left out).
+    pub snapshots: BTreeMap<String, crate::snapshot::ClusterSnapshot>,
 }
 
 /// One copy of the log.
@@ -474,7 +477,18 @@ pub async fn status(client: &async_nats::Client) -> Result<ClusterStatus, Cluste
     }
     let cluster = info.cluster.clone();
     let nodes = crate::nodes::live_nodes(client).await;
+    let mut snapshots = BTreeMap::new();
+    for group in assignments.groups.keys() {
+        match crate::snapshot::latest(client, group).await {
+            Ok(Some(snapshot)) => {
+                snapshots.insert(group.clone(), snapshot);
+            }
+            Ok(None) => {}
+            Err(err) => tracing::debug!(error = %err, group, "no snapshot to report"),
+        }
+    }
     Ok(ClusterStatus {
+        snapshots,
         nodes,
         unassigned: assignments.unassigned(layout.partitions),
         layout,

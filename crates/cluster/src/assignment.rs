@@ -63,6 +63,26 @@ impl Assignments {
     }
 }
 
+/// `0-15,32-47` for a set of partitions (what [`parse_partitions`] reads).
+#[must_use]
+pub fn format_partitions(parts: &BTreeSet<u16>) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut iter = parts.iter().copied().peekable();
+    while let Some(first) = iter.next() {
+        let mut last = first;
+        while iter.peek() == Some(&(last + 1)) {
+            last += 1;
+            iter.next();
+        }
+        out.push(if first == last {
+            first.to_string()
+        } else {
+            format!("{first}-{last}")
+        });
+    }
+    out.join(",")
+}
+
 /// `0-63`, `0-15,32-47`, `7`: the partitions named, each below `partitions`.
 ///
 /// # Errors

@@ -14,6 +14,8 @@
 //! publishes them (the daemon's recall writer).
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use async_nats::HeaderMap;
@@ -48,6 +50,7 @@ pub struct HolderConfig {
 /// The running lease work of a node.
 pub struct LeaseHolder {
     task: JoinHandle<()>,
+    holding: Arc<AtomicBool>,
 }
 
 impl LeaseHolder {
@@ -61,6 +64,8 @@ impl LeaseHolder {
         config: HolderConfig,
         shutdown: CancellationToken,
     ) -> LeaseHolder {
+        let holding = Arc::new(AtomicBool::new(false));
+        let flag = holding.clone();
         let task = tokio::spawn(async move {
             let mut lease: Option<Lease> = None;
             let context = jetstream::new(client.clone());
@@ -79,6 +84,7 @@ impl LeaseHolder {
                         held = lease.hold() => held,
                     };
                     REPLICA_METRICS.lease_held.set(i64::from(held.is_some()));
+                    flag.store(held.is_some(), Ordering::Relaxed);
                     if held.is_none() {
                         published.clear();
                     }
@@ -101,8 +107,16 @@ impl LeaseHolder {
                 lease.release().await;
             }
             REPLICA_METRICS.lease_held.set(0);
+            flag.store(false, Ordering::Relaxed);
         });
-        LeaseHolder { task }
+        LeaseHolder { task, holding }
+    }
+
+    /// True while this node holds its group's lease (other lease work, such as the
+    /// scheduled snapshots, follows it).
+    #[must_use]
+    pub fn holding(&self) -> Arc<AtomicBool> {
+        self.holding.clone()
     }
 
     /// Waits until it has stopped (the lease given back).

@@ -28,6 +28,9 @@ pub const CLUSTER_BUCKET: &str = "memory_cluster";
 pub const LEASE_BUCKET: &str = "memory_leases";
 /// The bucket of the daemons' heartbeats, one key per node, expiring unless renewed.
 pub const NODE_BUCKET: &str = "memory_nodes";
+/// The object store of replica snapshots: one object per group (`<group>`), the
+/// latest, replaced by the next.
+pub const SNAPSHOT_BUCKET: &str = "memory_snapshots";
 /// How long a node's record lives without a heartbeat.
 pub const NODE_TTL: Duration = Duration::from_secs(10);
 /// How long a lease lives without renewal.

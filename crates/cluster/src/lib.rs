@@ -21,7 +21,10 @@
 //! - [`lease`] and [`holder`]: one node per group holds a lease and publishes what is
 //!   not a pure function of the log (idle segment closes) as sealed derived events.
 //!
-//! It is not (yet): calls that span projects, snapshots.
+//! - [`snapshot`]: a group's latest replica snapshot in the Object Store, which a new
+//!   replica boots from instead of replaying the whole log.
+//!
+//! It is not (yet): calls that span projects.
 
 #![forbid(unsafe_code)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used))]
@@ -36,6 +39,7 @@ pub mod metrics;
 pub mod nodes;
 pub mod queries;
 pub mod replica;
+pub mod snapshot;
 
 pub use admin::{
     ClusterStatus, InitReport, PartitionStatus, assign, init, is_initialised, read_cluster, status,

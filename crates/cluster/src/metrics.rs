@@ -2,8 +2,8 @@
 
 use std::sync::LazyLock;
 
-use memory_metrics::{counter_vec, int_counter, int_gauge};
-use prometheus::{IntCounter, IntCounterVec, IntGauge};
+use memory_metrics::{counter_vec, gauge, histogram, int_counter, int_gauge};
+use prometheus::{Gauge, Histogram, IntCounter, IntCounterVec, IntGauge};
 
 /// Handles into the default registry.
 pub struct ReplicaMetrics {
@@ -30,6 +30,19 @@ pub struct ReplicaMetrics {
     /// `memory_cluster_derived_rejected_total`: derived events in the log whose seal
     /// the cluster's key does not give (parked in dead letters, never applied).
     pub derived_rejected: IntCounter,
+    /// `memory_cluster_snapshots_total{outcome}`: snapshots this node took and
+    /// uploaded (`published`) or failed to (`failed`).
+    pub snapshots: IntCounterVec,
+    /// `memory_cluster_snapshot_seconds`: taking and uploading one snapshot.
+    pub snapshot_seconds: Histogram,
+    /// `memory_cluster_snapshot_bytes`: the size of the last snapshot this node uploaded.
+    pub snapshot_bytes: IntGauge,
+    /// `memory_cluster_bootstrap_seconds`: how long this node's start from its group's
+    /// snapshot took (download, unpack, install); 0 when it did not start from one.
+    pub bootstrap_seconds: Gauge,
+    /// `memory_cluster_bootstrap_stream_seq`: the stream sequence the snapshot this node
+    /// started from had applied (0 when it replayed the log from the start).
+    pub bootstrap_stream_seq: IntGauge,
 }
 
 /// The replica's metrics, registered on first use.
@@ -66,5 +79,27 @@ pub static REPLICA_METRICS: LazyLock<ReplicaMetrics> = LazyLock::new(|| ReplicaM
     derived_rejected: int_counter(
         "memory_cluster_derived_rejected_total",
         "Derived events in the log without a valid seal (parked, never applied)",
+    ),
+    snapshots: counter_vec(
+        "memory_cluster_snapshots_total",
+        "Replica snapshots this node took and uploaded, by outcome",
+        &["outcome"],
+    ),
+    snapshot_seconds: histogram(
+        "memory_cluster_snapshot_seconds",
+        "Time to take and upload one replica snapshot",
+        &[0.1, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0],
+    ),
+    snapshot_bytes: int_gauge(
+        "memory_cluster_snapshot_bytes",
+        "Size of the last replica snapshot this node uploaded",
+    ),
+    bootstrap_seconds: gauge(
+        "memory_cluster_bootstrap_seconds",
+        "Time this node took to start from its group's snapshot (0: it did not)",
+    ),
+    bootstrap_stream_seq: int_gauge(
+        "memory_cluster_bootstrap_stream_seq",
+        "Stream sequence of the snapshot this node started from (0: full replay)",
     ),
 });

@@ -36,6 +36,9 @@ pub const ADMIN_BACKFILL_IDEAS: &str = "backfill_ideas";
 /// The running backfill's progress: `{}` → the progress, or `null` when no backfill ran
 /// since the daemon started.
 pub const ADMIN_BACKFILL_PROGRESS: &str = "backfill_ideas.progress";
+/// A cluster node's snapshot: `{}` → the snapshot it took and uploaded as its group's
+/// latest (cluster mode only).
+pub const ADMIN_SNAPSHOT: &str = "snapshot";
 /// Every admin call a daemon answers; a node id may not be one of them (its subjects
 /// would be read as a single-mode call's).
 pub const ADMIN_CALLS: &[&str] = &[
@@ -44,6 +47,7 @@ pub const ADMIN_CALLS: &[&str] = &[
     ADMIN_PRUNE,
     ADMIN_BACKFILL_IDEAS,
     ADMIN_BACKFILL_PROGRESS,
+    ADMIN_SNAPSHOT,
 ];
 
 /// The subject of admin call `call`: `memory.admin.<call>` for the single-mode daemon,

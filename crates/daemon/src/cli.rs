@@ -441,6 +441,19 @@ pub enum ClusterCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Have one node take a snapshot of its store and indexes (without stopping) and
+    /// upload it as its group's latest, which new replicas of the group start from.
+    Snapshot {
+        /// The node (its `--node-id`).
+        #[arg(long)]
+        node: String,
+        /// NATS URL(s), comma-separated (default `[nats] url`).
+        #[arg(long)]
+        nats_url: Option<String>,
+        /// Print the result as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// The log's replicas and leader, the assignment, messages per partition, leases.
     Status {
         /// NATS URL(s), comma-separated (default `[nats] url`).
@@ -549,9 +562,8 @@ pub struct ServeArgs {
     /// Address of /metrics, /healthz and /readyz (overrides `telemetry.metrics_listen`).
     #[arg(long)]
     pub metrics_listen: Option<SocketAddr>,
-    /// Cluster mode: apply this group's partitions of the replicated log (`cluster
-    /// init` and `cluster assign` first). In progress: no ingest gateway and no queries
-    /// yet.
+    /// Cluster mode: apply this group's partitions of the replicated log, answer their
+    /// queries and any project's ingest (`cluster init` and `cluster assign` first).
     #[arg(long, requires_all = ["node_id", "group"])]
     pub cluster: bool,
     /// This daemon's node id in the cluster (letters, digits, `-`, `_`).
@@ -560,6 +572,16 @@ pub struct ServeArgs {
     /// Its group.
     #[arg(long, requires = "cluster")]
     pub group: Option<String>,
+    /// How a replica with an empty data dir starts: from its group's latest snapshot
+    /// when one fits, else by replaying the log (`auto`); only from a snapshot
+    /// (`snapshot`); or by replaying the whole log (`replay`).
+    #[arg(long, value_enum, default_value_t, requires = "cluster")]
+    pub bootstrap: crate::snapshot_cli::Bootstrap,
+    /// While this node holds its group's lease, it uploads a snapshot whenever the
+    /// group's latest is older than this many seconds (0: never on a schedule; `cluster
+    /// snapshot` still takes one).
+    #[arg(long, default_value_t = 21_600, requires = "cluster")]
+    pub snapshot_interval_secs: u64,
 }
 
 /// How long `ingest --wait` waits for the projections by default, seconds.

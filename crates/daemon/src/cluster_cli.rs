@@ -1,4 +1,4 @@
-//! `cluster init | assign | status`: the control plane of cluster mode (memory-cluster),
+//! `cluster init | assign | snapshot | status`: the control plane of cluster mode (memory-cluster),
 //! against the NATS at `--nats-url` or `[nats] url`.
 
 use std::process::ExitCode;
@@ -9,6 +9,10 @@ use memory_config::Config;
 use crate::cli::ClusterCommand;
 use crate::query_cli::print_json;
 use crate::say;
+
+/// How long `cluster snapshot` waits for the node (a large store takes minutes to copy
+/// and upload).
+const SNAPSHOT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(3_600);
 
 /// `cluster …`.
 pub async fn run(config: &Config, command: ClusterCommand) -> anyhow::Result<ExitCode> {
@@ -71,9 +75,35 @@ pub async fn run(config: &Config, command: ClusterCommand) -> anyhow::Result<Exi
                     say!(
                         "group {owner}: {} partition(s) {}",
                         parts.len(),
-                        ranges(parts)
+                        memory_cluster::assignment::format_partitions(parts)
                     );
                 }
+            }
+        }
+        ClusterCommand::Snapshot {
+            node,
+            nats_url,
+            json,
+        } => {
+            let client = connect(config, nats_url).await?;
+            let value = crate::query_cli::remote_call_within(
+                &client,
+                crate::admin_cli::admin_subject(Some(&node), crate::admin_cli::ADMIN_SNAPSHOT),
+                &serde_json::json!({}),
+                SNAPSHOT_TIMEOUT,
+            )
+            .await
+            .map_err(|err| anyhow::anyhow!("node {node}: {err}"))?;
+            if json {
+                print_json(&value)?;
+            } else {
+                say!(
+                    "node {node} uploaded group {}'s snapshot: stream sequence {}, {} bytes, {} ms",
+                    value["group"].as_str().unwrap_or("?"),
+                    value["manifest"]["store"]["applied_stream_seq"],
+                    value["bytes"],
+                    value["duration_ms"]
+                );
             }
         }
         ClusterCommand::Status { nats_url, json } => {
@@ -111,14 +141,14 @@ pub async fn run(config: &Config, command: ClusterCommand) -> anyhow::Result<Exi
                     say!(
                         "group {group}: {} partition(s) {}",
                         parts.len(),
-                        ranges(parts)
+                        memory_cluster::assignment::format_partitions(parts)
                     );
                 }
                 if !status.unassigned.is_empty() {
                     say!(
                         "unassigned: {} partition(s) {}",
                         status.unassigned.len(),
-                        ranges(&status.unassigned)
+                        memory_cluster::assignment::format_partitions(&status.unassigned)
                     );
                 }
                 for partition in &status.partitions {
@@ -138,6 +168,16 @@ pub async fn run(config: &Config, command: ClusterCommand) -> anyhow::Result<Exi
                 for (lease, holder) in &status.leases {
                     say!("lease {lease}: {holder}");
                 }
+                for (group, snapshot) in &status.snapshots {
+                    say!(
+                        "snapshot of group {group}: by node {}, at stream sequence {}, {} bytes, \
+                         taken {}",
+                        snapshot.node_id,
+                        snapshot.applied_stream_seq(),
+                        snapshot.bytes,
+                        memory_types::format_timestamp_ms(snapshot.manifest.taken_at_ms)
+                    );
+                }
             }
         }
     }
@@ -150,23 +190,4 @@ async fn connect(config: &Config, url: Option<String>) -> anyhow::Result<async_n
         nats.url = url;
     }
     Ok(memory_nats::connect(&nats, |_| {}).await?)
-}
-
-/// `0-15,32-47` for a set of partitions.
-fn ranges(parts: &std::collections::BTreeSet<u16>) -> String {
-    let mut out: Vec<String> = Vec::new();
-    let mut iter = parts.iter().copied().peekable();
-    while let Some(first) = iter.next() {
-        let mut last = first;
-        while iter.peek() == Some(&(last + 1)) {
-            last += 1;
-            iter.next();
-        }
-        out.push(if first == last {
-            first.to_string()
-        } else {
-            format!("{first}-{last}")
-        });
-    }
-    out.join(",")
 }

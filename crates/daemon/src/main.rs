@@ -25,6 +25,7 @@ mod query_target;
 mod recall;
 mod serve;
 mod settings;
+mod snapshot_cli;
 mod status;
 mod teleport_cli;
 

@@ -67,6 +67,11 @@ pub async fn run(
 
     if args.cluster {
         crate::settings::check_cluster_work(&config)?;
+        let group = args.group.clone().unwrap_or_default();
+        health.set_ready("store", false, "bootstrapping");
+        let started =
+            crate::snapshot_cli::bootstrap(&config, &data_dir, &group, args.bootstrap).await?;
+        info!(?started, "data dir ready");
     }
     let store = open_store(&config, &data_dir)?;
     health.set_ready("store", true, data_dir.display().to_string());
@@ -94,8 +99,17 @@ pub async fn run(
             anyhow::bail!("--cluster needs --node-id and --group");
         };
         let pipeline = Arc::new(pipeline);
-        let result =
-            serve_replica(&config, &client, &store, &pipeline, &health, node_id, group).await;
+        let snapshot_every = Duration::from_secs(args.snapshot_interval_secs);
+        let result = serve_replica(
+            &config,
+            &client,
+            &store,
+            &pipeline,
+            &health,
+            (node_id, group),
+            snapshot_every,
+        )
+        .await;
         let waited = match result {
             Ok(replica) => {
                 tokio::select! {
@@ -303,8 +317,8 @@ async fn serve_replica(
     store: &memory_store::Store,
     pipeline: &Arc<memory_actors::Pipeline>,
     health: &Health,
-    node_id: String,
-    group: String,
+    (node_id, group): (String, String),
+    snapshot_every: Duration,
 ) -> anyhow::Result<(
     CancellationToken,
     memory_cluster::Replica,
@@ -429,19 +443,38 @@ async fn serve_replica(
         shutdown.clone(),
     );
     // Admin calls, this node's own: each replica keeps its own projections and indexes.
-    let admin =
-        match spawn_admin_calls(client, store, pipeline, config, Some(&node_id), &shutdown).await {
-            Ok(admin) => admin,
-            Err(err) => {
-                shutdown.cancel();
-                gateway.join().await;
-                queries.join().await;
-                holder.join().await;
-                let _ = recall_writer.await;
-                replica.join().await;
-                return Err(err);
-            }
-        };
+    // Snapshots: on request, and on a schedule while this node holds the lease.
+    let snapshotter = crate::snapshot_cli::Snapshotter::new(
+        client.clone(),
+        pipeline.clone(),
+        store.clone(),
+        (node_id.clone(), group.clone()),
+        replica.partitions.clone(),
+    );
+    let admin = async {
+        let mut admin =
+            spawn_admin_calls(client, store, pipeline, config, Some(&node_id), &shutdown).await?;
+        admin.push(
+            spawn_snapshot_call(client.clone(), snapshotter.clone(), &node_id, &shutdown).await?,
+        );
+        if !snapshot_every.is_zero() {
+            admin.push(snapshotter.schedule(holder.holding(), snapshot_every, shutdown.clone()));
+        }
+        anyhow::Ok(admin)
+    }
+    .await;
+    let admin = match admin {
+        Ok(admin) => admin,
+        Err(err) => {
+            shutdown.cancel();
+            gateway.join().await;
+            queries.join().await;
+            holder.join().await;
+            let _ = recall_writer.await;
+            replica.join().await;
+            return Err(err);
+        }
+    };
     info!(node = %node_id, group = %group, "memory-daemon serving as a cluster replica");
     Ok((
         shutdown,
@@ -669,6 +702,34 @@ async fn spawn_prune(
                 match answer {
                     Ok(report) => serde_json::to_vec(&report),
                     Err(err) => serde_json::to_vec(&err),
+                }
+                .unwrap_or_default()
+            }
+        },
+    )
+    .await
+}
+
+/// `memory.admin.<node>.snapshot`: `{}` → the snapshot this node took and uploaded as
+/// its group's latest ([`crate::snapshot_cli::SnapshotReport`]).
+async fn spawn_snapshot_call(
+    client: async_nats::Client,
+    snapshotter: crate::snapshot_cli::Snapshotter,
+    node: &str,
+    shutdown: &CancellationToken,
+) -> anyhow::Result<tokio::task::JoinHandle<()>> {
+    spawn_admin_responder(
+        client,
+        admin_subject(Some(node), crate::admin_cli::ADMIN_SNAPSHOT),
+        shutdown.clone(),
+        move |_| {
+            let snapshotter = snapshotter.clone();
+            async move {
+                match snapshotter.take().await {
+                    Ok(report) => serde_json::to_vec(&report),
+                    Err(err) => serde_json::to_vec(&memory_types::ServiceError::internal(format!(
+                        "{err:#}"
+                    ))),
                 }
                 .unwrap_or_default()
             }

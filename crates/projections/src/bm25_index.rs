@@ -20,6 +20,7 @@
 //! `spawn_blocking`.
 
 use std::collections::BTreeMap;
+use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use std::time::{Duration, Instant};
 
@@ -40,6 +41,7 @@ use crate::index_docs::{DocChange, all_idea_docs, doc_changes, grip_doc, toc_nod
 use crate::lifecycle::{PruneKind, PruneReport};
 use crate::metrics::BM25_METRICS;
 use crate::rollup_builder::RollupBuilder;
+use crate::snapshot::{IndexPart, SnapshotError, io_error, link_or_copy};
 
 /// The indexer's name: cursor key (mirror), metrics label, dead-letter source.
 pub const BM25_INDEXER: &str = "bm25_indexer";
@@ -219,6 +221,64 @@ impl Bm25Handle {
     #[must_use]
     pub fn committed_cursor(&self) -> OutboxSeq {
         OutboxSeq(self.read_state().committed.cursor)
+    }
+
+    /// Links the committed generation into `dest` (`CURRENT` and the generation's
+    /// committed files) and runs `then` before the writer is released, so nothing
+    /// commits between the files and what `then` pins (the store's view: see
+    /// [`crate::snapshot`]). `None` for a broken or read-only index, which the restored
+    /// daemon builds from the log.
+    ///
+    /// # Errors
+    /// When the committed files cannot be listed or linked.
+    pub fn snapshot_into<T>(
+        &self,
+        dest: &Path,
+        then: impl FnOnce() -> T,
+    ) -> Result<(Option<IndexPart>, T), SnapshotError> {
+        let writer = lock(&self.shared.writer);
+        let index = {
+            let reader = self.read_state();
+            reader.index.clone().filter(|_| reader.error.is_none())
+        };
+        let (Some(_), Some(index)) = (writer.as_ref(), index) else {
+            return Ok((None, then()));
+        };
+        let failed = |detail: String| SnapshotError::Index {
+            index: "bm25",
+            detail,
+        };
+        let generation = self
+            .shared
+            .dir
+            .current()
+            .map_err(|err| failed(err.to_string()))?
+            .ok_or_else(|| failed("no current generation".to_owned()))?;
+        let (files, payload) = index
+            .committed_files(&generation.path)
+            .map_err(|err| failed(err.to_string()))?;
+        let payload = CommitPayload::parse(payload.as_deref().unwrap_or_default())
+            .map_err(|err| failed(err.to_string()))?;
+        let into = dest.join(&generation.name);
+        std::fs::create_dir_all(&into).map_err(io_error("create", &into))?;
+        let mut bytes = 0;
+        for file in &files {
+            bytes += link_or_copy(&generation.path.join(file), &into.join(file))?;
+        }
+        let current = dest.join(memory_search::CURRENT_FILE);
+        std::fs::write(&current, &generation.name).map_err(io_error("write", &current))?;
+        let pinned = then();
+        drop(writer);
+        Ok((
+            Some(IndexPart {
+                format: payload.format,
+                cursor: payload.cursor,
+                files: files.len(),
+                bytes,
+                model: String::new(),
+            }),
+            pinned,
+        ))
     }
 
     /// Why the index is unhealthy, or `None` when it is healthy.

@@ -51,6 +51,7 @@ mod prune;
 mod rollup_builder;
 mod segmenter;
 mod session_catalog;
+pub mod snapshot;
 mod term_df;
 #[cfg(any(test, feature = "testsuite"))]
 pub mod testsuite;
@@ -82,6 +83,6 @@ pub use segmenter::{
 };
 pub use session_catalog::{RejectEvent, SESSION_CATALOG, SessionCatalog, SessionSummary};
 pub use vector_index::{
-    VECTOR_INDEXER, VectorHandle, VectorSettings, VectorTierError, VectorTierStatus,
+    VECTOR_INDEXER, VectorHandle, VectorSettings, VectorTierError, VectorTierStatus, model_identity,
 };
 pub use vector_indexer::VectorIndexer;

@@ -16,7 +16,7 @@
 //! the tier unhealthy with a message that says how to fix it; nothing else is affected.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use std::time::{Duration, Instant};
 
@@ -31,6 +31,7 @@ use crate::consumer::ConsumerError;
 use crate::index_docs::{DocChange, doc_changes};
 use crate::lifecycle::{PruneKind, PruneReport};
 use crate::metrics::VECTOR_METRICS;
+use crate::snapshot::{IndexPart, SnapshotError, io_error, link_or_copy};
 
 /// The indexer's name: cursor key (mirror), metrics label, dead-letter source.
 pub const VECTOR_INDEXER: &str = "vector_indexer";
@@ -254,6 +255,16 @@ fn vector_selector(kind: PruneKind) -> DocSelector {
     }
 }
 
+/// The model identity of an index kept with `settings` ([`VectorHandle::model_identity`]).
+#[must_use]
+pub fn model_identity(settings: &VectorSettings) -> String {
+    format!(
+        "{}/{}",
+        settings.embedder.model_file,
+        memory_embed::MINILM_DIMS
+    )
+}
+
 impl VectorHandle {
     /// Loads the two embedders and opens the index. Never fails: what does not load
     /// leaves the tier unhealthy with the reason (and the fix).
@@ -361,6 +372,58 @@ impl VectorHandle {
     #[must_use]
     pub fn committed_cursor(&self) -> OutboxSeq {
         lock(&self.shared.writer).committed
+    }
+
+    /// Links the committed index into `dest` (its manifest and segment files) and runs
+    /// `then` before the writer is released, so nothing commits between the files and
+    /// what `then` pins (see [`crate::snapshot`]). Installs wait meanwhile; searches go
+    /// on. `None` for an unhealthy index, which the restored daemon builds anew.
+    ///
+    /// # Errors
+    /// When the files cannot be listed or linked.
+    pub fn snapshot_into<T>(
+        &self,
+        dest: &Path,
+        then: impl FnOnce() -> T,
+    ) -> Result<(Option<IndexPart>, T), SnapshotError> {
+        let writer = lock(&self.shared.writer);
+        let guard = self.index_ref();
+        let Some(index) = guard.as_ref().filter(|_| self.error().is_none()) else {
+            drop(guard);
+            return Ok((None, then()));
+        };
+        let dir = index.dir().to_path_buf();
+        std::fs::create_dir_all(dest).map_err(io_error("create", dest))?;
+        let (mut files, mut bytes) = (0, 0);
+        for entry in std::fs::read_dir(&dir).map_err(io_error("read", &dir))? {
+            let entry = entry.map_err(io_error("read", &dir))?;
+            let name = entry.file_name();
+            // A manifest being written is not committed; files the committed manifest
+            // does not name (a segment being built) are removed when the copy opens.
+            if name == memory_vector::MANIFEST_TMP_FILE || !entry.path().is_file() {
+                continue;
+            }
+            bytes += link_or_copy(&entry.path(), &dest.join(&name))?;
+            files += 1;
+        }
+        let part = IndexPart {
+            format: memory_vector::FORMAT_VERSION,
+            cursor: writer.committed.0,
+            files,
+            bytes,
+            model: self.model_identity(),
+        };
+        let pinned = then();
+        drop(guard);
+        drop(writer);
+        Ok((Some(part), pinned))
+    }
+
+    /// What a snapshot's vector index must have been built with to be used here: the
+    /// document model's file and the dimensions.
+    #[must_use]
+    pub fn model_identity(&self) -> String {
+        model_identity(&self.shared.settings)
     }
 
     /// Embeds a question with the query embedder.

@@ -25,6 +25,9 @@ use crate::query::DocSelector;
 use crate::schema::{Bm25Schema, DocType, SearchDoc, doc_key};
 use crate::{Result, SearchError};
 
+/// tantivy's file naming the committed segments.
+const META_FILE: &str = "meta.json";
+
 /// The BM25 index: schema, tantivy index and a reader. Cheap to share behind an `Arc`;
 /// searching takes `&self`.
 #[derive(Clone)]
@@ -146,6 +149,41 @@ impl Bm25Index {
     /// index never committed with one. Read from disk, so it is the durable value.
     pub fn last_payload(&self) -> Result<Option<String>> {
         Ok(self.index.load_metas()?.payload)
+    }
+
+    /// The names of the files in `dir` (this index's directory) that its last commit is
+    /// made of — `meta.json` and every file of a committed segment (`<segment uuid>.*`) —
+    /// with that commit's payload. Uncommitted segments and writer locks are left out,
+    /// so a copy of exactly these files opens as the committed index (a snapshot).
+    /// Call it while no commit can happen (the caller holds the writer's lock).
+    pub fn committed_files(&self, dir: &Path) -> Result<(Vec<String>, Option<String>)> {
+        let metas = self.index.load_metas()?;
+        let segments: std::collections::HashSet<String> = metas
+            .segments
+            .iter()
+            .map(|segment| segment.id().uuid_string())
+            .collect();
+        let entries = std::fs::read_dir(dir).map_err(|error| SearchError::OpenDirectory {
+            path: dir.display().to_string(),
+            message: error.to_string(),
+        })?;
+        let mut files = vec![META_FILE.to_owned()];
+        for entry in entries {
+            let name = entry
+                .map_err(|error| SearchError::OpenDirectory {
+                    path: dir.display().to_string(),
+                    message: error.to_string(),
+                })?
+                .file_name()
+                .to_string_lossy()
+                .into_owned();
+            let stem = name.split('.').next().unwrap_or_default();
+            if segments.contains(stem) {
+                files.push(name);
+            }
+        }
+        files.sort();
+        Ok((files, metas.payload))
     }
 
     /// Makes searches see the latest commit, e.g. one made by another process.

@@ -58,6 +58,6 @@ pub use analyzer::{MEMORY_EN, MemoryEnTokenizer};
 pub use documents::event_doc;
 pub use error::{Result, SearchError};
 pub use index::{Bm25Index, Bm25Writer, DocCounts, Hit, SearchResults};
-pub use layout::{Generation, IndexDir, OpenOutcome};
+pub use layout::{CURRENT_FILE, Generation, IndexDir, OpenOutcome};
 pub use query::{Bm25Query, DocSelector};
 pub use schema::{Bm25Schema, DocType, SearchDoc, doc_key};

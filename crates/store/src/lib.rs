@@ -42,4 +42,7 @@ pub use fjall::Keyspace;
 pub use memory_types::{AppendOutcome, OutboxSeq};
 pub use metrics::{STORE_METRICS, StoreMetrics};
 pub use records::{DeadLetter, DerivedEntry, FeedItem};
-pub use store::{Durability, ForgetBatch, ProjectionBatch, Store, StoreOptions, StoreStatus};
+pub use store::{
+    Durability, ForgetBatch, ProjectionBatch, STORE_FORMAT_VERSION, Store, StoreCopy, StoreOptions,
+    StoreStatus, StoreView,
+};

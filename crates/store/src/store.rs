@@ -11,12 +11,14 @@ mod log_reads;
 mod options;
 mod projection;
 mod replica;
+mod snapshot;
 
 pub use forget::ForgetBatch;
 pub(crate) use handle::META_FORGET_PENDING;
-pub use handle::{Store, StoreStatus};
+pub use handle::{STORE_FORMAT_VERSION, Store, StoreStatus};
 pub use options::{Durability, StoreOptions};
 pub use projection::ProjectionBatch;
+pub use snapshot::{StoreCopy, StoreView};
 
 #[cfg(test)]
 #[path = "store_tests.rs"]

@@ -84,7 +84,7 @@ pub use distance::{dot, normalize};
 pub use doc::{DocKey, DocType, VectorDoc, VectorHit};
 pub use error::{Result, VectorError};
 pub use filter::DocSelector;
-pub use format::FORMAT_VERSION;
+pub use format::{FORMAT_VERSION, MANIFEST_TMP_FILE};
 pub use index::{
     DocCounts, InstallOutcome, MINILM_DIMS, SearchStats, SegmentStatus, VectorConfig, VectorIndex,
     VectorStatus,

@@ -65,10 +65,11 @@ pub struct Store {
 
 pub(super) const META_LAST_SEQ: &[u8] = b"last_seq";
 pub(super) const META_LAST_DEAD_LETTER: &[u8] = b"last_dead_letter";
-const META_FORMAT: &[u8] = b"format_version";
+pub(super) const META_FORMAT: &[u8] = b"format_version";
 pub(super) const META_PROJECT_COUNT_PREFIX: &[u8] = b"events:";
 pub(super) const META_DEAD_LETTER_KEY_PREFIX: &[u8] = b"dead_letter_key:";
-const STORE_FORMAT_VERSION: u64 = 1;
+/// The store format this build reads and writes (`meta/format_version`).
+pub const STORE_FORMAT_VERSION: u64 = 1;
 pub(super) const PROJECTION_PREFIX: &str = "proj_";
 /// Set by `admin forget` with its rewrite; gone once the compaction swapped a fresh
 /// database in (the copy leaves it out).

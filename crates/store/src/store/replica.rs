@@ -11,7 +11,7 @@ use crate::error::Result;
 use crate::records::{decode_u64, encode_u64};
 
 /// The meta key of the last applied stream sequence.
-const META_APPLIED_STREAM_SEQ: &[u8] = b"applied_stream_seq";
+pub(super) const META_APPLIED_STREAM_SEQ: &[u8] = b"applied_stream_seq";
 /// The meta key of the partitions this replica applies (big-endian u16s).
 const META_REPLICA_PARTITIONS: &[u8] = b"replica_partitions";
 
