@@ -21,11 +21,15 @@
 source "$(dirname "${BASH_SOURCE[0]}")/cluster-lib.sh"
 TAIL=${TAIL:-5000}
 
-settled() { # node: true when every consumer of the node's store has lag 0
-    "$BIN" status --json --nats-url "$URLS" --node "$1" 2>/dev/null | python3 -c '
-import json, sys
+settled() { # node: true when every consumer of the node's store has lag 0, the indexes
+    # included (their cursors reach the store with their first commit, so they must be
+    # listed: an index that never committed is not caught up)
+    "$BIN" status --json --nats-url "$URLS" --node "$1" 2>/dev/null | VECTORS="$AGENT_MEMORY_TELEPORT__VECTOR__ENABLED" python3 -c '
+import json, os, sys
 report = json.load(sys.stdin)
-sys.exit(0 if report["consumers"] and all(c["lag"] == 0 for c in report["consumers"]) else 1)'
+lags = {c["name"]: c["lag"] for c in report["consumers"]}
+wanted = ["bm25_indexer"] + (["vector_indexer"] if os.environ["VECTORS"] == "true" else [])
+sys.exit(0 if all(name in lags for name in wanted) and all(lag == 0 for lag in lags.values()) else 1)'
 }
 wait_settled() { # node
     for _ in $(seq 1 72000); do settled "$1" && return 0; sleep 0.05; done

@@ -498,6 +498,71 @@ async fn two_replicas_of_a_group_hold_the_same_events() -> anyhow::Result<()> {
         nobody.is_err(),
         "a cluster node answered memory.admin.status"
     );
+    // A partition moved to another group while the replicas run: they stop applying
+    // and answering it at once (a stale answer would race the new owner's) and keep
+    // the rest.
+    let docs = query_partition(&client, "docs").await?;
+    let mut other = None;
+    for project in ["webapp", "infra", "mobile", "ops"] {
+        if query_partition(&client, project).await? != docs {
+            other = Some(project);
+            break;
+        }
+    }
+    let other = other.context("every project in docs's partition")?;
+    cluster_cli(&["assign", "--group", "g2", "--partitions", &docs], &urls)?;
+    let partitions = |metrics: &str| {
+        memory_e2e_tests::http_get(&format!("http://{metrics}/metrics"))
+            .map(|(_, text)| {
+                memory_e2e_tests::metric_sum(&text, "memory_cluster_partitions", &[]) as u64
+            })
+            .unwrap_or(0)
+    };
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while partitions(&metrics_a) != 7 || partitions(&metrics_b) != 7 {
+        if Instant::now() > deadline {
+            bail!("the replicas kept the moved partition");
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    wait_serving(&metrics_a, 1).await?;
+    wait_serving(&metrics_b, 1).await?;
+    let root = |project: &str| {
+        let client = client.clone();
+        let subject = format!("memory.query.{project}.toc.root");
+        async move {
+            tokio::time::timeout(Duration::from_secs(5), client.request(subject, "{}".into())).await
+        }
+    };
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let moved = root("docs").await;
+        if matches!(moved, Ok(Err(ref err)) if err.kind() == async_nats::client::RequestErrorKind::NoResponders)
+        {
+            break;
+        }
+        if Instant::now() > deadline {
+            bail!("a replica still answers the moved partition: {moved:?}");
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let kept = root(other).await??;
+    let kept: Value = serde_json::from_slice(&kept.payload)?;
+    assert!(kept.get("error").is_none(), "{kept}");
+    // Nor is the moved partition applied: a docs event, then an event of a kept project.
+    publish(&jetstream, 20_503..20_504).await?;
+    let before = applied(&metrics_a);
+    let kept_index = ["webapp", "infra", "mobile", "docs", "ops"]
+        .iter()
+        .position(|project| *project == other)
+        .context("unknown project")? as u32;
+    // `publish` sends event n to project n % 5: 20 505 is webapp's.
+    let kept_event = 20_505 + kept_index;
+    publish(&jetstream, kept_event..kept_event + 1).await?;
+    let last = stream.info().await?.state.last_sequence;
+    wait_applied(&[&metrics_a, &metrics_b], last).await?;
+    assert!(before < last);
+
     // A replica stops on SIGTERM even with every NATS server gone.
     let mut nats = nats;
     for index in 0..3 {
@@ -512,12 +577,15 @@ async fn two_replicas_of_a_group_hold_the_same_events() -> anyhow::Result<()> {
     for project in ["webapp", "infra", "mobile", "docs", "ops"] {
         let from_a = memory_e2e_tests::export_events_without_seq(dir_a.path(), project)?;
         let from_b = memory_e2e_tests::export_events_without_seq(dir_b.path(), project)?;
-        let expected = if project == "webapp" { 4_102 } else { 4_100 };
+        // The gateway's two events went to webapp; one event more to the project kept
+        // after the move, none to docs, whose partition moved away.
+        let expected =
+            4_100 + if project == "webapp" { 2 } else { 0 } + usize::from(project == other);
         assert_eq!(from_a.len(), expected, "{project}");
         assert_eq!(from_a, from_b, "{project}");
         total += from_a.len();
     }
-    assert_eq!(total, 20_502);
+    assert_eq!(total, 20_503);
     let webapp = memory_e2e_tests::export_events(dir_a.path(), "webapp")?;
     let g1 = webapp
         .iter()

@@ -11,7 +11,7 @@
 //! - [`admin`]: `cluster init`, `cluster assign` and `cluster status` against a server.
 //!
 //! - [`replica`]: a daemon of a group applying its partitions of the log to its store,
-//!   in stream order, exactly once.
+//!   in stream order, exactly once; [`follow`]: dropping partitions that move away.
 //!
 //! - [`gateway`]: `memory.ingest.<project>` in cluster mode, publishing to the log.
 //!
@@ -31,6 +31,7 @@
 
 pub mod admin;
 pub mod assignment;
+pub mod follow;
 pub mod gateway;
 pub mod holder;
 pub mod layout;

@@ -30,6 +30,11 @@ pub struct ReplicaMetrics {
     /// `memory_cluster_derived_rejected_total`: derived events in the log whose seal
     /// the cluster's key does not give (parked in dead letters, never applied).
     pub derived_rejected: IntCounter,
+    /// `memory_cluster_partitions`: partitions this replica applies and answers.
+    pub partitions: IntGauge,
+    /// `memory_cluster_partitions_unapplied`: partitions its group owns that this
+    /// replica does not apply (gained after its start, or given back after a move).
+    pub unapplied: IntGauge,
     /// `memory_cluster_snapshots_total{outcome}`: snapshots this node took and
     /// uploaded (`published`) or failed to (`failed`).
     pub snapshots: IntCounterVec,
@@ -79,6 +84,14 @@ pub static REPLICA_METRICS: LazyLock<ReplicaMetrics> = LazyLock::new(|| ReplicaM
     derived_rejected: int_counter(
         "memory_cluster_derived_rejected_total",
         "Derived events in the log without a valid seal (parked, never applied)",
+    ),
+    partitions: int_gauge(
+        "memory_cluster_partitions",
+        "Partitions this replica applies and answers",
+    ),
+    unapplied: int_gauge(
+        "memory_cluster_partitions_unapplied",
+        "Partitions the group owns that this replica does not apply (start one on an empty data dir)",
     ),
     snapshots: counter_vec(
         "memory_cluster_snapshots_total",

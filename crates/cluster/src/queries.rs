@@ -22,6 +22,7 @@ use memory_nats::QueryHandler;
 use memory_store::Store;
 use memory_types::ServiceError;
 use serde_json::Value;
+use tokio::sync::watch;
 use tokio::task::{JoinHandle, JoinSet};
 use tokio_util::sync::CancellationToken;
 use tracing::{info, warn};
@@ -55,7 +56,7 @@ impl PartitionQueries {
         client: async_nats::Client,
         store: Store,
         node: NodeRecord,
-        partitions: BTreeSet<u16>,
+        mut assigned: watch::Receiver<BTreeSet<u16>>,
         handler: Arc<dyn QueryHandler>,
         shutdown: CancellationToken,
     ) -> PartitionQueries {
@@ -66,6 +67,8 @@ impl PartitionQueries {
         let task = tokio::spawn(async move {
             let context = jetstream::new(client.clone());
             let nodes = crate::nodes::bucket(&client).await;
+            let mut partitions = assigned.borrow_and_update().clone();
+            let mut moved = false;
             let mut node = NodeRecord {
                 partitions: partitions.len(),
                 ..node
@@ -91,6 +94,17 @@ impl PartitionQueries {
                     }
                 }
                 beat = beat.wrapping_add(1);
+                // Partitions moved away: stop answering them at once (a stale answer
+                // from this store would race the new owner's).
+                if std::mem::take(&mut moved) || assigned.has_changed().unwrap_or(false) {
+                    partitions = assigned.borrow_and_update().clone();
+                    node.partitions = partitions.len();
+                    if let Some((stop, mut tasks)) = serving.take() {
+                        stop.cancel();
+                        while tasks.join_next().await.is_some() {}
+                        REPLICA_METRICS.serving.set(0);
+                    }
+                }
                 REPLICA_METRICS
                     .lag
                     .set(lag.map_or(-1, |lag| i64::try_from(lag).unwrap_or(i64::MAX)));
@@ -103,7 +117,7 @@ impl PartitionQueries {
                     lag
                 };
                 match (&serving, lag) {
-                    (None, Some(lag)) if lag <= JOIN_LAG => {
+                    (None, Some(lag)) if lag <= JOIN_LAG && !partitions.is_empty() => {
                         info!(
                             lag,
                             partitions = partitions.len(),
@@ -128,6 +142,13 @@ impl PartitionQueries {
                 tokio::select! {
                     () = shutdown.cancelled() => break,
                     () = tokio::time::sleep(Duration::from_millis(500)) => {}
+                    () = async {
+                        // Once the assignment's follower is gone (shutdown), only the
+                        // timer wakes this loop.
+                        if assigned.changed().await.is_err() {
+                            std::future::pending::<()>().await;
+                        }
+                    } => moved = true,
                 }
             }
             if let Some((stop, mut tasks)) = serving.take() {

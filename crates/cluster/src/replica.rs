@@ -15,8 +15,9 @@
 //! is made anew at start, and after anything unusual (a failed store write, a read
 //! error, a delivery missing from the consumer's numbering), to deliver from just after
 //! the store's position — so nothing unacknowledged is ever passed over, whatever the
-//! consumer's ack floor says. The assignment is read at start; a partition the store
-//! never applied cannot be added in place (its history would be missing).
+//! consumer's ack floor says. The assignment is read at start and followed while it
+//! runs ([`crate::follow`]): a partition moved away is dropped from the consumer; one
+//! the store never applied cannot be added in place (its history would be missing).
 
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -29,6 +30,7 @@ use memory_store::{DeadLetter, Store};
 use memory_types::{
     Event, EventKind, ProjectScope, ValidationLimits, is_valid_project_id, parse_single_at,
 };
+use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use tracing::{info, warn};
@@ -55,8 +57,10 @@ pub struct ReplicaConfig {
 /// The running replica.
 pub struct Replica {
     task: JoinHandle<()>,
-    /// The partitions it applies.
-    pub partitions: BTreeSet<u16>,
+    follow: JoinHandle<()>,
+    /// The partitions it applies, narrowed while it runs when partitions move away
+    /// ([`crate::follow`]).
+    partitions: watch::Receiver<BTreeSet<u16>>,
 }
 
 /// The durable consumer's name for `node_id`.
@@ -100,7 +104,7 @@ impl Replica {
             },
             ..config
         };
-        let context = jetstream::new(client);
+        let context = jetstream::new(client.clone());
         let stream = context
             .get_stream(STREAM)
             .await
@@ -136,6 +140,8 @@ impl Replica {
             applied,
             "replica applying the log"
         );
+        let (narrow, partitions) = watch::channel(partitions);
+        let follow = crate::follow::follow(client, config.group.clone(), narrow, shutdown.clone());
         let task = tokio::spawn(apply_loop(
             stream,
             consumer,
@@ -145,12 +151,23 @@ impl Replica {
             partitions.clone(),
             shutdown,
         ));
-        Ok(Replica { task, partitions })
+        Ok(Replica {
+            task,
+            follow,
+            partitions,
+        })
+    }
+
+    /// The partitions it applies now, and every change to them.
+    #[must_use]
+    pub fn partitions(&self) -> watch::Receiver<BTreeSet<u16>> {
+        self.partitions.clone()
     }
 
     /// Waits until the loop has stopped.
     pub async fn join(self) {
         let _ = self.task.await;
+        let _ = self.follow.await;
     }
 }
 
@@ -193,14 +210,35 @@ async fn apply_loop(
     store: Store,
     (redactor, key): (Redactor, Vec<u8>),
     config: ReplicaConfig,
-    partitions: BTreeSet<u16>,
+    mut assigned: watch::Receiver<BTreeSet<u16>>,
     shutdown: CancellationToken,
 ) {
+    let mut partitions = assigned.borrow_and_update().clone();
     // Deliveries come numbered 1, 2, 3… by the consumer: a gap means one was lost on
     // the way, and applying past it would pass over a message for good.
     let mut next_delivery = 1u64;
     let mut rebind = false;
     while !shutdown.is_cancelled() {
+        if assigned.has_changed().unwrap_or(false) {
+            partitions = assigned.borrow_and_update().clone();
+            let list: Vec<u16> = partitions.iter().copied().collect();
+            if let Err(err) = store.set_replica_partitions(&list) {
+                warn!(error = %err, "cannot record the replica's partitions");
+            }
+            rebind = true;
+        }
+        if partitions.is_empty() {
+            // Nothing left to apply (a consumer without a filter would take every
+            // partition): wait for shutdown; the group owns nothing of this replica's.
+            if let Err(err) = stream
+                .delete_consumer(&consumer_name(&config.node_id))
+                .await
+            {
+                tracing::debug!(error = %err, "no consumer to remove");
+            }
+            shutdown.cancelled().await;
+            break;
+        }
         if rebind {
             let applied = store.applied_stream_seq().unwrap_or(0);
             match bind_consumer(&stream, &config, &partitions, applied).await {
@@ -269,6 +307,17 @@ async fn apply_loop(
                 }
             }
         }
+        // A partition moved away while this batch was fetched is not applied (the
+        // consumer is made anew without it at the next turn).
+        let owned = assigned.borrow().clone();
+        let (taken, moved): (Vec<Message>, Vec<Message>) = taken
+            .into_iter()
+            .partition(|message| partition_of(message).is_none_or(|p| owned.contains(&p)));
+        for message in moved {
+            if let Err(err) = message.ack().await {
+                tracing::debug!(error = %err, "cannot acknowledge a moved partition's message");
+            }
+        }
         if taken.is_empty() {
             continue;
         }
@@ -308,6 +357,11 @@ async fn apply_loop(
             }
         }
     }
+}
+
+/// The partition of a log message (`memory.p.<partition>.<project>`).
+fn partition_of(message: &Message) -> Option<u16> {
+    message.subject.as_str().split('.').nth(2)?.parse().ok()
 }
 
 /// Applies `messages` in order: events of consecutive messages in one batch with the

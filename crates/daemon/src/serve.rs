@@ -406,7 +406,7 @@ async fn serve_replica(
         true,
         format!(
             "cluster node {node_id}, group {group}, {} partitions",
-            replica.partitions.len()
+            replica.partitions().borrow().len()
         ),
     );
     // Its partitions' queries, while caught up. What a search recalled goes to the log
@@ -438,7 +438,7 @@ async fn serve_replica(
         client.clone(),
         store.clone(),
         node,
-        replica.partitions.clone(),
+        replica.partitions(),
         Arc::new(QueryAdapter(query_service)),
         shutdown.clone(),
     );
@@ -449,7 +449,7 @@ async fn serve_replica(
         pipeline.clone(),
         store.clone(),
         (node_id.clone(), group.clone()),
-        replica.partitions.clone(),
+        replica.partitions(),
     );
     let admin = async {
         let mut admin =

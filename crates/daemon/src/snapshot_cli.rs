@@ -48,7 +48,7 @@ pub struct Snapshotter {
     store: memory_store::Store,
     node_id: String,
     group: String,
-    partitions: BTreeSet<u16>,
+    partitions: tokio::sync::watch::Receiver<BTreeSet<u16>>,
     busy: Arc<tokio::sync::Mutex<()>>,
 }
 
@@ -70,7 +70,7 @@ impl Snapshotter {
         pipeline: Arc<memory_actors::Pipeline>,
         store: memory_store::Store,
         (node_id, group): (String, String),
-        partitions: BTreeSet<u16>,
+        partitions: tokio::sync::watch::Receiver<BTreeSet<u16>>,
     ) -> Self {
         Snapshotter {
             client,
@@ -141,12 +141,14 @@ impl Snapshotter {
         })
         .await
         .context("the snapshot task failed")?;
+        // The partitions the store applied (narrowed when some moved away).
+        let partitions = self.partitions.borrow().clone();
         let published = match taken {
             Ok(manifest) => memory_cluster::snapshot::publish(
                 &self.client,
                 &self.group,
                 &self.node_id,
-                &self.partitions,
+                &partitions,
                 &dir,
                 manifest,
             )
