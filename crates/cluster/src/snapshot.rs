@@ -14,9 +14,10 @@ use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 
 use async_nats::jetstream::{self, object_store};
+use futures::StreamExt;
 use memory_projections::snapshot::SnapshotManifest;
 use serde::{Deserialize, Serialize};
-use tokio::io::AsyncWriteExt;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::layout::{SNAPSHOT_BUCKET, STREAM};
 use crate::{ClusterError, nats};
@@ -26,6 +27,22 @@ const METADATA_KEY: &str = "agent-memory.snapshot";
 /// Bytes per Object Store chunk: fewer round trips than the default 128 KiB, well
 /// under the servers' default 1 MiB payload limit.
 const CHUNK_SIZE: usize = 512 * 1024;
+
+/// How long a download may receive nothing before it fails.
+const DOWNLOAD_STALL: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// How old unnamed chunks must be before they are taken for an unfinished upload's.
+const ORPHAN_AGE: std::time::Duration = std::time::Duration::from_secs(15 * 60);
+
+/// The chunk size for this server: [`CHUNK_SIZE`], or less under a smaller payload
+/// limit (less a margin for the headers).
+fn chunk_size(client: &async_nats::Client) -> usize {
+    let limit = client.server_info().max_payload;
+    if limit == 0 {
+        return CHUNK_SIZE;
+    }
+    CHUNK_SIZE.min(limit.saturating_sub(4 * 1024).max(4 * 1024))
+}
 
 /// What a group's snapshot is, as stored beside it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -180,7 +197,7 @@ pub async fn publish(
                         "agent-memory snapshot of group {group} at stream sequence {}",
                         snapshot.applied_stream_seq()
                     )),
-                    chunk_size: Some(CHUNK_SIZE),
+                    chunk_size: Some(chunk_size(client)),
                     metadata: HashMap::from([(METADATA_KEY.to_owned(), description)]),
                     headers: None,
                 },
@@ -192,7 +209,68 @@ pub async fn publish(
     }
     .await;
     let _ = tokio::fs::remove_file(&tar_path).await;
+    // An upload that failed or lost a race leaves chunks no object names: remove them
+    // once they are old enough not to be another node's upload in progress.
+    match purge_orphans(client).await {
+        Ok(0) => {}
+        Ok(purged) => tracing::info!(purged, "removed chunks of unfinished snapshot uploads"),
+        Err(err) => tracing::warn!(error = %err, "cannot look for chunks of unfinished uploads"),
+    }
     uploaded.map(|()| snapshot)
+}
+
+/// Removes the chunks in the snapshot bucket that no object names and that are older
+/// than [`ORPHAN_AGE`]; how many chunk subjects went.
+async fn purge_orphans(client: &async_nats::Client) -> Result<usize, ClusterError> {
+    let bucket = bucket(client).await?;
+    let mut live = std::collections::HashSet::new();
+    let mut objects = bucket
+        .list()
+        .await
+        .map_err(|err| nats("snapshot list")(&err))?;
+    while let Some(object) = objects.next().await {
+        let object = object.map_err(|err| nats("snapshot list")(&err))?;
+        live.insert(object.nuid);
+    }
+    let context = jetstream::new(client.clone());
+    let stream = context
+        .get_stream(format!("OBJ_{SNAPSHOT_BUCKET}"))
+        .await
+        .map_err(|err| nats("snapshot bucket")(&err))?;
+    let prefix = format!("$O.{SNAPSHOT_BUCKET}.C.");
+    let mut subjects = Vec::new();
+    {
+        let mut listed = stream
+            .info_with_subjects(format!("{prefix}>"))
+            .await
+            .map_err(|err| nats("snapshot chunks")(&err))?;
+        while let Some(subject) = listed.next().await {
+            let (subject, _) = subject.map_err(|err| nats("snapshot chunks")(&err))?;
+            subjects.push(subject);
+        }
+    }
+    let now = memory_types::now_ms();
+    let mut purged = 0;
+    for subject in subjects {
+        let nuid = subject.strip_prefix(&prefix).unwrap_or_default();
+        if live.contains(nuid) {
+            continue;
+        }
+        let Ok(last) = stream.get_last_raw_message_by_subject(&subject).await else {
+            continue;
+        };
+        let written_ms = u64::try_from(last.time.unix_timestamp_nanos() / 1_000_000).unwrap_or(0);
+        if now.saturating_sub(written_ms) < u64::try_from(ORPHAN_AGE.as_millis()).unwrap_or(0) {
+            continue;
+        }
+        stream
+            .purge()
+            .filter(&subject)
+            .await
+            .map_err(|err| nats("snapshot purge")(&err))?;
+        purged += 1;
+    }
+    Ok(purged)
 }
 
 /// Downloads `group`'s latest snapshot and unpacks it into `into` (created; it must not
@@ -221,9 +299,36 @@ pub async fn download(
         let mut file = tokio::fs::File::create(&tar_path)
             .await
             .map_err(|err| nats("snapshot download")(&err))?;
-        tokio::io::copy(&mut object, &mut file)
-            .await
-            .map_err(|err| nats("snapshot download")(&err))?;
+        // A read that stalls (the object replaced and its chunks purged meanwhile, a
+        // server gone) fails the download instead of hanging the start.
+        let expected = object.info().size as u64;
+        let mut received = 0u64;
+        let mut buffer = vec![0u8; CHUNK_SIZE];
+        loop {
+            let read = tokio::time::timeout(DOWNLOAD_STALL, object.read(&mut buffer))
+                .await
+                .map_err(|_| ClusterError::Nats {
+                    what: "snapshot download",
+                    detail: format!(
+                        "no data for {} s after {received} of {expected} bytes",
+                        DOWNLOAD_STALL.as_secs()
+                    ),
+                })?
+                .map_err(|err| nats("snapshot download")(&err))?;
+            if read == 0 {
+                break;
+            }
+            received += read as u64;
+            file.write_all(&buffer[..read])
+                .await
+                .map_err(|err| nats("snapshot download")(&err))?;
+        }
+        if received != expected {
+            return Err(ClusterError::Nats {
+                what: "snapshot download",
+                detail: format!("{received} bytes received, the object has {expected}"),
+            });
+        }
         file.flush()
             .await
             .map_err(|err| nats("snapshot download")(&err))?;

@@ -69,8 +69,14 @@ pub async fn run(
         crate::settings::check_cluster_work(&config)?;
         let group = args.group.clone().unwrap_or_default();
         health.set_ready("store", false, "bootstrapping");
-        let started =
-            crate::snapshot_cli::bootstrap(&config, &data_dir, &group, args.bootstrap).await?;
+        // A download can take minutes: a signal meanwhile stops the start (what was
+        // half restored is removed at the next start).
+        let bootstrap = crate::snapshot_cli::bootstrap(&config, &data_dir, &group, args.bootstrap);
+        let started = tokio::select! {
+            started = bootstrap => started?,
+            _ = sigterm.recv() => anyhow::bail!("SIGTERM while bootstrapping the data dir"),
+            _ = sigint.recv() => anyhow::bail!("SIGINT while bootstrapping the data dir"),
+        };
         info!(?started, "data dir ready");
     }
     let store = open_store(&config, &data_dir)?;
@@ -718,14 +724,21 @@ async fn spawn_snapshot_call(
     node: &str,
     shutdown: &CancellationToken,
 ) -> anyhow::Result<tokio::task::JoinHandle<()>> {
+    let stopping = shutdown.clone();
     spawn_admin_responder(
         client,
         admin_subject(Some(node), crate::admin_cli::ADMIN_SNAPSHOT),
         shutdown.clone(),
         move |_| {
-            let snapshotter = snapshotter.clone();
+            let (snapshotter, stopping) = (snapshotter.clone(), stopping.clone());
             async move {
-                match snapshotter.take().await {
+                // Shutdown does not wait for an upload; the staging left behind is
+                // cleared by the next snapshot or start.
+                let taken = tokio::select! {
+                    () = stopping.cancelled() => Err(anyhow::anyhow!("the node is shutting down")),
+                    taken = snapshotter.take() => taken,
+                };
+                match taken {
                     Ok(report) => serde_json::to_vec(&report),
                     Err(err) => serde_json::to_vec(&memory_types::ServiceError::internal(format!(
                         "{err:#}"

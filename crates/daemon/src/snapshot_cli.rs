@@ -28,6 +28,9 @@ const STAGING_DIR: &str = ".snapshot";
 /// Where a downloaded snapshot is unpacked before it is moved into place.
 const RESTORE_DIR: &str = ".restore";
 
+/// How long the schedule waits after a failed snapshot before it tries again.
+const SCHEDULE_BACKOFF: Duration = Duration::from_secs(600);
+
 /// How a cluster replica with an empty data dir starts.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum Bootstrap {
@@ -200,7 +203,15 @@ impl Snapshotter {
                         taken = self.take() => taken,
                     };
                     if let Err(err) = taken {
-                        warn!(error = %err, "scheduled snapshot failed; the previous one stays");
+                        warn!(
+                            error = format!("{err:#}"),
+                            retry_in_secs = SCHEDULE_BACKOFF.as_secs(),
+                            "scheduled snapshot failed; the previous one stays"
+                        );
+                        tokio::select! {
+                            () = shutdown.cancelled() => return,
+                            () = tokio::time::sleep(SCHEDULE_BACKOFF) => {}
+                        }
                     }
                 }
             }
@@ -222,83 +233,68 @@ pub enum Started {
 /// Prepares the data dir of a cluster replica of `group` before its store opens: a
 /// store already there is used as is; an empty data dir gets the group's latest
 /// snapshot when one fits (and `mode` allows), and otherwise replays the whole log.
+/// The data dir is locked meanwhile, so no other process opens a store in it.
 ///
 /// # Errors
-/// `--bootstrap snapshot` without a fitting snapshot, or a failed download or install
-/// (the half-restored data dir is then removed, so the next start begins afresh).
+/// Another process holds the data dir; with `--bootstrap snapshot`, no fitting
+/// snapshot or a failed download or install (the data dir is then emptied again, so
+/// the next start begins afresh). With `auto`, a snapshot that cannot be read or
+/// installed falls back to a full replay.
 pub async fn bootstrap(
     config: &Config,
     data_dir: &Path,
     group: &str,
     mode: Bootstrap,
 ) -> anyhow::Result<Started> {
+    let _lock = memory_store::lock_data_dir(data_dir)
+        .with_context(|| format!("cannot lock the data dir {}", data_dir.display()))?;
     let restore = data_dir.join(RESTORE_DIR);
     let targets = install_targets(config, data_dir);
+    // Leftovers of an earlier run: a snapshot being staged or downloaded.
+    for leftover in [data_dir.join(STAGING_DIR), restore.with_extension("tar")] {
+        remove_path(&leftover)?;
+    }
     if install_interrupted(&restore) {
         let installed = install(&restore, data_dir, &targets)
             .with_context(|| format!("cannot finish the install in {}", restore.display()))?;
-        std::fs::remove_dir_all(&restore).ok();
+        remove_path(&restore)?;
         info!(
             ?installed,
             "finished installing a snapshot a crash cut short"
         );
         return Ok(Started::Existing);
     }
-    if restore.exists() {
-        std::fs::remove_dir_all(&restore)
-            .with_context(|| format!("cannot remove {}", restore.display()))?;
-    }
-    let occupied = std::fs::read_dir(data_dir)
-        .map(|mut entries| entries.next().is_some())
-        .unwrap_or(false);
-    if occupied {
+    remove_path(&restore)?;
+    if holds_store(data_dir)? {
         return Ok(Started::Existing);
     }
     if mode == Bootstrap::Replay {
         return Ok(Started::Replay("--bootstrap replay".to_owned()));
     }
     let started = Instant::now();
-    let client = memory_nats::connect(&config.nats, |_| {}).await?;
-    let (_, assignments, _) = memory_cluster::read_cluster(&client).await?;
-    let partitions = assignments.groups.get(group).cloned().unwrap_or_default();
-    let unfit = match memory_cluster::snapshot::latest(&client, group).await? {
-        None => Some(format!("group {group} has no snapshot yet")),
-        Some(latest) => latest.unfit(group, &partitions),
-    };
-    if let Some(why) = unfit {
-        if mode == Bootstrap::Snapshot {
-            anyhow::bail!("--bootstrap snapshot: {why}");
-        }
-        info!(reason = %why, "no snapshot to start from: replaying the whole log");
-        return Ok(Started::Replay(why));
-    }
-    let restored = async {
-        let snapshot = memory_cluster::snapshot::download(&client, group, &restore).await?;
-        if let Some(why) = snapshot.unfit(group, &partitions) {
-            anyhow::bail!("the snapshot was replaced by one that does not fit: {why}");
-        }
-        let installed = install(&restore, data_dir, &targets)?;
-        anyhow::Ok((snapshot, installed))
-    }
-    .await;
+    let restored = restore_latest(config, data_dir, group, &targets).await;
     let (snapshot, installed) = match restored {
-        Ok(restored) => restored,
+        Ok(Ok(restored)) => restored,
+        Ok(Err(why)) if mode == Bootstrap::Auto => {
+            info!(reason = %why, "no snapshot to start from: replaying the whole log");
+            return Ok(Started::Replay(why));
+        }
+        Ok(Err(why)) => anyhow::bail!("--bootstrap snapshot: {why}"),
         Err(err) => {
-            // Leave the data dir empty, as it was.
-            if let Ok(entries) = std::fs::read_dir(data_dir) {
-                for entry in entries.flatten() {
-                    let path = entry.path();
-                    let _ = if path.is_dir() {
-                        std::fs::remove_dir_all(&path)
-                    } else {
-                        std::fs::remove_file(&path)
-                    };
-                }
+            // Leave the data dir (and the indexes) empty, as they were.
+            empty_data_dir(data_dir, &targets);
+            let err = err.context(format!("cannot start from group {group}'s snapshot"));
+            if mode == Bootstrap::Auto {
+                warn!(
+                    error = format!("{err:#}"),
+                    "replaying the whole log instead"
+                );
+                return Ok(Started::Replay(format!("{err:#}")));
             }
-            return Err(err.context(format!("cannot start from group {group}'s snapshot")));
+            return Err(err);
         }
     };
-    std::fs::remove_dir_all(&restore).ok();
+    remove_path(&restore)?;
     let seq = snapshot.applied_stream_seq();
     REPLICA_METRICS
         .bootstrap_seconds
@@ -320,10 +316,98 @@ pub async fn bootstrap(
     Ok(Started::Snapshot(seq))
 }
 
+/// Downloads and installs `group`'s latest snapshot: `Ok(Err(why))` when there is none
+/// that fits, `Err` when one fits but could not be brought in.
+async fn restore_latest(
+    config: &Config,
+    data_dir: &Path,
+    group: &str,
+    targets: &InstallTargets,
+) -> anyhow::Result<Result<(ClusterSnapshot, memory_projections::snapshot::Installed), String>> {
+    let client = memory_nats::connect(&config.nats, |_| {}).await?;
+    let (_, assignments, _) = memory_cluster::read_cluster(&client).await?;
+    let partitions = assignments.groups.get(group).cloned().unwrap_or_default();
+    let unfit = match memory_cluster::snapshot::latest(&client, group).await? {
+        None => Some(format!("group {group} has no snapshot yet")),
+        Some(latest) => latest.unfit(group, &partitions),
+    };
+    if let Some(why) = unfit {
+        return Ok(Err(why));
+    }
+    let restore = data_dir.join(RESTORE_DIR);
+    let snapshot = memory_cluster::snapshot::download(&client, group, &restore).await?;
+    if let Some(why) = snapshot.unfit(group, &partitions) {
+        anyhow::bail!("the snapshot was replaced by one that does not fit: {why}");
+    }
+    let installed = install(&restore, data_dir, targets)?;
+    Ok(Ok((snapshot, installed)))
+}
+
+/// Whether `data_dir` holds anything but what a bootstrap itself leaves there (its
+/// lock file and the restore area): a store, or files of one.
+fn holds_store(data_dir: &Path) -> anyhow::Result<bool> {
+    let entries = match std::fs::read_dir(data_dir) {
+        Ok(entries) => entries,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+        Err(err) => return Err(err).context(format!("cannot read {}", data_dir.display())),
+    };
+    for entry in entries {
+        let name = entry?.file_name();
+        if name != memory_store::DATA_DIR_LOCK_FILE && name != RESTORE_DIR {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// Removes a file or a directory tree when it exists.
+fn remove_path(path: &Path) -> anyhow::Result<()> {
+    let removed = if path.is_dir() {
+        std::fs::remove_dir_all(path)
+    } else {
+        std::fs::remove_file(path)
+    };
+    match removed {
+        Err(err) if err.kind() != std::io::ErrorKind::NotFound => {
+            Err(err).context(format!("cannot remove {}", path.display()))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Empties a data dir a failed restore wrote into (it was empty before), and the
+/// configured index directories it may have replaced, but not the lock file.
+fn empty_data_dir(data_dir: &Path, targets: &InstallTargets) {
+    if let Ok(entries) = std::fs::read_dir(data_dir) {
+        for entry in entries.flatten() {
+            if entry.file_name() != memory_store::DATA_DIR_LOCK_FILE
+                && let Err(err) = remove_path(&entry.path())
+            {
+                warn!(error = format!("{err:#}"), "cannot clean the data dir");
+            }
+        }
+    }
+    let indexes = [
+        targets.bm25.as_ref().map(|(dir, _)| dir),
+        targets.vector.as_ref().map(|(dir, _)| dir),
+    ];
+    for dir in indexes.into_iter().flatten() {
+        if let Err(err) = remove_path(dir) {
+            warn!(
+                error = format!("{err:#}"),
+                "cannot remove an index the restore replaced"
+            );
+        }
+    }
+}
+
 /// Where this daemon keeps the indexes a snapshot may bring.
 fn install_targets(config: &Config, data_dir: &Path) -> InstallTargets {
     InstallTargets {
-        bm25_dir: crate::settings::bm25_settings(config, data_dir).map(|s| s.index_dir),
+        bm25: crate::settings::bm25_settings(config, data_dir).map(|settings| {
+            let identity = memory_projections::bm25_identity(&settings);
+            (settings.index_dir, identity)
+        }),
         vector: crate::settings::vector_settings(config, data_dir).map(|settings| {
             let model = memory_projections::model_identity(&settings);
             (settings.index_dir, model)

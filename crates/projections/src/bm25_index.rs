@@ -103,6 +103,13 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
+/// What a BM25 index kept with `settings` holds, as far as a snapshot must match it:
+/// the document kinds (whether raw events are indexed).
+#[must_use]
+pub fn bm25_identity(settings: &Bm25Settings) -> String {
+    format!("events={}", settings.index_events)
+}
+
 impl Bm25Handle {
     /// Opens (or creates) the index for writing. Never fails: an index that does not
     /// open is reported unhealthy until a rebuild replaces it.
@@ -224,9 +231,9 @@ impl Bm25Handle {
     }
 
     /// Links the committed generation into `dest` (`CURRENT` and the generation's
-    /// committed files) and runs `then` before the writer is released, so nothing
-    /// commits between the files and what `then` pins (the store's view: see
-    /// [`crate::snapshot`]). `None` for a broken or read-only index, which the restored
+    /// committed files). `then` runs before the writer is released, so no commit moves
+    /// the cursor between the commit read here and what `then` pins (the store's view:
+    /// see [`crate::snapshot`]); the files are linked after, under tantivy's meta lock. `None` for a broken or read-only index, which the restored
     /// daemon builds from the log.
     ///
     /// # Errors
@@ -254,31 +261,45 @@ impl Bm25Handle {
             .current()
             .map_err(|err| failed(err.to_string()))?
             .ok_or_else(|| failed("no current generation".to_owned()))?;
-        let (files, payload) = index
+        let committed = index
             .committed_files(&generation.path)
             .map_err(|err| failed(err.to_string()))?;
-        let payload = CommitPayload::parse(payload.as_deref().unwrap_or_default())
-            .map_err(|err| failed(err.to_string()))?;
+        let Some(payload) = committed.payload.as_deref() else {
+            // Never committed with a cursor yet: the restored daemon populates it.
+            return Ok((None, then()));
+        };
+        let payload = CommitPayload::parse(payload).map_err(|err| failed(err.to_string()))?;
+        // Pin what comes next (the store) before any commit can move the mirrored
+        // cursor past this one; the files stay, tantivy's meta lock held by `committed`.
+        let pinned = then();
+        drop(writer);
         let into = dest.join(&generation.name);
         std::fs::create_dir_all(&into).map_err(io_error("create", &into))?;
         let mut bytes = 0;
-        for file in &files {
+        for file in &committed.files {
             bytes += link_or_copy(&generation.path.join(file), &into.join(file))?;
         }
+        let meta = into.join(memory_search::META_FILE);
+        std::fs::write(&meta, &committed.meta).map_err(io_error("write", &meta))?;
         let current = dest.join(memory_search::CURRENT_FILE);
         std::fs::write(&current, &generation.name).map_err(io_error("write", &current))?;
-        let pinned = then();
-        drop(writer);
         Ok((
             Some(IndexPart {
                 format: payload.format,
                 cursor: payload.cursor,
-                files: files.len(),
-                bytes,
-                model: String::new(),
+                files: committed.files.len() + 1,
+                bytes: bytes + committed.meta.len() as u64,
+                model: self.identity(),
             }),
             pinned,
         ))
+    }
+
+    /// What a snapshot's BM25 index must have been kept with to be used here as is
+    /// (see [`bm25_identity`]).
+    #[must_use]
+    pub fn identity(&self) -> String {
+        bm25_identity(&self.shared.settings)
     }
 
     /// Why the index is unhealthy, or `None` when it is healthy.

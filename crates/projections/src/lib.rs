@@ -58,7 +58,7 @@ pub mod testsuite;
 mod vector_index;
 mod vector_indexer;
 
-pub use bm25_index::{BM25_INDEXER, Bm25Handle, CAUGHT_UP_COMMIT_GAP};
+pub use bm25_index::{BM25_INDEXER, Bm25Handle, CAUGHT_UP_COMMIT_GAP, bm25_identity};
 pub use bm25_indexer::Bm25Indexer;
 pub use bm25_records::{
     Bm25Settings, Bm25Status, CommitPayload, PayloadError, RebuildProgress, RebuildReport,

@@ -73,8 +73,9 @@ pub struct IndexPart {
     pub files: usize,
     /// Bytes.
     pub bytes: u64,
-    /// What must match for the index to be used as is: the vector index's model file
-    /// and dimensions; empty for BM25.
+    /// What must match for the index to be used as is: the document kinds it holds
+    /// and, for the vector index, the model file and dimensions
+    /// ([`crate::bm25_identity`], [`crate::model_identity`]).
     pub model: String,
 }
 
@@ -241,8 +242,9 @@ impl SnapshotManifest {
 /// daemon then builds it from the restored log, as for a deleted index).
 #[derive(Clone, Debug, Default)]
 pub struct InstallTargets {
-    /// The BM25 index's configured directory, when it is on.
-    pub bm25_dir: Option<PathBuf>,
+    /// The BM25 index's configured directory and its identity
+    /// ([`crate::bm25_identity`]), when it is on.
+    pub bm25: Option<(PathBuf, String)>,
     /// The vector index's configured directory and its model (as [`IndexPart::model`]
     /// reads), when it is on.
     pub vector: Option<(PathBuf, String)>,
@@ -262,7 +264,9 @@ pub struct Installed {
 /// Moves the snapshot unpacked in `snapshot` into place: the store into `data_dir`
 /// (which must hold no database), the indexes into their configured directories
 /// (replacing what is there: indexes are disposable, and a leftover would not match
-/// the restored store). A crash part-way leaves [`INSTALLING`] in `snapshot`, and
+/// the restored store; an index the snapshot does not bring has its directory removed,
+/// so the daemon builds it from the restored log). An index directory that holds the
+/// data dir is refused. A crash part-way leaves [`INSTALLING`] in `snapshot`, and
 /// running it again finishes the moves. `snapshot` is emptied.
 ///
 /// # Errors
@@ -273,18 +277,35 @@ pub fn install(
     targets: &InstallTargets,
 ) -> Result<Installed, SnapshotError> {
     let manifest = read_manifest(snapshot)?;
+    for dir in [
+        targets.bm25.as_ref().map(|(dir, _)| dir),
+        targets.vector.as_ref().map(|(dir, _)| dir),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        if data_dir.starts_with(dir) || snapshot.starts_with(dir) {
+            return Err(SnapshotError::Incompatible(format!(
+                "the index directory {} holds the data dir: it would be replaced whole",
+                dir.display()
+            )));
+        }
+    }
     let marker = snapshot.join(INSTALLING);
     std::fs::write(&marker, b"").map_err(io_error("write", &marker))?;
     let mut installed = Installed::default();
     let bm25_from = snapshot.join(BM25_DIR);
-    match (&manifest.bm25, &targets.bm25_dir) {
-        (Some(part), Some(dir)) if part.format == crate::bm25_records::PAYLOAD_FORMAT => {
+    match (&manifest.bm25, &targets.bm25) {
+        (Some(part), Some((dir, identity)))
+            if part.format == crate::bm25_records::PAYLOAD_FORMAT && &part.model == identity =>
+        {
             replace_dir(&bm25_from, dir)?;
             installed.bm25 = true;
         }
-        (Some(part), Some(_)) => installed.left_out.push(format!(
-            "bm25 index: payload format {} (this build writes {})",
+        (Some(part), Some((_, identity))) => installed.left_out.push(format!(
+            "bm25 index: payload format {} kept with {} (this daemon: format {} with {identity})",
             part.format,
+            part.model,
             crate::bm25_records::PAYLOAD_FORMAT
         )),
         (Some(_), None) => installed
@@ -310,6 +331,23 @@ pub fn install(
             .left_out
             .push("vector index: off in this daemon's settings".to_owned()),
         (None, _) => {}
+    }
+    // An index the snapshot does not bring is built from the restored log: whatever
+    // its directory holds (an older index beside an earlier store) must not be taken
+    // as that.
+    for (installed, dir) in [
+        (installed.bm25, targets.bm25.as_ref().map(|(dir, _)| dir)),
+        (
+            installed.vector,
+            targets.vector.as_ref().map(|(dir, _)| dir),
+        ),
+    ] {
+        if let Some(dir) = dir
+            && !installed
+            && dir.exists()
+        {
+            std::fs::remove_dir_all(dir).map_err(io_error("remove", dir))?;
+        }
     }
     let store_from = snapshot.join(STORE_DIR);
     std::fs::create_dir_all(data_dir).map_err(io_error("create", data_dir))?;
@@ -352,7 +390,14 @@ fn replace_dir(from: &Path, to: &Path) -> Result<(), SnapshotError> {
     if std::fs::rename(from, to).is_ok() {
         return Ok(());
     }
-    copy_tree(from, to)?;
+    // Another filesystem: a complete copy beside the target, renamed into place, so a
+    // crash leaves either no target or a whole one (and `from` to finish from).
+    let partial = to.with_extension("installing");
+    if partial.exists() {
+        std::fs::remove_dir_all(&partial).map_err(io_error("remove", &partial))?;
+    }
+    copy_tree(from, &partial)?;
+    std::fs::rename(&partial, to).map_err(io_error("move", &partial))?;
     std::fs::remove_dir_all(from).map_err(io_error("remove", from))
 }
 
@@ -366,6 +411,9 @@ fn copy_tree(from: &Path, to: &Path) -> Result<(), SnapshotError> {
             copy_tree(&path, &target)?;
         } else {
             std::fs::copy(&path, &target).map_err(io_error("copy", &path))?;
+            std::fs::File::open(&target)
+                .and_then(|file| file.sync_all())
+                .map_err(io_error("sync", &target))?;
         }
     }
     Ok(())

@@ -40,7 +40,7 @@ fn a_snapshot_installed_elsewhere_is_the_same_store_and_index_at_the_same_positi
         &temp.path().join("snap"),
         &target,
         &InstallTargets {
-            bm25_dir: Some(target.join("bm25-index")),
+            bm25: Some((target.join("bm25-index"), "events=true".to_owned())),
             vector: None,
         },
     )
@@ -94,7 +94,7 @@ fn the_vector_index_travels_with_its_model_and_is_left_out_for_another() {
     let head = store.head();
     for (name, model) in [
         ("b", model_identity(&vector_settings)),
-        ("c", "other.onnx/384".to_owned()),
+        ("c", "other.onnx/384/events=true".to_owned()),
     ] {
         let snap = temp.path().join(format!("snap-{name}"));
         let manifest = take(&store, Some(&bm25), Some(&vector), &snap).expect("take");
@@ -106,7 +106,7 @@ fn the_vector_index_travels_with_its_model_and_is_left_out_for_another() {
             &snap,
             &target,
             &InstallTargets {
-                bm25_dir: Some(target.join("bm25-index")),
+                bm25: Some((target.join("bm25-index"), "events=true".to_owned())),
                 vector: Some((target.join("vector-index"), model.clone())),
             },
         )
@@ -166,7 +166,7 @@ fn an_install_cut_short_is_finished_by_the_next_one() {
     std::fs::rename(snap.join(STORE_DIR).join("version"), target.join("version")).expect("move");
     assert!(install_interrupted(&snap));
     let targets = InstallTargets {
-        bm25_dir: Some(target.join("bm25-index")),
+        bm25: Some((target.join("bm25-index"), "events=true".to_owned())),
         vector: None,
     };
     install(&snap, &target, &targets).expect("finish");

@@ -259,9 +259,10 @@ fn vector_selector(kind: PruneKind) -> DocSelector {
 #[must_use]
 pub fn model_identity(settings: &VectorSettings) -> String {
     format!(
-        "{}/{}",
+        "{}/{}/events={}",
         settings.embedder.model_file,
-        memory_embed::MINILM_DIMS
+        memory_embed::MINILM_DIMS,
+        settings.index_events
     )
 }
 
@@ -420,7 +421,7 @@ impl VectorHandle {
     }
 
     /// What a snapshot's vector index must have been built with to be used here: the
-    /// document model's file and the dimensions.
+    /// document model's file, the dimensions and whether raw events are embedded.
     #[must_use]
     pub fn model_identity(&self) -> String {
         model_identity(&self.shared.settings)
@@ -754,8 +755,11 @@ impl VectorHandle {
     /// # Errors
     /// When the directory cannot be cleared.
     pub fn reset(&self, store: &Store, start: OutboxSeq) -> Result<(), ConsumerError> {
-        // Read before the index lock is taken (lock order: writer, then index).
-        let last_prune = lock(&self.shared.writer).last_prune.clone();
+        // The writer is held throughout (lock order: writer, then index), so no commit
+        // (the indexer's, or a snapshot's) writes the old cursor into the new index and
+        // no snapshot sees the new index with the old cursor.
+        let mut writer = lock(&self.shared.writer);
+        let last_prune = writer.last_prune.clone();
         let mut guard = self.index_mut();
         let dir = self.shared.settings.index_dir.clone();
         let config = guard.as_ref().map_or_else(
@@ -776,6 +780,11 @@ impl VectorHandle {
             .map_err(|err| ConsumerError::Transient(format!("vector reset: {err}")))?;
         *guard = Some(index);
         drop(guard);
+        writer.applied = start;
+        writer.committed = start;
+        writer.dirty = false;
+        let _ = store.set_cursor(VECTOR_INDEXER, start);
+        drop(writer);
         let embedders_loaded = lock(&self.shared.index_embedder).is_some();
         if embedders_loaded {
             *self
@@ -784,12 +793,6 @@ impl VectorHandle {
                 .write()
                 .unwrap_or_else(std::sync::PoisonError::into_inner) = None;
         }
-        let mut writer = lock(&self.shared.writer);
-        writer.applied = start;
-        writer.committed = start;
-        writer.dirty = false;
-        drop(writer);
-        let _ = store.set_cursor(VECTOR_INDEXER, start);
         self.publish_gauges(Some(store.head()));
         Ok(())
     }

@@ -13,6 +13,7 @@ use std::path::Path;
 
 use memory_text::truncate_bytes;
 use tantivy::collector::{Count, TopDocs};
+use tantivy::directory::Directory;
 use tantivy::directory::MmapDirectory;
 use tantivy::query::TermQuery;
 use tantivy::schema::{IndexRecordOption, Value};
@@ -26,7 +27,19 @@ use crate::schema::{Bm25Schema, DocType, SearchDoc, doc_key};
 use crate::{Result, SearchError};
 
 /// tantivy's file naming the committed segments.
-const META_FILE: &str = "meta.json";
+pub const META_FILE: &str = "meta.json";
+
+/// An index's last commit, pinned for a snapshot ([`Bm25Index::committed_files`]):
+/// while it lives, tantivy's garbage collection deletes none of its files.
+pub struct CommittedFiles {
+    /// The bytes of `meta.json` as read: write them as the copy's `meta.json`.
+    pub meta: Vec<u8>,
+    /// The files of the segments `meta` names.
+    pub files: Vec<String>,
+    /// The commit's payload.
+    pub payload: Option<String>,
+    _lock: tantivy::directory::DirectoryLock,
+}
 
 /// The BM25 index: schema, tantivy index and a reader. Cheap to share behind an `Arc`;
 /// searching takes `&self`.
@@ -151,23 +164,42 @@ impl Bm25Index {
         Ok(self.index.load_metas()?.payload)
     }
 
-    /// The names of the files in `dir` (this index's directory) that its last commit is
-    /// made of — `meta.json` and every file of a committed segment (`<segment uuid>.*`) —
-    /// with that commit's payload. Uncommitted segments and writer locks are left out,
-    /// so a copy of exactly these files opens as the committed index (a snapshot).
-    /// Call it while no commit can happen (the caller holds the writer's lock).
-    pub fn committed_files(&self, dir: &Path) -> Result<(Vec<String>, Option<String>)> {
-        let metas = self.index.load_metas()?;
-        let segments: std::collections::HashSet<String> = metas
-            .segments
+    /// The last commit of this index (whose directory is `dir`) as a snapshot needs it:
+    /// the bytes of `meta.json`, the names of the files of every segment it names
+    /// (`<segment uuid>.*`) and its payload, with tantivy's meta lock held
+    /// ([`CommittedFiles`]) so no garbage collection deletes those files until the
+    /// caller has linked them. `meta.json` is read once: a merge that ends meanwhile
+    /// rewrites the file on disk, but the snapshot keeps the bytes read here, which name
+    /// exactly the files listed. Uncommitted segments and writer locks are left out.
+    pub fn committed_files(&self, dir: &Path) -> Result<CommittedFiles> {
+        let lock = self
+            .index
+            .directory()
+            .acquire_lock(&tantivy::directory::META_LOCK)
+            .map_err(|error| SearchError::OpenDirectory {
+                path: dir.display().to_string(),
+                message: format!("cannot take the meta lock: {error}"),
+            })?;
+        let unreadable = |message: String| SearchError::OpenDirectory {
+            path: dir.join(META_FILE).display().to_string(),
+            message,
+        };
+        let meta = std::fs::read(dir.join(META_FILE)).map_err(|e| unreadable(e.to_string()))?;
+        let parsed: serde_json::Value =
+            serde_json::from_slice(&meta).map_err(|e| unreadable(e.to_string()))?;
+        let segments: std::collections::HashSet<String> = parsed["segments"]
+            .as_array()
+            .ok_or_else(|| unreadable("no segments".to_owned()))?
             .iter()
-            .map(|segment| segment.id().uuid_string())
+            .filter_map(|segment| segment["segment_id"].as_str())
+            .map(|id| id.replace('-', ""))
             .collect();
+        let payload = parsed["payload"].as_str().map(str::to_owned);
         let entries = std::fs::read_dir(dir).map_err(|error| SearchError::OpenDirectory {
             path: dir.display().to_string(),
             message: error.to_string(),
         })?;
-        let mut files = vec![META_FILE.to_owned()];
+        let mut files = Vec::new();
         for entry in entries {
             let name = entry
                 .map_err(|error| SearchError::OpenDirectory {
@@ -183,7 +215,12 @@ impl Bm25Index {
             }
         }
         files.sort();
-        Ok((files, metas.payload))
+        Ok(CommittedFiles {
+            meta,
+            files,
+            payload,
+            _lock: lock,
+        })
     }
 
     /// Makes searches see the latest commit, e.g. one made by another process.

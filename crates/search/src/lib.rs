@@ -57,7 +57,7 @@ pub mod schema;
 pub use analyzer::{MEMORY_EN, MemoryEnTokenizer};
 pub use documents::event_doc;
 pub use error::{Result, SearchError};
-pub use index::{Bm25Index, Bm25Writer, DocCounts, Hit, SearchResults};
+pub use index::{Bm25Index, Bm25Writer, CommittedFiles, DocCounts, Hit, META_FILE, SearchResults};
 pub use layout::{CURRENT_FILE, Generation, IndexDir, OpenOutcome};
 pub use query::{Bm25Query, DocSelector};
 pub use schema::{Bm25Schema, DocType, SearchDoc, doc_key};

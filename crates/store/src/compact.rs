@@ -120,9 +120,10 @@ pub(crate) fn copy_fresh(path: &Path, options: &StoreOptions) -> Result<CompactR
     Ok(report)
 }
 
-/// `<data_dir>/.forget.lock`, held across a compaction's copy and swap and by every
-/// open until fjall holds its own lock: fjall's lock covers one open database, and the
-/// swap happens while neither is open.
+/// `<data_dir>/.forget.lock`, held across a compaction's copy and swap, by every open
+/// until fjall holds its own lock (fjall's lock covers one open database, and the swap
+/// happens while neither is open), and by a cluster replica while it restores a
+/// snapshot into an empty data dir ([`lock_data_dir`]).
 pub(crate) struct ForgetLock {
     _file: File,
 }
@@ -130,7 +131,7 @@ pub(crate) struct ForgetLock {
 impl ForgetLock {
     /// Takes the lock, or [`StoreError::Locked`] when another process holds it.
     pub(crate) fn acquire(path: &Path) -> Result<ForgetLock> {
-        let lock_path = path.join(".forget.lock");
+        let lock_path = path.join(DATA_DIR_LOCK_FILE);
         let file = std::fs::OpenOptions::new()
             .create(true)
             .truncate(false)
@@ -146,6 +147,26 @@ impl ForgetLock {
         }
     }
 }
+
+/// Keeps every other process from opening the store at `path` (or compacting it) while
+/// it lives: held while files are put in place before the store opens.
+pub struct DataDirLock {
+    _lock: ForgetLock,
+}
+
+/// Takes the [`DataDirLock`] of `path` (created if missing).
+///
+/// # Errors
+/// [`StoreError::Locked`] when another process holds the store or the lock.
+pub fn lock_data_dir(path: &Path) -> Result<DataDirLock> {
+    std::fs::create_dir_all(path).map_err(io("create", path))?;
+    Ok(DataDirLock {
+        _lock: ForgetLock::acquire(path)?,
+    })
+}
+
+/// The lock file's name, which a data dir holds once anything opened it.
+pub const DATA_DIR_LOCK_FILE: &str = ".forget.lock";
 
 /// Completes a swap a crash cut short, or drops a copy that never completed. Run before
 /// the database at `path` is opened, under the [`ForgetLock`]; does nothing when no

@@ -36,7 +36,9 @@ mod metrics;
 mod records;
 mod store;
 
-pub use compact::{CompactReport, compact_after_forget};
+pub use compact::{
+    CompactReport, DATA_DIR_LOCK_FILE, DataDirLock, compact_after_forget, lock_data_dir,
+};
 pub use error::{Result, StoreError};
 pub use fjall::Keyspace;
 pub use memory_types::{AppendOutcome, OutboxSeq};
