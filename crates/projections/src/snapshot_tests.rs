@@ -176,3 +176,69 @@ fn an_install_cut_short_is_finished_by_the_next_one() {
     let restored_bm25 = Bm25Handle::open(crate::Bm25Settings::new(target.join("bm25-index")));
     assert_eq!(restored_bm25.committed_cursor(), head);
 }
+
+/// Snapshots taken while the index takes documents and commits (each commit may start
+/// a tantivy merge, whose end rewrites `meta.json` and deletes the merged files): each
+/// restores into an index that opens healthy at the cursor its manifest says.
+#[test]
+fn snapshots_taken_while_the_index_commits_restore_whole() {
+    let temp = tempfile::tempdir().expect("tempdir");
+    let (store, settings) = sample_store_with_bm25(&temp.path().join("a"));
+    let bm25 = Bm25Handle::open(settings);
+    let writing = {
+        let (store, bm25) = (store.clone(), bm25.clone());
+        std::thread::spawn(move || {
+            let mut cursor = bm25.committed_cursor();
+            for round in 0..60u64 {
+                let events: Vec<_> = (0..20u64)
+                    .map(|n| {
+                        event(
+                            &format!("w{round}-{n}"),
+                            &format!("w{round}"),
+                            1_900_000_000_000 + round * 100_000 + n * 1_000,
+                            EventKind::UserMessage,
+                            &format!("round {round} turn {n}: we moved the cache to redis"),
+                        )
+                    })
+                    .collect();
+                store.append_events(&events).expect("append");
+                let items = store.read_feed(cursor, 10_000).expect("feed");
+                let up_to = items
+                    .last()
+                    .map(memory_store::FeedItem::seq)
+                    .expect("items");
+                bm25.apply(&store, &items, up_to).expect("apply");
+                bm25.commit(&store).expect("commit");
+                cursor = up_to;
+            }
+        })
+    };
+    let mut restored_cursors = Vec::new();
+    for n in 0..8 {
+        let snap = temp.path().join(format!("snap-{n}"));
+        let manifest = take(&store, Some(&bm25), None, &snap).expect("take");
+        let part = manifest.bm25.clone().expect("bm25 part");
+        let target = temp.path().join(format!("b-{n}"));
+        install(
+            &snap,
+            &target,
+            &InstallTargets {
+                bm25: Some((target.join("bm25-index"), "events=true".to_owned())),
+                vector: None,
+            },
+        )
+        .expect("install");
+        let restored = open(&target);
+        assert!(restored.head().0 >= part.cursor, "{manifest:?}");
+        let index = Bm25Handle::open(crate::Bm25Settings::new(target.join("bm25-index")));
+        assert!(index.error().is_none(), "snapshot {n}: {:?}", index.error());
+        assert_eq!(index.committed_cursor().0, part.cursor, "snapshot {n}");
+        restored_cursors.push(part.cursor);
+    }
+    writing.join().expect("writer");
+    assert!(
+        restored_cursors.windows(2).all(|pair| pair[0] <= pair[1])
+            && restored_cursors.first() < restored_cursors.last(),
+        "{restored_cursors:?}"
+    );
+}
