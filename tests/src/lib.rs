@@ -872,35 +872,48 @@ pub fn cluster_cli(args: &[&str], urls: &str) -> anyhow::Result<String> {
     Ok(String::from_utf8(output.stdout)?)
 }
 
-/// `serve --cluster --node-id NODE --group GROUP` on `data_dir` (the vector index off:
-/// embedding is not what the cluster tests are about) with `env`, once `/readyz`
-/// answers; returns it with its metrics address.
-pub fn serve_replica(
+/// `serve --cluster --node-id NODE --group GROUP [extra…]` on `data_dir` (the vector
+/// index off: embedding is not what the cluster tests are about) with `env`, started
+/// and not waited for; returns it with its metrics address.
+pub fn spawn_replica(
     nats_urls: &str,
     data_dir: &Path,
     (node, group): (&str, &str),
+    extra: &[&str],
     env: &[(&str, &str)],
 ) -> anyhow::Result<(Daemon, String)> {
     let metrics = format!("127.0.0.1:{}", free_port());
     let data = data_dir.to_string_lossy().into_owned();
-    let mut daemon = Daemon::start_with_env(
+    let args = [
+        "--data-dir",
+        &data,
+        "serve",
+        "--cluster",
+        "--node-id",
+        node,
+        "--group",
+        group,
+        "--nats-url",
+        nats_urls,
+        "--metrics-listen",
+        &metrics,
+    ];
+    let daemon = Daemon::start_with_env(
         &build_daemon()?,
-        &[
-            "--data-dir",
-            &data,
-            "serve",
-            "--cluster",
-            "--node-id",
-            node,
-            "--group",
-            group,
-            "--nats-url",
-            nats_urls,
-            "--metrics-listen",
-            &metrics,
-        ],
+        &[&args[..], extra].concat(),
         &[&[("AGENT_MEMORY_TELEPORT__VECTOR__ENABLED", "false")], env].concat(),
     )?;
+    Ok((daemon, metrics))
+}
+
+/// [`spawn_replica`] without extra arguments, once `/readyz` answers.
+pub fn serve_replica(
+    nats_urls: &str,
+    data_dir: &Path,
+    node_group: (&str, &str),
+    env: &[(&str, &str)],
+) -> anyhow::Result<(Daemon, String)> {
+    let (mut daemon, metrics) = spawn_replica(nats_urls, data_dir, node_group, &[], env)?;
     daemon.wait_ready(&format!("http://{metrics}/readyz"), Duration::from_secs(60))?;
     Ok((daemon, metrics))
 }

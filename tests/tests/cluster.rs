@@ -325,25 +325,8 @@ async fn two_replicas_of_a_group_hold_the_same_events() -> anyhow::Result<()> {
     let (mut b, metrics_b) = replica(&urls, dir_b.path(), "b")?;
     // A second daemon on node id `a` would share a's durable consumer: refused.
     let dir_c = tempfile::tempdir()?;
-    let data_c = dir_c.path().to_string_lossy().into_owned();
-    let mut clash = memory_e2e_tests::Daemon::start_with_env(
-        &build_daemon()?,
-        &[
-            "--data-dir",
-            &data_c,
-            "serve",
-            "--cluster",
-            "--node-id",
-            "a",
-            "--group",
-            "g1",
-            "--nats-url",
-            &urls,
-            "--metrics-listen",
-            &format!("127.0.0.1:{}", memory_e2e_tests::free_port()),
-        ],
-        &[("AGENT_MEMORY_TELEPORT__VECTOR__ENABLED", "false")],
-    )?;
+    let (mut clash, _) =
+        memory_e2e_tests::spawn_replica(&urls, dir_c.path(), ("a", "g1"), &[], &[])?;
     let status = clash.wait_exit(Duration::from_secs(60))?;
     assert!(
         !status.success() && clash.stderr().contains("node id a is in use"),

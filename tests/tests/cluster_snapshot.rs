@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use memory_e2e_tests::{
-    Daemon, NatsCluster, build_daemon, cluster_cli, export_events_without_seq, free_port, http_get,
-    metric_sum, serve_replica,
+    NatsCluster, build_daemon, cluster_cli, export_events_without_seq, http_get, metric_sum,
+    serve_replica, spawn_replica,
 };
 use serde_json::{Value, json};
 
@@ -247,26 +247,12 @@ async fn a_new_replica_starts_from_its_groups_snapshot_and_replays_only_the_rest
     );
 
     // A group without a snapshot cannot start a replica from one.
-    let data_c = dir_c.path().to_string_lossy().into_owned();
-    let mut c = Daemon::start_with_env(
-        &build_daemon()?,
-        &[
-            "--data-dir",
-            &data_c,
-            "serve",
-            "--cluster",
-            "--node-id",
-            "c",
-            "--group",
-            "g2",
-            "--bootstrap",
-            "snapshot",
-            "--nats-url",
-            &urls,
-            "--metrics-listen",
-            &format!("127.0.0.1:{}", free_port()),
-        ],
-        &[("AGENT_MEMORY_TELEPORT__VECTOR__ENABLED", "false")],
+    let (mut c, _) = spawn_replica(
+        &urls,
+        dir_c.path(),
+        ("c", "g2"),
+        &["--bootstrap", "snapshot"],
+        &[],
     )?;
     let exit = c.wait_exit(Duration::from_secs(60))?;
     assert!(

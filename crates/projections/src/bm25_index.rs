@@ -233,7 +233,8 @@ impl Bm25Handle {
     /// Links the committed generation into `dest` (`CURRENT` and the generation's
     /// committed files). `then` runs before the writer is released, so no commit moves
     /// the cursor between the commit read here and what `then` pins (the store's view:
-    /// see [`crate::snapshot`]); the files are linked after, under tantivy's meta lock. `None` for a broken or read-only index, which the restored
+    /// see [`crate::snapshot`]); the files are linked after, under tantivy's meta lock.
+    /// `None` for a broken, read-only or never committed index, which the restored
     /// daemon builds from the log.
     ///
     /// # Errors
