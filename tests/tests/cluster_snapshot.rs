@@ -306,3 +306,54 @@ async fn a_new_replica_starts_from_its_groups_snapshot_and_replays_only_the_rest
     );
     Ok(())
 }
+
+/// The group's lease holder takes snapshots on its schedule, without being asked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_lease_holder_takes_snapshots_on_its_schedule() -> anyhow::Result<()> {
+    let nats = NatsCluster::start(3, "")?;
+    let urls = nats.urls();
+    cluster_cli(&["init", "--partitions", "8"], &urls)?;
+    cluster_cli(&["assign", "--group", "g1", "--partitions", "0-7"], &urls)?;
+    let client = nats.connect().await?;
+    let dir = tempfile::tempdir()?;
+    let (mut a, metrics) = spawn_replica(
+        &urls,
+        dir.path(),
+        ("a", "g1"),
+        &["--snapshot-interval-secs", "2"],
+        &[],
+    )?;
+    a.wait_ready(&format!("http://{metrics}/readyz"), Duration::from_secs(60))?;
+    let last = ingest(&client, 0, 20).await?;
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let status: Value = serde_json::from_str(&cluster_cli(&["status", "--json"], &urls)?)?;
+        let snapshot = &status["snapshots"]["g1"];
+        if snapshot["node_id"] == "a"
+            && snapshot["manifest"]["store"]["applied_stream_seq"].as_u64() == Some(last)
+        {
+            break;
+        }
+        if std::time::Instant::now() > deadline {
+            bail!("no scheduled snapshot at {last}: {status}");
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    assert!(
+        metric(
+            &metrics,
+            "memory_cluster_snapshots_total",
+            &["outcome=\"published\""]
+        ) >= 1.0
+    );
+    assert_eq!(
+        metric(
+            &metrics,
+            "memory_cluster_snapshots_total",
+            &["outcome=\"failed\""]
+        ),
+        0.0
+    );
+    a.terminate()?;
+    Ok(())
+}
