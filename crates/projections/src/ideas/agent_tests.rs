@@ -358,3 +358,77 @@ fn each_session_comes_with_the_turns_before_it() {
     assert_eq!(context_of("e4"), ["e3"]);
     assert_eq!(context_of("e5"), ["e1", "e2"]);
 }
+
+/// The real heuristic engine over three projects of near-identical decisions, fed in
+/// batches of 1, 7, 50 and 1 000 feed items: the graph should be the same. It is not
+/// today: batches of 1 000 keep as many ideas (531) as batches of 1 but not the same
+/// ones. Cluster replicas batch differently (live ingest against a replay), so their
+/// ideas graphs differ in the same way (docs/operations.md, cluster mode). Run it with
+/// `cargo test -p memory-projections --lib heuristic_graph -- --ignored`.
+#[test]
+#[ignore = "fails today: the heuristic engine's graph depends on batch sizes"]
+fn the_heuristic_graph_does_not_depend_on_batch_sizes() {
+    let topics = ["JWT expiry", "the redis cache", "the deploy pipeline"];
+    let mut events = Vec::new();
+    for round in 0..3u64 {
+        for project in ["webapp", "infra", "mobile"] {
+            for n in 0..60u64 {
+                let mut e = event(
+                    &format!("r{round}-{n}"),
+                    &format!("r{round}-s{}", n / 20),
+                    1_790_000_000_000 + round * 10_000_000 + n * 1_000,
+                    &format!(
+                        "round {round} turn {n} in {project}: we decided about {} after comparing option {n}",
+                        topics[n as usize % 3]
+                    ),
+                );
+                e.project_id = project.into();
+                e.kind = if n % 2 == 0 {
+                    EventKind::UserMessage
+                } else {
+                    EventKind::AssistantMessage
+                };
+                e.role = e.kind.default_role();
+                events.push(e);
+            }
+        }
+    }
+    let mut all = Vec::new();
+    for batch in [1, 7, 50, 1000] {
+        let (_dir, store) = open_store();
+        store.append_events(&events).expect("append");
+        let mut settings =
+            IndexingSettings::new(Arc::new(|| Box::new(memory_ideas::HeuristicEngine::new())));
+        settings.clock = memory_types::ManualClock::new(1_000).clock();
+        let mut agent = IndexingAgent::open(&store, settings).expect("open");
+        run(&store, &mut agent, batch);
+        let mut ideas: Vec<(String, String)> = IdeaGraph::open(&store)
+            .expect("graph")
+            .every_idea()
+            .expect("ideas")
+            .into_iter()
+            .map(|i| (i.idea_id, i.content))
+            .collect();
+        ideas.sort();
+        all.push((batch, ideas));
+    }
+    for (batch, ideas) in &all[1..] {
+        let only_first: Vec<_> = all[0]
+            .1
+            .iter()
+            .filter(|i| !ideas.contains(i))
+            .take(3)
+            .collect();
+        let only_this: Vec<_> = ideas
+            .iter()
+            .filter(|i| !all[0].1.contains(i))
+            .take(3)
+            .collect();
+        assert!(
+            ideas == &all[0].1,
+            "batch {batch}: {} vs {}; only batch 1 {only_first:?}; only this {only_this:?}",
+            all[0].1.len(),
+            ideas.len()
+        );
+    }
+}
