@@ -68,6 +68,28 @@ impl ExtractBatch {
             .flat_map(|session| session.events.iter())
     }
 
+    /// The batch split by project, each part with its sessions in the batch's order;
+    /// projects in first-seen order. An event id is unique within its project only, so
+    /// an engine and [`crate::validate`] see one project at a time: two projects' events
+    /// with the same id in one batch would otherwise be taken for each other.
+    #[must_use]
+    pub fn by_project(&self) -> Vec<ExtractBatch> {
+        let mut parts: Vec<ExtractBatch> = Vec::new();
+        for session in &self.sessions {
+            match parts
+                .iter_mut()
+                .find(|part| part.sessions[0].project_id == session.project_id)
+            {
+                Some(part) => part.sessions.push(session.clone()),
+                None => parts.push(ExtractBatch {
+                    mode: self.mode,
+                    sessions: vec![session.clone()],
+                }),
+            }
+        }
+        parts
+    }
+
     /// Every event of the batch in log order (by position), whatever the grouping.
     #[must_use]
     pub fn in_log_order(&self) -> Vec<&Event> {

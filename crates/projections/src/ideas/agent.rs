@@ -194,10 +194,22 @@ impl IndexingAgent {
                 .with_label_values(&[engine, mode, label])
                 .inc();
         };
-        let changes = if input.batch.is_empty() {
-            memory_ideas::ChangeSet::default()
+        let graph_err = |err: memory_ideas::GraphError| ConsumerError::Internal(err.to_string());
+        // One project at a time: event ids are unique per project only, so a batch
+        // holding two projects' events with the same id must not reach the engine and
+        // the validation whole (ideas would be taken for the other project's, and the
+        // graph would depend on how the feed was batched). Projects share no ideas, so
+        // each part is extracted against the stored graph and applied in turn.
+        let mut txn = self.graph.txn();
+        let mut report = memory_ideas::ApplyReport::default();
+        let mut rejected = Vec::new();
+        let parts = if input.batch.is_empty() {
+            Vec::new()
         } else {
-            match self.engine.extract(&input.batch, &self.graph) {
+            input.batch.by_project()
+        };
+        for part in &parts {
+            let changes = match self.engine.extract(part, &self.graph) {
                 Ok(changes) => changes,
                 Err(err) => {
                     outcome(self.engine.engine(), "error");
@@ -206,18 +218,22 @@ impl IndexingAgent {
                         other => ConsumerError::Transient(other.to_string()),
                     });
                 }
+            };
+            let valid = validate(&changes, part, &self.graph, self.settings.clock.now_ms())
+                .map_err(graph_err)?;
+            let applied = apply_changes(&mut txn, Lexicon::shipped(), &valid).map_err(graph_err)?;
+            for (intent, count) in applied.ideas_by_intent {
+                *report.ideas_by_intent.entry(intent).or_insert(0) += count;
             }
-        };
-        let graph_err = |err: memory_ideas::GraphError| ConsumerError::Internal(err.to_string());
-        let valid = validate(
-            &changes,
-            &input.batch,
-            &self.graph,
-            self.settings.clock.now_ms(),
-        )
-        .map_err(graph_err)?;
-        let mut txn = self.graph.txn();
-        let report = apply_changes(&mut txn, Lexicon::shipped(), &valid).map_err(graph_err)?;
+            for (relation, count) in applied.relations_by_type {
+                *report.relations_by_type.entry(relation).or_insert(0) += count;
+            }
+            report.new_entities += applied.new_entities;
+            report.touched.extend(applied.touched);
+            report.new_ideas.extend(applied.new_ideas);
+            rejected.extend(valid.rejected);
+        }
+
         let mut recall_outcomes = (0u64, 0u64);
         for (project_id, idea_ids) in &input.recalls {
             let found = apply_recall(&mut txn, project_id, idea_ids).map_err(graph_err)?;
@@ -271,17 +287,17 @@ impl IndexingAgent {
                 .with_label_values(&[relation.as_str()])
                 .inc_by(*count as u64);
         }
-        for (reason, count) in valid.rejected_by_reason() {
+        for rejection in &rejected {
             metrics
                 .rejected
-                .with_label_values(&[reason.as_str()])
-                .inc_by(count as u64);
+                .with_label_values(&[rejection.reason.as_str()])
+                .inc();
         }
-        if !valid.rejected.is_empty() {
+        if let Some(first) = rejected.first() {
             warn!(
                 engine,
-                rejected = valid.rejected.len(),
-                first = %valid.rejected[0].detail,
+                rejected = rejected.len(),
+                first = %first.detail,
                 "engine proposed changes that do not resolve; dropped"
             );
         }
