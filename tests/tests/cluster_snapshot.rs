@@ -83,24 +83,28 @@ async fn wait_embedded(metrics: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The JSON `memory-daemon --data-dir D <args…>` prints (embedded mode, the daemon
+/// stopped; the vector index off: these calls read the BM25 index).
+fn embedded_json(data_dir: &std::path::Path, args: &[&str]) -> anyhow::Result<Value> {
+    let output = std::process::Command::new(build_daemon()?)
+        .args(["--data-dir", &data_dir.to_string_lossy()])
+        .args(args)
+        .env("AGENT_MEMORY_TELEPORT__VECTOR__ENABLED", "false")
+        .output()?;
+    if !output.status.success() {
+        bail!(
+            "{args:?} failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    Ok(serde_json::from_slice(&output.stdout)?)
+}
+
 /// The BM25 index's documents per type of a stopped replica's data dir.
 fn bm25_counts(
     data_dir: &std::path::Path,
 ) -> anyhow::Result<std::collections::BTreeMap<String, u64>> {
-    let output = std::process::Command::new(build_daemon()?)
-        .args([
-            "--data-dir",
-            &data_dir.to_string_lossy(),
-            "teleport",
-            "status",
-            "--json",
-        ])
-        .env("AGENT_MEMORY_TELEPORT__VECTOR__ENABLED", "false")
-        .output()?;
-    if !output.status.success() {
-        bail!("status failed: {}", String::from_utf8_lossy(&output.stderr));
-    }
-    let status: Value = serde_json::from_slice(&output.stdout)?;
+    let status = embedded_json(data_dir, &["teleport", "status", "--json"])?;
     Ok(serde_json::from_value(status["bm25_doc_counts"].clone())?)
 }
 
@@ -112,15 +116,12 @@ fn bm25_ids(
     query: &str,
     doc_type: &str,
 ) -> anyhow::Result<Vec<String>> {
-    let output = std::process::Command::new(build_daemon()?)
-        .args([
-            "--data-dir",
-            &data_dir.to_string_lossy(),
+    let answer = embedded_json(
+        data_dir,
+        &[
             "teleport",
             "search",
             query,
-        ])
-        .args([
             "--project",
             project,
             "--type",
@@ -128,13 +129,8 @@ fn bm25_ids(
             "--limit",
             "50",
             "--json",
-        ])
-        .env("AGENT_MEMORY_TELEPORT__VECTOR__ENABLED", "false")
-        .output()?;
-    if !output.status.success() {
-        bail!("search failed: {}", String::from_utf8_lossy(&output.stderr));
-    }
-    let answer: Value = serde_json::from_slice(&output.stdout)?;
+        ],
+    )?;
     let mut ids: Vec<String> = answer["results"]
         .as_array()
         .context("no results")?

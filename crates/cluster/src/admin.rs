@@ -478,8 +478,13 @@ pub async fn status(client: &async_nats::Client) -> Result<ClusterStatus, Cluste
     let cluster = info.cluster.clone();
     let nodes = crate::nodes::live_nodes(client).await;
     let mut snapshots = BTreeMap::new();
+    let bucket = crate::snapshot::bucket(client).await;
+    if let Err(err) = &bucket {
+        tracing::debug!(error = %err, "no snapshot bucket to report");
+    }
     for group in assignments.groups.keys() {
-        match crate::snapshot::latest(client, group).await {
+        let Ok(bucket) = &bucket else { break };
+        match crate::snapshot::latest_in(bucket, group).await {
             Ok(Some(snapshot)) => {
                 snapshots.insert(group.clone(), snapshot);
             }

@@ -51,6 +51,9 @@ pub(crate) fn follow(
         REPLICA_METRICS
             .partitions
             .set(i64::try_from(partitions.borrow().len()).unwrap_or(i64::MAX));
+        // How many partitions of the group were not applied at the last record, so a
+        // change in them is logged once.
+        let mut unapplied_before = 0usize;
         while !shutdown.is_cancelled() {
             let watched = async {
                 let bucket = context.get_key_value(CLUSTER_BUCKET).await.ok()?;
@@ -100,11 +103,11 @@ pub(crate) fn follow(
                         .set(i64::try_from(kept.len()).unwrap_or(i64::MAX));
                     let _ = partitions.send(kept);
                 }
-                let previous = REPLICA_METRICS.unapplied.get();
                 REPLICA_METRICS
                     .unapplied
                     .set(i64::try_from(unapplied.len()).unwrap_or(i64::MAX));
-                if !unapplied.is_empty() && previous != REPLICA_METRICS.unapplied.get() {
+                let previous = std::mem::replace(&mut unapplied_before, unapplied.len());
+                if !unapplied.is_empty() && previous != unapplied.len() {
                     warn!(
                         group = %group,
                         partitions = %format_partitions(&unapplied),

@@ -90,7 +90,9 @@ impl ClusterSnapshot {
 
 /// The snapshot bucket, made when missing (a cluster initialised before snapshots
 /// existed), with the log's number of replicas.
-async fn bucket(client: &async_nats::Client) -> Result<object_store::ObjectStore, ClusterError> {
+pub(crate) async fn bucket(
+    client: &async_nats::Client,
+) -> Result<object_store::ObjectStore, ClusterError> {
     let context = jetstream::new(client.clone());
     if let Ok(store) = context.get_object_store(SNAPSHOT_BUCKET).await {
         return Ok(store);
@@ -134,7 +136,14 @@ pub async fn latest(
     client: &async_nats::Client,
     group: &str,
 ) -> Result<Option<ClusterSnapshot>, ClusterError> {
-    let bucket = bucket(client).await?;
+    latest_in(&bucket(client).await?, group).await
+}
+
+/// [`latest`] in an already opened bucket (a status reads every group's).
+pub(crate) async fn latest_in(
+    bucket: &object_store::ObjectStore,
+    group: &str,
+) -> Result<Option<ClusterSnapshot>, ClusterError> {
     let info = match bucket.info(group).await {
         Ok(info) => info,
         Err(err) if err.kind() == object_store::InfoErrorKind::NotFound => return Ok(None),
@@ -183,8 +192,8 @@ pub async fn publish(
         bytes,
         manifest,
     };
+    let bucket = bucket(client).await?;
     let uploaded = async {
-        let bucket = bucket(client).await?;
         let description = serde_json::to_string(&snapshot).map_err(|err| nats("snapshot")(&err))?;
         let mut file = tokio::fs::File::open(&tar_path)
             .await
@@ -211,7 +220,7 @@ pub async fn publish(
     let _ = tokio::fs::remove_file(&tar_path).await;
     // An upload that failed or lost a race leaves chunks no object names: remove them
     // once they are old enough not to be another node's upload in progress.
-    match purge_orphans(client).await {
+    match purge_orphans(client, &bucket).await {
         Ok(0) => {}
         Ok(purged) => tracing::info!(purged, "removed chunks of unfinished snapshot uploads"),
         Err(err) => tracing::warn!(error = %err, "cannot look for chunks of unfinished uploads"),
@@ -221,8 +230,10 @@ pub async fn publish(
 
 /// Removes the chunks in the snapshot bucket that no object names and that are older
 /// than [`ORPHAN_AGE`]; how many chunk subjects went.
-async fn purge_orphans(client: &async_nats::Client) -> Result<usize, ClusterError> {
-    let bucket = bucket(client).await?;
+async fn purge_orphans(
+    client: &async_nats::Client,
+    bucket: &object_store::ObjectStore,
+) -> Result<usize, ClusterError> {
     let mut live = std::collections::HashSet::new();
     let mut objects = bucket
         .list()
