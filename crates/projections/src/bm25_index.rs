@@ -640,8 +640,14 @@ impl Bm25Handle {
         let (generation, index, writer, num_docs) = result?;
         let payload = {
             let mut guard = lock(&self.shared.writer);
-            // The old writer goes first so its threads stop before its files do.
-            drop(guard.take());
+            // The old writer goes first, and waits for its merges: dropping it stops its
+            // indexing threads but not a merge in flight, which would go on writing into
+            // the old generation while `promote` removes it.
+            if let Some(old) = guard.take()
+                && let Err(err) = old.writer.wait_merging_threads()
+            {
+                warn!(error = %err, "a merge of the replaced bm25 generation failed");
+            }
             self.shared.dir.promote(&generation).map_err(to_transient)?;
             *guard = Some(WriterState {
                 writer,

@@ -142,7 +142,9 @@ impl IndexDir {
 
     /// Makes `generation` current atomically, then removes every other generation. An
     /// index still open on a removed generation keeps working on Unix (its files are
-    /// unlinked, not gone, until the last handle closes).
+    /// unlinked, not gone, until the last handle closes). Once `CURRENT` is renamed the
+    /// swap has happened, so a generation that cannot be removed is logged, not an
+    /// error: the next `open` removes it.
     pub fn promote(&self, generation: &Generation) -> Result<()> {
         let pointer = self.root.join(CURRENT_FILE);
         let temporary = self.root.join(format!("{CURRENT_FILE}.tmp"));
@@ -154,7 +156,10 @@ impl IndexDir {
             fs::File::open(&self.root)?.sync_all()
         };
         write().map_err(|error| io_error(&pointer, &error))?;
-        self.remove_generations_except(Some(&generation.name))
+        if let Err(error) = self.remove_generations_except(Some(&generation.name)) {
+            tracing::warn!(%error, "an index generation that is no longer current stays on disk until the next open");
+        }
+        Ok(())
     }
 
     /// Bytes on disk of the current generation; 0 when there is none.
