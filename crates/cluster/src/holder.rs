@@ -10,6 +10,9 @@
 //! idle segment, once per tenure, stamped with its group, the lease bucket's epoch and
 //! its tenure, and sealed with the cluster's key. The lease is checked before each
 //! publish, not once per round.
+//! With `[llm] summaries` on, the holder also has the model summarize final TOC nodes
+//! and publishes each answer as a `toc_summary` ([`crate::summaries`]), in a task of its
+//! own: a model call can take longer than a renewal period.
 //! `memory_recalled` events need no lease: the replica that answered the search
 //! publishes them (the daemon's recall writer).
 
@@ -28,13 +31,15 @@ use memory_types::{
     SEGMENT_FIRST_EVENT,
 };
 use sha2::{Digest, Sha256};
+use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, info_span, warn};
 
 use crate::layout::LEASE_TTL;
-use crate::lease::Lease;
+use crate::lease::{Lease, Tenure};
 use crate::metrics::REPLICA_METRICS;
+use crate::summaries::ModelSummaries;
 
 /// How the holder works.
 #[derive(Clone, Debug)]
@@ -45,6 +50,8 @@ pub struct HolderConfig {
     pub group: String,
     /// Wall-clock silence after which a session's open segment closes (the TOC's gap).
     pub gap: Duration,
+    /// The model that summarizes final TOC nodes, when `[llm] summaries` is on.
+    pub summaries: Option<ModelSummaries>,
 }
 
 /// The running lease work of a node.
@@ -66,6 +73,17 @@ impl LeaseHolder {
     ) -> LeaseHolder {
         let holding = Arc::new(AtomicBool::new(false));
         let flag = holding.clone();
+        let (tenure_tx, tenure_rx) = watch::channel(None::<Tenure>);
+        let summaries = config.summaries.clone().map(|summaries| {
+            tokio::spawn(crate::summaries::run(
+                jetstream::new(client.clone()),
+                store.clone(),
+                key.clone(),
+                (config.group.clone(), summaries),
+                tenure_rx,
+                shutdown.clone(),
+            ))
+        });
         let task = tokio::spawn(async move {
             let mut lease: Option<Lease> = None;
             let context = jetstream::new(client.clone());
@@ -85,6 +103,7 @@ impl LeaseHolder {
                     };
                     REPLICA_METRICS.lease_held.set(i64::from(held.is_some()));
                     flag.store(held.is_some(), Ordering::Relaxed);
+                    tenure_tx.send_replace(lease.tenure());
                     if held.is_none() {
                         published.clear();
                     }
@@ -102,6 +121,10 @@ impl LeaseHolder {
                     () = shutdown.cancelled() => break,
                     () = tokio::time::sleep(LEASE_TTL / 3) => {}
                 }
+            }
+            tenure_tx.send_replace(None);
+            if let Some(summaries) = summaries {
+                let _ = summaries.await;
             }
             if let Some(mut lease) = lease {
                 lease.release().await;
@@ -168,38 +191,51 @@ async fn close_idle(
         if lease.current() != Some((epoch, tenure)) {
             return;
         }
-        let mut headers = HeaderMap::new();
-        headers.insert(
-            "Nats-Msg-Id",
-            format!("{}/{}", event.project_id, event.event_id).as_str(),
-        );
-        let Ok(body) = serde_json::to_vec(&event.to_wire()) else {
-            continue;
-        };
-        let sending = async {
-            context
-                .publish_with_headers(
-                    format!("memory.events.{}", event.project_id),
-                    headers,
-                    body.into(),
-                )
-                .await?
-                .await
-                .map_err(|err| Box::new(err) as Box<dyn std::error::Error + Send + Sync>)
-        };
-        match tokio::time::timeout(Duration::from_secs(5), sending).await {
-            Ok(Ok(ack)) => {
+        match publish(context, &event).await {
+            Ok(()) => {
                 published.insert(event.event_id.clone());
-                if !ack.duplicate {
-                    REPLICA_METRICS
-                        .derived
-                        .with_label_values(&[EventKind::SegmentClose.as_str()])
-                        .inc();
-                }
             }
-            Ok(Err(err)) => warn!(error = %err, "cannot publish a segment_close; next round"),
-            Err(_) => warn!("the log did not acknowledge a segment_close in time; next round"),
+            Err(err) => warn!(error = %err, "cannot publish a segment_close; next round"),
         }
+    }
+}
+
+/// Publishes a derived event to its project's subject of the log, with its project and
+/// id as the message id (a retry within the duplicate window is one message), and
+/// waits (bounded) for the log's acknowledgement; counts it unless it was a duplicate.
+///
+/// # Errors
+/// What went wrong, for the log: not encodable, not published, not acknowledged in time.
+pub(crate) async fn publish(context: &jetstream::Context, event: &Event) -> Result<(), String> {
+    let mut headers = HeaderMap::new();
+    headers.insert(
+        "Nats-Msg-Id",
+        format!("{}/{}", event.project_id, event.event_id).as_str(),
+    );
+    let body = serde_json::to_vec(&event.to_wire()).map_err(|err| err.to_string())?;
+    let sending = async {
+        context
+            .publish_with_headers(
+                format!("memory.events.{}", event.project_id),
+                headers,
+                body.into(),
+            )
+            .await?
+            .await
+            .map_err(|err| Box::new(err) as Box<dyn std::error::Error + Send + Sync>)
+    };
+    match tokio::time::timeout(Duration::from_secs(5), sending).await {
+        Ok(Ok(ack)) => {
+            if !ack.duplicate {
+                REPLICA_METRICS
+                    .derived
+                    .with_label_values(&[event.kind.as_str()])
+                    .inc();
+            }
+            Ok(())
+        }
+        Ok(Err(err)) => Err(err.to_string()),
+        Err(_) => Err("the log did not acknowledge it in time".to_owned()),
     }
 }
 
@@ -288,6 +324,13 @@ fn mac(event: &Event, key: &[u8]) -> Option<Hmac<Sha256>> {
         .filter(|(name, _)| *name != DERIVED_SEAL)
     {
         mac.update(format!("{name}={value}\n").as_bytes());
+    }
+    // A `toc_summary` says its summary in `text`; length-prefixed so that no text and
+    // metadata can be traded for each other. (Empty for a `segment_close`, whose seals
+    // are unchanged by it.)
+    if !event.text.is_empty() {
+        mac.update(format!("text {}\n", event.text.len()).as_bytes());
+        mac.update(event.text.as_bytes());
     }
     Some(mac)
 }

@@ -119,6 +119,19 @@ impl Lease {
             .map(|tenure| (self.epoch, tenure))
     }
 
+    /// [`Lease::current`] with when the renewal that makes it so was sent, for work
+    /// that runs apart from the renewals and must judge freshness itself
+    /// ([`Tenure::current`]).
+    #[must_use]
+    pub fn tenure(&self) -> Option<Tenure> {
+        let (epoch, tenure) = self.current()?;
+        Some(Tenure {
+            epoch,
+            tenure,
+            renewed: self.renewed?,
+        })
+    }
+
     /// Gives the lease back (at shutdown), so another node takes it at once rather than
     /// after it expires. Bounded: NATS may be gone.
     pub async fn release(&mut self) {
@@ -132,5 +145,26 @@ impl Lease {
             .await;
             debug!(lease = %self.key, released = matches!(deleted, Ok(Ok(()))), "lease given back");
         }
+    }
+}
+
+/// A held lease as last renewed, shared with work that runs apart from the renewals
+/// (the model summaries, which take longer than a renewal period).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Tenure {
+    /// When the lease bucket was created, epoch ms.
+    pub epoch: u64,
+    /// The revision at which the lease was taken.
+    pub tenure: u64,
+    /// When the renewal was sent.
+    pub renewed: Instant,
+}
+
+impl Tenure {
+    /// `(epoch, tenure)` while the lease is surely still held: as [`Lease::current`],
+    /// the renewal was sent less than half the time to live ago.
+    #[must_use]
+    pub fn current(&self) -> Option<(u64, u64)> {
+        (self.renewed.elapsed() < LEASE_TTL / 2).then_some((self.epoch, self.tenure))
     }
 }

@@ -41,6 +41,7 @@ pub mod nodes;
 pub mod queries;
 pub mod replica;
 pub mod snapshot;
+pub mod summaries;
 
 pub use admin::{
     ClusterStatus, InitReport, PartitionStatus, assign, init, is_initialised, read_cluster, status,
@@ -52,6 +53,7 @@ pub use layout::Layout;
 pub use nodes::NodeRecord;
 pub use queries::PartitionQueries;
 pub use replica::{Replica, ReplicaConfig};
+pub use summaries::ModelSummaries;
 
 /// What can go wrong.
 #[derive(Debug, thiserror::Error)]

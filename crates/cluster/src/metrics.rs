@@ -48,6 +48,13 @@ pub struct ReplicaMetrics {
     /// `memory_cluster_bootstrap_stream_seq`: the stream sequence the snapshot this node
     /// started from had applied (0 when it replayed the log from the start).
     pub bootstrap_stream_seq: IntGauge,
+    /// `memory_cluster_model_summaries_total{outcome}`: TOC nodes this node, as its
+    /// group's lease holder, had the model summarize and `published`, or could not
+    /// (`failed`: the model unavailable or its answer unusable; tried again later).
+    pub model_summaries: IntCounterVec,
+    /// `memory_cluster_model_summaries_awaiting`: final TOC nodes without a model
+    /// summary yet, as the lease holder last counted them (0 on other nodes).
+    pub model_summaries_awaiting: IntGauge,
 }
 
 /// The replica's metrics, registered on first use.
@@ -110,6 +117,15 @@ pub static REPLICA_METRICS: LazyLock<ReplicaMetrics> = LazyLock::new(|| ReplicaM
     bootstrap_seconds: gauge(
         "memory_cluster_bootstrap_seconds",
         "Time this node took to start from its group's snapshot (0: it did not)",
+    ),
+    model_summaries: counter_vec(
+        "memory_cluster_model_summaries_total",
+        "TOC nodes the lease holder had the model summarize, by outcome (published, failed)",
+        &["outcome"],
+    ),
+    model_summaries_awaiting: int_gauge(
+        "memory_cluster_model_summaries_awaiting",
+        "Final TOC nodes without a model summary yet, as the lease holder last counted",
     ),
     bootstrap_stream_seq: int_gauge(
         "memory_cluster_bootstrap_stream_seq",

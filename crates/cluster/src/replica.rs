@@ -27,9 +27,7 @@ use async_nats::jetstream::{self, Message};
 use futures::StreamExt;
 use memory_redact::Redactor;
 use memory_store::{DeadLetter, Store};
-use memory_types::{
-    Event, EventKind, ProjectScope, ValidationLimits, is_valid_project_id, parse_single_at,
-};
+use memory_types::{Event, ProjectScope, ValidationLimits, is_valid_project_id, parse_single_at};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -466,7 +464,7 @@ fn judge(
         at_ms,
     )
     .map_err(|err| err.to_string())?;
-    if event.kind == EventKind::SegmentClose && !crate::holder::sealed(&event, key) {
+    if event.kind.is_derived() && !crate::holder::sealed(&event, key) {
         REPLICA_METRICS.derived_rejected.inc();
         return Err(format!(
             "a {} without the cluster's seal: only a group's lease holder writes one",

@@ -82,8 +82,12 @@ pub async fn run(
     let store = open_store(&config, &data_dir)?;
     health.set_ready("store", true, data_dir.display().to_string());
     let pipeline = start_pipeline_with(&config, store.clone(), |pipeline| {
-        // In cluster mode the group's lease holder closes idle segments through the log.
+        // In cluster mode the group's lease holder closes idle segments and has the
+        // model summarize through the log: each replica's TOC is extractive.
         pipeline.segmenter.idle_close_by_clock = !args.cluster;
+        if args.cluster {
+            pipeline.rollup = memory_projections::RollupConfig::default();
+        }
     })
     .await?;
 
@@ -336,6 +340,7 @@ async fn serve_replica(
 )> {
     // Everything that can fail on configuration alone, before anything starts.
     let tz = config.toc.tz()?;
+    let model_summaries = crate::settings::cluster_model_summaries(config, store.path())?;
     let valid = |name: &str| {
         !name.is_empty()
             && name
@@ -428,7 +433,15 @@ async fn serve_replica(
         pipeline.vector.clone(),
     )
     .with_recall_sink(recall_sink);
-    // Work that is not a function of the log, by the group's lease holder.
+    // Work that is not a function of the log, by the group's lease holder. The
+    // gateway's key made a redactor already: this one cannot fail.
+    let summaries = match (model_summaries, memory_redact::Redactor::shipped(&key)) {
+        (Some(summarizer), Ok(redactor)) => Some(memory_cluster::ModelSummaries {
+            summarizer,
+            redactor,
+        }),
+        _ => None,
+    };
     let holder = memory_cluster::LeaseHolder::start(
         client.clone(),
         store.clone(),
@@ -437,6 +450,7 @@ async fn serve_replica(
             node_id: node_id.clone(),
             group: group.clone(),
             gap: Duration::from_secs(config.toc.segment_gap_secs),
+            summaries,
         },
         shutdown.clone(),
     );

@@ -113,28 +113,44 @@ pub fn vector_settings(
     })
 }
 
-/// Refuses a configuration whose work cluster mode cannot do yet: LLM summaries and the
-/// LLM indexing engine would run on every replica, and their different answers would
-/// make the replicas' TOCs and ideas graphs differ. (Query-time LLM phrases are fine.)
+/// Refuses a configuration whose work cluster mode cannot do yet: the LLM indexing
+/// engine would run on every replica, and their different answers would make the
+/// replicas' ideas graphs differ. (LLM summaries are the lease holder's, published to
+/// the log — [`cluster_model_summaries`]; query-time LLM phrases are fine.)
 ///
 /// # Errors
-/// When `[llm]` is enabled for summaries or the indexing engine.
+/// When `[llm]` is enabled for the indexing engine.
 pub fn check_cluster_work(config: &Config) -> anyhow::Result<()> {
-    let summaries = config.llm.enabled && config.llm.summaries;
-    let engine = config.llm.enabled && uses_llm_engine(config);
-    if summaries || engine {
+    if config.llm.enabled && uses_llm_engine(config) {
         anyhow::bail!(
-            "cluster mode does not run LLM {} yet: every replica would ask the model and \
-             their answers would differ. Set [llm] summaries = false and [indexing] engine \
-             = \"heuristic\" (or run single mode)",
-            if summaries {
-                "summaries"
-            } else {
-                "idea extraction"
-            }
+            "cluster mode does not run LLM idea extraction yet: every replica would ask the \
+             model and their answers would differ. Set [indexing] engine = \"heuristic\" \
+             (or run single mode)"
         );
     }
     Ok(())
+}
+
+/// In cluster mode the TOC is written with the extractive summarizer on every replica;
+/// with `[llm] summaries` on, the group's lease holder has the model summarize final
+/// nodes and publishes its answers to the log. The model it asks: `None` when summaries
+/// are off.
+///
+/// # Errors
+/// A model configuration that cannot be used (a bad `base_url`).
+pub fn cluster_model_summaries(
+    config: &Config,
+    data_dir: &Path,
+) -> anyhow::Result<Option<Arc<dyn memory_summarize::Summarizer>>> {
+    if !(config.llm.enabled && config.llm.summaries) {
+        return Ok(None);
+    }
+    let client = memory_llm::ChatClient::new(&config.llm)
+        .map_err(|err| anyhow::anyhow!("[llm] cannot be used for summaries: {err}"))?
+        .with_spend(llm_spend(config, data_dir));
+    Ok(Some(Arc::new(
+        memory_llm::LlmSummarizer::from_client(client).without_fallback(),
+    )))
 }
 
 /// Whether `[indexing]` asks for the LLM engine (`llm`, or `auto` with a model).

@@ -15,18 +15,10 @@ use serde::Deserialize;
 
 use crate::error::{LlmError, Result};
 
-/// Longest accepted title, characters.
-pub const MAX_TITLE_CHARS: usize = 120;
-/// Longest accepted summary, characters.
-pub const MAX_SUMMARY_CHARS: usize = 1_500;
-/// Most accepted bullets.
-pub const MAX_BULLETS: usize = 12;
-/// Longest accepted bullet, characters.
-pub const MAX_BULLET_CHARS: usize = 300;
-/// Most accepted keywords.
-pub const MAX_KEYWORDS: usize = 16;
-/// Longest accepted keyword, characters.
-pub const MAX_KEYWORD_CHARS: usize = 80;
+pub use memory_summarize::bounds::{
+    MAX_BULLET_CHARS, MAX_BULLETS, MAX_KEYWORD_CHARS, MAX_KEYWORDS, MAX_SUMMARY_CHARS,
+    MAX_TITLE_CHARS,
+};
 
 #[derive(Deserialize)]
 struct RawAnswer {

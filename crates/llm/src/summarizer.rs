@@ -49,6 +49,8 @@ pub struct LlmSummarizer {
     client: ChatClient,
     fallback: ExtractiveSummarizer,
     prompt_budget_chars: usize,
+    /// False for [`LlmSummarizer::without_fallback`].
+    falls_back: bool,
     counters: AtomicCounters,
 }
 
@@ -79,8 +81,19 @@ impl LlmSummarizer {
             client,
             fallback: ExtractiveSummarizer::default(),
             prompt_budget_chars: DEFAULT_PROMPT_BUDGET_CHARS,
+            falls_back: true,
             counters: AtomicCounters::default(),
         }
+    }
+
+    /// The same summarizer, failing instead of falling back: for a caller that has an
+    /// extractive summary already and wants the model's or nothing — a cluster's lease
+    /// holder, which publishes only what the model wrote and tries a failed node again
+    /// later.
+    #[must_use]
+    pub fn without_fallback(mut self) -> LlmSummarizer {
+        self.falls_back = false;
+        self
     }
 
     /// The same summarizer with another input budget per prompt, characters (default
@@ -137,6 +150,20 @@ impl LlmSummarizer {
             }
             Err(error) => error,
         };
+        if !self.falls_back {
+            warn!(
+                node_id = %node_id,
+                model = self.client.model(),
+                reason = error.fallback_reason(),
+                error = %error,
+                "llm summary failed"
+            );
+            return Err(if error.is_unavailable() {
+                SummarizeError::Unavailable(error.to_string())
+            } else {
+                SummarizeError::InvalidAnswer(error.to_string())
+            });
+        }
         self.count_fallback(&error);
         warn!(
             node_id = %node_id,

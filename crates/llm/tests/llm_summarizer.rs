@@ -567,3 +567,45 @@ fn an_https_endpoint_that_does_not_speak_tls_falls_back() {
     assert_eq!(summary, fixture.extractive_summary());
     assert_eq!(summarizer.counters(), fallback_counters(1, 0));
 }
+
+/// Without fallback (a cluster's lease holder), a failure is an error of the right kind
+/// and nothing extractive comes back; a good answer is the model's, as always.
+#[test]
+fn without_fallback_a_failure_is_an_error_not_an_extractive_summary() {
+    let fixture = SegmentFixture::new();
+    let server = ScriptedServer::start(vec![
+        ScriptedResponse::chat(r#"{"title": "#),
+        ScriptedResponse::chat(GOOD_ANSWER),
+    ]);
+    let summarizer = summarizer(&config(&server.base_url())).without_fallback();
+    let invalid = fixture.summarize(|input| summarizer.summarize_segment(input));
+    assert!(
+        matches!(
+            invalid,
+            Err(memory_summarize::SummarizeError::InvalidAnswer(_))
+        ),
+        "{invalid:?}"
+    );
+    let good = fixture
+        .summarize(|input| summarizer.summarize_segment(input))
+        .expect("the model's summary");
+    assert_eq!(good.bullets[1].grip_ids, [fixture.grip_id(3)]);
+    assert_eq!(
+        summarizer.counters(),
+        LlmSummarizerCounters {
+            num_llm_summaries: 1,
+            ..fallback_counters(0, 0)
+        }
+    );
+
+    let refused =
+        LlmSummarizer::from_client(client(&config(&refused_base_url()))).without_fallback();
+    let unavailable = fixture.summarize(|input| refused.summarize_segment(input));
+    assert!(
+        matches!(
+            unavailable,
+            Err(memory_summarize::SummarizeError::Unavailable(_))
+        ),
+        "{unavailable:?}"
+    );
+}

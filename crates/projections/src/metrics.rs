@@ -134,3 +134,22 @@ pub static VECTOR_METRICS: LazyLock<VectorMetrics> = LazyLock::new(|| VectorMetr
         &["outcome"],
     ),
 });
+
+/// The time table of contents' metrics.
+pub struct TocMetrics {
+    /// `memory_toc_model_summaries_total{outcome}`: cluster mode's model-written
+    /// summaries (`toc_summary` events) as the rollup builder took them: `applied` to
+    /// the node, `waiting` for the node to reach the version it summarizes, `rejected`
+    /// (out of bounds, or citing a grip the node does not hold), `malformed` (not a
+    /// summary at all).
+    pub model_summaries: IntCounterVec,
+}
+
+/// The TOC metrics, registered on first use.
+pub static TOC_METRICS: LazyLock<TocMetrics> = LazyLock::new(|| TocMetrics {
+    model_summaries: counter_vec(
+        "memory_toc_model_summaries_total",
+        "Model-written TOC summaries from the log, by what the rollup builder did with them",
+        &["outcome"],
+    ),
+});

@@ -19,9 +19,20 @@
 //! their children, and `version` is derived from content (see [`node_version`]). So a
 //! rebuild with the extractive summarizer writes the same tree.
 //!
+//! In cluster mode a model's summaries come from the log instead: the group's lease
+//! holder asks the model for a node that is final (a closed segment, or a parent with
+//! no open segment under it) and publishes a `toc_summary` event naming the node and
+//! the version it summarizes. Every replica keeps each one it applies and, whenever it
+//! writes that node at that version, uses it in place of the extractive summary — if
+//! it keeps the bounds and cites only grips the node holds
+//! ([`memory_summarize::check_summary`]); otherwise the extractive one stays. A node
+//! is therefore a function of the log whichever comes first on a replica, the summary
+//! or the node's version, and a rebuild writes the same tree without a model.
+//!
 //! Records: `proj_toc_nodes` (`project \0 node id` → [`TocNode`]), `proj_toc_children`
 //! (`project \0 parent id \0 child id` → empty, the membership index that lists a
-//! node's children without scanning).
+//! node's children without scanning), `proj_toc_model_summaries` (`project \0 node id
+//! \0 version` → [`Summary`], the log's model summaries).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
@@ -31,14 +42,16 @@ use memory_store::{
 };
 use memory_summarize::{
     ExtractiveSummarizer, ParentInput, SegmentInput, Summarizer, Summary, SummaryEvent,
+    check_summary,
 };
-use memory_toc::{Grip, TocLevel, TocNode, TocNodeId, Tz};
-use memory_types::{Event, EventKind, Role};
+use memory_toc::{Grip, GripId, TocLevel, TocNode, TocNodeId, Tz};
+use memory_types::{Event, EventKind, Role, TOC_NODE, TOC_NODE_VERSION, TOC_SUMMARY_SESSION};
 use tracing::{debug, warn};
 
 use crate::consumer::{ConsumerError, OutboxConsumer};
 use crate::grip_extractor::{GRIPS_EXTRACTED, GripExtractor};
 use crate::keys::project_scoped_key;
+use crate::metrics::TOC_METRICS;
 use crate::segmenter::{SEGMENT_OPEN, SegmentEvent, Segmenter};
 use crate::term_df::{DocumentFrequency, segment_stems};
 
@@ -50,6 +63,7 @@ pub const TOC_NODE_WRITTEN: &str = "toc_node_written";
 const NODES_KEYSPACE: &str = "toc_nodes";
 const CHILDREN_KEYSPACE: &str = "toc_children";
 const TERM_DF_KEYSPACE: &str = "toc_term_df";
+const MODEL_SUMMARIES_KEYSPACE: &str = "toc_model_summaries";
 const RECORD_VERSION: u8 = 1;
 
 /// How the rollup builder writes nodes. Its time zone is the segmenter's
@@ -97,6 +111,7 @@ pub struct RollupBuilder {
     nodes: Keyspace,
     children: Keyspace,
     term_df: Keyspace,
+    model_summaries: Keyspace,
 }
 
 fn node_key(project_id: &str, node_id: &TocNodeId) -> Vec<u8> {
@@ -113,6 +128,64 @@ fn child_key(project_id: &str, parent: &TocNodeId, child: &TocNodeId) -> Vec<u8>
     let mut key = children_prefix(project_id, parent);
     key.extend_from_slice(child.to_string().as_bytes());
     key
+}
+
+fn model_summary_key(project_id: &str, node_id: &TocNodeId, version: u64) -> Vec<u8> {
+    let mut key = node_key(project_id, node_id);
+    key.push(0);
+    key.extend_from_slice(&version.to_be_bytes());
+    key
+}
+
+/// Whether `node` is final: a closed segment, or a parent whose children are all final
+/// (`finals` holds the final nodes of the levels below).
+fn is_final(node: &TocNode, finals: &BTreeSet<(String, TocNodeId)>) -> bool {
+    match node.level {
+        TocLevel::Segment => node.version == node.num_events + 1,
+        _ => node
+            .child_ids
+            .iter()
+            .all(|child| finals.contains(&(node.project_id.clone(), *child))),
+    }
+}
+
+/// The grips the bullets of `nodes` cite: what a parent's summary may cite.
+fn cited_grips(nodes: &[TocNode]) -> BTreeSet<GripId> {
+    nodes
+        .iter()
+        .flat_map(|node| &node.bullets)
+        .flat_map(|bullet| bullet.grip_ids.iter().copied())
+        .collect()
+}
+
+/// `node` with `summary`'s readable content.
+fn summarized(node: TocNode, summary: Summary) -> TocNode {
+    TocNode {
+        title: summary.title,
+        summary: summary.summary,
+        bullets: summary.bullets,
+        keywords: summary.keywords,
+        ..node
+    }
+}
+
+/// What a `toc_summary` event says: the node, its version, the summary.
+fn parse_model_summary(event: &Event) -> Result<(TocNodeId, u64, Summary), String> {
+    let node_id = event
+        .metadata
+        .get(TOC_NODE)
+        .ok_or_else(|| format!("no {TOC_NODE}"))?;
+    let node_id: TocNodeId = node_id
+        .parse()
+        .map_err(|err| format!("{TOC_NODE} {node_id:?}: {err}"))?;
+    let version = event
+        .metadata
+        .get(TOC_NODE_VERSION)
+        .and_then(|version| version.parse::<u64>().ok())
+        .ok_or_else(|| format!("no numeric {TOC_NODE_VERSION}"))?;
+    let summary: Summary =
+        serde_json::from_str(&event.text).map_err(|err| format!("text: {err}"))?;
+    Ok((node_id, version, summary))
 }
 
 fn decode_node(bytes: &[u8]) -> Result<TocNode, ConsumerError> {
@@ -132,7 +205,201 @@ impl RollupBuilder {
             nodes: store.projection_keyspace(NODES_KEYSPACE)?,
             children: store.projection_keyspace(CHILDREN_KEYSPACE)?,
             term_df: store.projection_keyspace(TERM_DF_KEYSPACE)?,
+            model_summaries: store.projection_keyspace(MODEL_SUMMARIES_KEYSPACE)?,
         })
+    }
+
+    /// The nodes the log holds no model summary for yet that are final — closed
+    /// segments, and parents with no open segment under them — segments first, then
+    /// days, weeks, months, years, each level oldest first: what a cluster's lease
+    /// holder asks the model for, bottom up so that a parent is summarized from its
+    /// children's model summaries.
+    ///
+    /// # Errors
+    /// Store or decoding failures.
+    pub fn awaiting_model_summary(store: &Store) -> Result<Vec<TocNode>, ConsumerError> {
+        let keyspace = store.projection_keyspace(MODEL_SUMMARIES_KEYSPACE)?;
+        let nodes = Self::all_nodes(store)?;
+        let mut finals = BTreeSet::new();
+        let mut awaiting = Vec::new();
+        for level in [
+            TocLevel::Segment,
+            TocLevel::Day,
+            TocLevel::Week,
+            TocLevel::Month,
+            TocLevel::Year,
+        ] {
+            let mut at_level: Vec<&TocNode> = nodes
+                .values()
+                .filter(|node| node.level == level && is_final(node, &finals))
+                .collect();
+            at_level.sort_by_key(|node| (node.start_ms, node.node_id));
+            for node in at_level {
+                finals.insert((node.project_id.clone(), node.node_id));
+                let key = model_summary_key(&node.project_id, &node.node_id, node.version);
+                if !keyspace.contains_key(&key).map_err(StoreError::from)? {
+                    awaiting.push(node.clone());
+                }
+            }
+        }
+        Ok(awaiting)
+    }
+
+    /// `summarizer`'s summary of `node` as stored: a segment from its events and grips
+    /// (no corpus statistics), a parent from its stored children.
+    ///
+    /// # Errors
+    /// Store failures, a segment no longer stored, or the summarizer's failure
+    /// ([`ConsumerError::Transient`]).
+    pub fn summarize_node(
+        store: &Store,
+        node: &TocNode,
+        summarizer: &dyn Summarizer,
+    ) -> Result<Summary, ConsumerError> {
+        let failed =
+            |err: memory_summarize::SummarizeError| ConsumerError::Transient(err.to_string());
+        if node.level == TocLevel::Segment {
+            let segment_id = node.node_id.to_string();
+            let segment = Segmenter::segment(store, &segment_id)?.ok_or_else(|| {
+                ConsumerError::BadInput(format!("segment {segment_id} is not stored"))
+            })?;
+            let grips = GripExtractor::segment_grips(store, &segment_id)?;
+            let events = load_events(store, &segment.events)?;
+            let sources = summary_events(&events);
+            let no_corpus = |_: &str| 0;
+            let input = SegmentInput {
+                segment_id: &node.node_id,
+                project_id: &node.project_id,
+                session_id: &segment.session_id,
+                events: &sources,
+                grips: &grips,
+                corpus_document_frequency: &no_corpus,
+                num_corpus_documents: 0,
+            };
+            return summarizer.summarize_segment(&input).map_err(failed);
+        }
+        let mut children = Vec::with_capacity(node.child_ids.len());
+        for child_id in &node.child_ids {
+            if let Some(child) = Self::node(store, &node.project_id, child_id)? {
+                children.push(child);
+            }
+        }
+        let input = ParentInput {
+            node_id: &node.node_id,
+            project_id: &node.project_id,
+            children: &children,
+        };
+        summarizer.summarize_parent(&input).map_err(failed)
+    }
+
+    /// Keeps again every model summary the log holds up to `start` (a reset restarts
+    /// the builder at the head, past them), the later of two for one node version
+    /// winning as when they are applied. They are all in [`TOC_SUMMARY_SESSION`], so
+    /// only they are read.
+    fn restore_model_summaries(
+        &self,
+        store: &Store,
+        start: OutboxSeq,
+    ) -> Result<(), ConsumerError> {
+        let mut found = Vec::new();
+        for project_id in store.status()?.events_by_project.keys() {
+            for item in store.scan_events(project_id, Some(TOC_SUMMARY_SESSION), None, None) {
+                let (seq, event) = item?;
+                if seq <= start && event.kind == EventKind::TocSummary {
+                    found.push((seq, event));
+                }
+            }
+        }
+        found.sort_by_key(|(seq, _)| *seq);
+        let mut batch = store.projection_batch();
+        for (_, event) in &found {
+            let Ok((node_id, version, summary)) = parse_model_summary(event) else {
+                continue;
+            };
+            if let Ok(bytes) = codec::encode("toc model summary", RECORD_VERSION, &summary) {
+                let key = model_summary_key(&event.project_id, &node_id, version);
+                batch.insert(&self.model_summaries, &key, bytes);
+            }
+        }
+        store.commit_projection(batch)?;
+        Ok(())
+    }
+
+    /// `node` with the log's model summary of its version in place of its own, when
+    /// there is one that keeps the bounds and cites only `grips`.
+    fn with_model_summary(
+        &self,
+        work: &RollupWork<'_>,
+        node: TocNode,
+        grips: &BTreeSet<GripId>,
+    ) -> Result<TocNode, ConsumerError> {
+        let key = model_summary_key(&node.project_id, &node.node_id, node.version);
+        match work.model_summary(self, &key)? {
+            Some(summary) if check_summary(&summary, grips).is_ok() => {
+                Ok(summarized(node, summary))
+            }
+            _ => Ok(node),
+        }
+    }
+
+    /// Keeps a `toc_summary` from the log and, when its node is at the version it
+    /// summarizes, writes it into the node. Whatever is wrong with it is logged and
+    /// counted, never an error: the log is not ours to refuse.
+    fn apply_model_summary(
+        &self,
+        work: &mut RollupWork<'_>,
+        event: &Event,
+    ) -> Result<(), ConsumerError> {
+        let outcome = |label: &str| {
+            TOC_METRICS
+                .model_summaries
+                .with_label_values(&[label])
+                .inc();
+        };
+        let (node_id, version, summary) = match parse_model_summary(event) {
+            Ok(parsed) => parsed,
+            Err(reason) => {
+                warn!(event_id = %event.event_id, %reason, "a toc_summary that is not one; ignored");
+                outcome("malformed");
+                return Ok(());
+            }
+        };
+        let key = model_summary_key(&event.project_id, &node_id, version);
+        match codec::encode("toc model summary", RECORD_VERSION, &summary) {
+            Ok(bytes) => work.batch.insert(&self.model_summaries, &key, bytes),
+            Err(err) => {
+                warn!(event_id = %event.event_id, error = %err, "a toc_summary not encodable; ignored");
+                outcome("malformed");
+                return Ok(());
+            }
+        }
+        work.model_summaries.insert(key, summary.clone());
+        let current = work.node(self, &node_key(&event.project_id, &node_id))?;
+        let Some(node) = current.filter(|node| node.version == version) else {
+            outcome("waiting");
+            return Ok(());
+        };
+        let grips = if node.level == TocLevel::Segment {
+            if node.version != node.num_events + 1 {
+                // Open: the closed node picks it up.
+                outcome("waiting");
+                return Ok(());
+            }
+            GripExtractor::segment_grips(work.store, &node_id.to_string())?
+                .iter()
+                .map(|grip| grip.grip_id)
+                .collect()
+        } else {
+            cited_grips(&work.children_of(self, &event.project_id, &node_id)?)
+        };
+        if let Err(reason) = check_summary(&summary, &grips) {
+            warn!(node_id = %node_id, version, %reason, "a toc_summary out of bounds; the node keeps its summary");
+            outcome("rejected");
+            return Ok(());
+        }
+        work.write(self, summarized(node, summary));
+        outcome("applied");
+        Ok(())
     }
 
     /// One node of a project.
@@ -249,6 +516,8 @@ impl RollupBuilder {
             events.len(),
             true,
         );
+        let held = grips.iter().map(|grip| grip.grip_id).collect();
+        let node = self.with_model_summary(work, node, &held)?;
         work.write(self, node);
         Ok(())
     }
@@ -346,6 +615,7 @@ impl RollupBuilder {
                     num_events: children.iter().map(|c| c.num_events).sum(),
                     version: node_version(level, 0, false, &children),
                 };
+                let node = self.with_model_summary(work, node, &cited_grips(&children))?;
                 work.write(self, node);
             }
         }
@@ -363,9 +633,29 @@ struct RollupWork<'a> {
     new_children: BTreeSet<Vec<u8>>,
     /// Parents to rewrite at the end of the batch.
     dirty: BTreeSet<(String, TocNodeId)>,
+    /// Model summaries kept in this batch, by key.
+    model_summaries: HashMap<Vec<u8>, Summary>,
 }
 
 impl RollupWork<'_> {
+    fn model_summary(
+        &self,
+        builder: &RollupBuilder,
+        key: &[u8],
+    ) -> Result<Option<Summary>, ConsumerError> {
+        if let Some(summary) = self.model_summaries.get(key) {
+            return Ok(Some(summary.clone()));
+        }
+        match builder.model_summaries.get(key).map_err(StoreError::from)? {
+            Some(bytes) => Ok(Some(codec::decode(
+                "toc model summary",
+                RECORD_VERSION,
+                &bytes,
+            )?)),
+            None => Ok(None),
+        }
+    }
+
     fn node(&self, builder: &RollupBuilder, key: &[u8]) -> Result<Option<TocNode>, ConsumerError> {
         if let Some(node) = self.written.get(key) {
             return Ok(Some(node.clone()));
@@ -518,11 +808,17 @@ impl OutboxConsumer for RollupBuilder {
             written: HashMap::new(),
             new_children: BTreeSet::new(),
             dirty: BTreeSet::new(),
+            model_summaries: HashMap::new(),
         };
         let mut df = DocumentFrequency::new(&self.term_df);
         for item in items {
-            let FeedItem::Derived { entry, .. } = item else {
-                continue;
+            let entry = match item {
+                FeedItem::Derived { entry, .. } => entry,
+                FeedItem::Event { event, .. } if event.kind == EventKind::TocSummary => {
+                    self.apply_model_summary(&mut work, event)?;
+                    continue;
+                }
+                _ => continue,
             };
             match entry.kind.as_str() {
                 GRIPS_EXTRACTED => self.apply_closed_segment(&mut work, &mut df, &entry.key)?,
@@ -543,6 +839,8 @@ impl OutboxConsumer for RollupBuilder {
         self.nodes.clear().map_err(StoreError::from)?;
         self.children.clear().map_err(StoreError::from)?;
         self.term_df.clear().map_err(StoreError::from)?;
+        self.model_summaries.clear().map_err(StoreError::from)?;
+        self.restore_model_summaries(store, start)?;
         store.set_cursor(ROLLUP_BUILDER, start)?;
         Ok(())
     }
@@ -566,6 +864,10 @@ pub fn bullet_grips(store: &Store, node: &TocNode) -> Result<Vec<Grip>, Consumer
     }
     Ok(grips)
 }
+
+#[cfg(test)]
+#[path = "rollup_model_summary_tests.rs"]
+mod model_summary_tests;
 
 #[cfg(test)]
 mod tests {

@@ -675,9 +675,10 @@ fn parse_page_token(token: Option<&str>) -> crate::Result<usize> {
     }
 }
 
-/// Whether a read of the log shows `event`: everything but cluster mode's
-/// `segment_close`, which says where a lease holder closed an idle segment — mechanics,
-/// not something anyone said.
+/// Whether a read of the log shows `event`: everything but cluster mode's derived
+/// events — a `segment_close` says where a lease holder closed an idle segment, a
+/// `toc_summary` what the model wrote for a node (shown in the node itself) —
+/// mechanics, not something anyone said.
 fn shown(event: &Event) -> bool {
-    event.kind != memory_types::EventKind::SegmentClose
+    !event.kind.is_derived()
 }

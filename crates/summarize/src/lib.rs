@@ -54,6 +54,7 @@
 #![forbid(unsafe_code)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used))]
 
+pub mod bounds;
 mod error;
 pub mod extractive;
 pub mod grips;
@@ -61,6 +62,7 @@ mod sentences;
 mod signals;
 mod summarizer;
 
+pub use bounds::check_summary;
 pub use error::{Result, SummarizeError};
 pub use extractive::{ExtractiveConfig, ExtractiveSummarizer};
 pub use summarizer::{ParentInput, SegmentInput, Summarizer, Summary, SummaryEvent};

@@ -76,7 +76,7 @@ impl ParentInput<'_> {
 
 /// What a summarizer writes into a node; the rollup builder adds ids, times, children
 /// and counts.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Summary {
     /// A short headline that says what happened.
     pub title: String,

@@ -42,12 +42,28 @@ pub enum EventKind {
     /// ([`LEASE_REVISION`]) and a seal keyed with the cluster's key ([`DERIVED_SEAL`]).
     /// Never from a producer; not a turn of the conversation.
     SegmentClose,
+    /// Cluster mode's model-written summary of a TOC node: the group's lease holder asks
+    /// the model once and publishes the answer, so every replica shows the same summary
+    /// and none calls the model itself. Names the node and the version it summarizes
+    /// ([`TOC_NODE`], [`TOC_NODE_VERSION`]); `text` is the summary as JSON (title,
+    /// summary, bullets citing grips, keywords), which each replica bounds and checks
+    /// against the node's grips before it uses it. Sealed like `segment_close`; never
+    /// from a producer; not a turn of the conversation.
+    TocSummary,
 }
 
 /// Metadata key of a `segment_close`: the first event id of the segment it closes.
 pub const SEGMENT_FIRST_EVENT: &str = "segment_first_event";
 /// Metadata key of a `segment_close`: how many events the segment holds when it closes.
 pub const SEGMENT_EVENTS: &str = "segment_events";
+/// The session every `toc_summary` is written to, so that a TOC rebuild finds a
+/// project's model summaries without reading the whole log.
+pub const TOC_SUMMARY_SESSION: &str = "memory-summaries";
+/// Metadata key of a `toc_summary`: the TOC node it summarizes.
+pub const TOC_NODE: &str = "toc_node";
+/// Metadata key of a `toc_summary`: the node's version it summarizes (a node written
+/// again at another version keeps its extractive summary until one for that version).
+pub const TOC_NODE_VERSION: &str = "toc_node_version";
 /// Metadata key of a derived event: the revision at which its writer took the lease
 /// (its tenure), which fences a stale holder: a replica ignores one older than a tenure
 /// of the same group it already applied for the project.
@@ -64,7 +80,7 @@ pub const DERIVED_SEAL: &str = "seal";
 
 impl EventKind {
     /// Every kind, in wire order.
-    pub const ALL: [EventKind; 10] = [
+    pub const ALL: [EventKind; 11] = [
         EventKind::UserMessage,
         EventKind::AssistantMessage,
         EventKind::ToolCall,
@@ -75,6 +91,7 @@ impl EventKind {
         EventKind::MemoryRecalled,
         EventKind::MemoryForgotten,
         EventKind::SegmentClose,
+        EventKind::TocSummary,
     ];
 
     /// The wire name (`user_message`, …).
@@ -91,6 +108,7 @@ impl EventKind {
             EventKind::MemoryRecalled => "memory_recalled",
             EventKind::MemoryForgotten => "memory_forgotten",
             EventKind::SegmentClose => "segment_close",
+            EventKind::TocSummary => "toc_summary",
         }
     }
 
@@ -116,19 +134,31 @@ impl EventKind {
             | EventKind::Note
             | EventKind::MemoryRecalled
             | EventKind::MemoryForgotten
-            | EventKind::SegmentClose => Role::System,
+            | EventKind::SegmentClose
+            | EventKind::TocSummary => Role::System,
         }
     }
 
     /// Whether the kind is a turn of the conversation (everything but the daemon's
-    /// `memory_recalled`, `memory_forgotten` and `segment_close` bookkeeping): what the
-    /// TOC, the catalog and the indexes read.
+    /// `memory_recalled`, `memory_forgotten`, `segment_close` and `toc_summary`
+    /// bookkeeping): what the TOC, the catalog and the indexes read.
     #[must_use]
     pub fn is_conversation(self) -> bool {
         !matches!(
             self,
-            EventKind::MemoryRecalled | EventKind::MemoryForgotten | EventKind::SegmentClose
+            EventKind::MemoryRecalled
+                | EventKind::MemoryForgotten
+                | EventKind::SegmentClose
+                | EventKind::TocSummary
         )
+    }
+
+    /// Whether the kind is a cluster lease holder's derived event (`segment_close`,
+    /// `toc_summary`): accepted only where derived events are, and only with the
+    /// cluster's seal.
+    #[must_use]
+    pub fn is_derived(self) -> bool {
+        matches!(self, EventKind::SegmentClose | EventKind::TocSummary)
     }
 
     /// Whether the kind carries content, so that `text` must be present.

@@ -37,7 +37,8 @@ pub use doc_type::{DocCounts, DocType, UnknownDocType};
 pub use error::{ErrorBody, ErrorCode, ServiceError};
 pub use event::{
     DERIVED_SEAL, Event, EventKind, EventV1, LEASE_EPOCH, LEASE_GROUP, LEASE_REVISION, Role,
-    SEGMENT_EVENTS, SEGMENT_FIRST_EVENT, TimestampV1, format_timestamp_ms,
+    SEGMENT_EVENTS, SEGMENT_FIRST_EVENT, TOC_NODE, TOC_NODE_VERSION, TOC_SUMMARY_SESSION,
+    TimestampV1, format_timestamp_ms,
 };
 pub use ids::{MAX_PROJECT_ID_LEN, OutboxSeq, is_valid_project_id};
 pub use ingest::{AppendOutcome, EventSink, IngestReply, RejectedEvent, split_parsed};

@@ -485,11 +485,11 @@ pub fn parse_event_scoped(
             "memory_forgotten is written by `admin forget` only".to_owned(),
         ));
     }
-    if kind == EventKind::SegmentClose && !limits.derived_events {
+    if kind.is_derived() && !limits.derived_events {
         return Err(EventError::new(
             EventErrorCode::InvalidValue,
             "kind",
-            "segment_close is written by a cluster's lease holder only".to_owned(),
+            format!("{kind_name} is written by a cluster's lease holder only"),
         ));
     }
 

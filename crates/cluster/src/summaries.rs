@@ -1,0 +1,467 @@
+//! The lease holder's model summaries: with `[llm] summaries` on, a cluster's replicas
+//! write every TOC node with the extractive summarizer (a function of the log), and the
+//! group's lease holder alone asks the model — once per node version — and publishes
+//! each answer to the log as a sealed `toc_summary` event. Every replica, the holder
+//! included, applies it when it reaches the node in the log (see the rollup builder),
+//! so they all show the same summary and none calls the model itself.
+//!
+//! What is asked for: the nodes that are final — closed segments, and parents with no
+//! open segment under them ([`RollupBuilder::awaiting_model_summary`]) — one level at
+//! a time, bottom up: the level above waits until every node of the level below that
+//! was asked for is in the store, so a day is summarized from its segments' model
+//! summaries. A node the model fails on is tried again after [`RETRY_AFTER`] and does
+//! not hold its parent back. At most [`NODES_PER_ROUND`] nodes per round, the lease
+//! checked before each call and each publish: the model can be slow, so this runs apart
+//! from the renewals, on the tenure they share ([`Tenure`]).
+//!
+//! What the model says is bounded twice: the summarizer rejects an answer out of bounds
+//! or citing a grip it was not shown, and each replica checks the summary again
+//! against the node's grips before it uses it. It is redacted with the cluster's key
+//! before it is published (the model reads redacted events, but may still make up
+//! something shaped like a secret).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_nats::jetstream;
+use memory_projections::RollupBuilder;
+use memory_redact::Redactor;
+use memory_store::Store;
+use memory_summarize::{Summarizer, Summary};
+use memory_toc::{TocLevel, TocNode};
+use memory_types::{
+    DERIVED_SEAL, Event, EventKind, LEASE_EPOCH, LEASE_GROUP, LEASE_REVISION, Role, TOC_NODE,
+    TOC_NODE_VERSION, TOC_SUMMARY_SESSION,
+};
+use sha2::{Digest, Sha256};
+use tokio::sync::watch;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+use tracing::{Instrument, info_span, warn};
+
+use crate::holder::{publish, seal};
+use crate::lease::Tenure;
+use crate::metrics::REPLICA_METRICS;
+
+/// Most nodes asked for in one round.
+pub const NODES_PER_ROUND: usize = 8;
+/// How long a node the model failed on waits before it is asked for again.
+pub const RETRY_AFTER: Duration = Duration::from_secs(120);
+/// The pause between rounds.
+const ROUND: Duration = Duration::from_secs(3);
+
+/// The model the holder asks, and the redactor its answers go through.
+#[derive(Clone)]
+pub struct ModelSummaries {
+    /// A summarizer that fails rather than falling back (`LlmSummarizer::without_fallback`):
+    /// only what the model wrote is worth publishing.
+    pub summarizer: Arc<dyn Summarizer>,
+    /// The cluster's redactor (the gateway's).
+    pub redactor: Redactor,
+}
+
+impl std::fmt::Debug for ModelSummaries {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("ModelSummaries")
+            .field("summarizer", &self.summarizer.name())
+            .finish_non_exhaustive()
+    }
+}
+
+/// A node version: project, node, version.
+type NodeVersion = (String, String, u64);
+
+fn node_version(node: &TocNode) -> NodeVersion {
+    (
+        node.project_id.clone(),
+        node.node_id.to_string(),
+        node.version,
+    )
+}
+
+/// What one tenure remembers between rounds.
+#[derive(Default)]
+struct Rounds {
+    /// The tenure it belongs to.
+    tenure: Option<(u64, u64)>,
+    /// Published in this tenure, not yet in the store.
+    published: BTreeSet<NodeVersion>,
+    /// Failed, with when to try again.
+    failed: BTreeMap<NodeVersion, Instant>,
+    /// The rollup builder's cursor at the last round that found nothing to ask for:
+    /// until it moves (or a failed node's time comes) there is nothing new, and the
+    /// TOC is not read again.
+    idle_at: Option<memory_store::OutboxSeq>,
+}
+
+/// Runs rounds while this node holds the lease, until `shutdown`.
+pub(crate) async fn run(
+    context: jetstream::Context,
+    store: Store,
+    key: Vec<u8>,
+    (group, summaries): (String, ModelSummaries),
+    mut tenure: watch::Receiver<Option<Tenure>>,
+    shutdown: CancellationToken,
+) {
+    let mut rounds = Rounds::default();
+    loop {
+        let held = tenure.borrow_and_update().and_then(|held| held.current());
+        match held {
+            Some(current) => {
+                if rounds.tenure != Some(current) {
+                    rounds = Rounds {
+                        tenure: Some(current),
+                        ..Rounds::default()
+                    };
+                }
+                let span = info_span!("model_summaries", group = %group, tenure = current.1);
+                let round = summarize_round(
+                    &context,
+                    &store,
+                    &key,
+                    &group,
+                    &summaries,
+                    &tenure,
+                    &mut rounds,
+                );
+                tokio::select! {
+                    () = shutdown.cancelled() => return,
+                    () = round.instrument(span) => {}
+                }
+            }
+            None => {
+                rounds = Rounds::default();
+                REPLICA_METRICS.model_summaries_awaiting.set(0);
+            }
+        }
+        tokio::select! {
+            () = shutdown.cancelled() => return,
+            () = tokio::time::sleep(ROUND) => {}
+        }
+    }
+}
+
+/// Whether the lease is surely still held in `tenure`.
+fn still_held(watch: &watch::Receiver<Option<Tenure>>, tenure: Option<(u64, u64)>) -> bool {
+    let current = watch.borrow().and_then(|held| held.current());
+    current.is_some() && current == tenure
+}
+
+async fn summarize_round(
+    context: &jetstream::Context,
+    store: &Store,
+    key: &[u8],
+    group: &str,
+    summaries: &ModelSummaries,
+    watch: &watch::Receiver<Option<Tenure>>,
+    rounds: &mut Rounds,
+) {
+    let cursor = store.cursor(memory_projections::ROLLUP_BUILDER).ok();
+    let now = Instant::now();
+    if cursor.is_some()
+        && cursor == rounds.idle_at
+        && rounds.failed.values().all(|retry| *retry > now)
+    {
+        return;
+    }
+    let reading = store.clone();
+    let awaiting =
+        tokio::task::spawn_blocking(move || RollupBuilder::awaiting_model_summary(&reading)).await;
+    let awaiting = match awaiting {
+        Ok(Ok(awaiting)) => awaiting,
+        Ok(Err(err)) => {
+            warn!(error = %err, "cannot read the TOC nodes awaiting a model summary");
+            return;
+        }
+        Err(err) => {
+            warn!(error = %err, "reading the TOC nodes awaiting a model summary panicked");
+            return;
+        }
+    };
+    REPLICA_METRICS
+        .model_summaries_awaiting
+        .set(i64::try_from(awaiting.len()).unwrap_or(i64::MAX));
+    // What is in the store needs no memory.
+    let versions: BTreeSet<NodeVersion> = awaiting.iter().map(node_version).collect();
+    rounds.published.retain(|node| versions.contains(node));
+    rounds.failed.retain(|node, _| versions.contains(node));
+    let Some((epoch, tenure)) = rounds.tenure else {
+        return;
+    };
+    let asked = next_level(&awaiting, rounds, now);
+    rounds.idle_at = if asked.is_empty() && rounds.published.is_empty() {
+        cursor
+    } else {
+        None
+    };
+    for node in asked {
+        if !still_held(watch, rounds.tenure) {
+            return;
+        }
+        let version = node_version(&node);
+        let (reading, asked, summarizer) = (
+            store.clone(),
+            node.clone(),
+            Arc::clone(&summaries.summarizer),
+        );
+        let answer = tokio::task::spawn_blocking(move || {
+            RollupBuilder::summarize_node(&reading, &asked, summarizer.as_ref())
+        })
+        .await;
+        let summary = match answer {
+            Ok(Ok(summary)) => summary,
+            Ok(Err(err)) => {
+                warn!(node_id = %node.node_id, error = %err, "no model summary; tried again later");
+                REPLICA_METRICS
+                    .model_summaries
+                    .with_label_values(&["failed"])
+                    .inc();
+                rounds.failed.insert(version, Instant::now() + RETRY_AFTER);
+                continue;
+            }
+            Err(err) => {
+                warn!(node_id = %node.node_id, error = %err, "the model summary panicked");
+                rounds.failed.insert(version, Instant::now() + RETRY_AFTER);
+                continue;
+            }
+        };
+        let summary = redacted(summary, &summaries.redactor);
+        let Some(event) = toc_summary(&node, &summary, (group, epoch, tenure), key) else {
+            continue;
+        };
+        // The call may have outlived the lease.
+        if !still_held(watch, rounds.tenure) {
+            return;
+        }
+        match publish(context, &event).await {
+            Ok(()) => {
+                REPLICA_METRICS
+                    .model_summaries
+                    .with_label_values(&["published"])
+                    .inc();
+                rounds.published.insert(version);
+            }
+            Err(err) => {
+                warn!(node_id = %node.node_id, error = %err, "cannot publish a toc_summary; next round")
+            }
+        }
+    }
+}
+
+/// The nodes to ask for now: those of the lowest level that still has a node asked
+/// for and not in the store, or not asked for yet — minus those published or failed
+/// and waiting — at most [`NODES_PER_ROUND`].
+fn next_level(awaiting: &[TocNode], rounds: &Rounds, now: Instant) -> Vec<TocNode> {
+    let waiting = |node: &TocNode| {
+        rounds
+            .failed
+            .get(&node_version(node))
+            .is_some_and(|retry| *retry > now)
+    };
+    let published = |node: &TocNode| rounds.published.contains(&node_version(node));
+    for level in [
+        TocLevel::Segment,
+        TocLevel::Day,
+        TocLevel::Week,
+        TocLevel::Month,
+        TocLevel::Year,
+    ] {
+        let at_level: Vec<&TocNode> = awaiting
+            .iter()
+            .filter(|node| node.level == level && !waiting(node))
+            .collect();
+        if at_level.is_empty() {
+            continue;
+        }
+        return at_level
+            .into_iter()
+            .filter(|node| !published(node))
+            .take(NODES_PER_ROUND)
+            .cloned()
+            .collect();
+    }
+    Vec::new()
+}
+
+/// `summary` with the cluster's redactor run over every text in it.
+fn redacted(summary: Summary, redactor: &Redactor) -> Summary {
+    let clean = |text: String| redactor.redact_text(&text).0.into_owned();
+    Summary {
+        title: clean(summary.title),
+        summary: summary.summary.map(clean),
+        bullets: summary
+            .bullets
+            .into_iter()
+            .map(|bullet| memory_toc::TocBullet {
+                text: clean(bullet.text),
+                grip_ids: bullet.grip_ids,
+            })
+            .collect(),
+        keywords: summary.keywords.into_iter().map(clean).collect(),
+    }
+}
+
+/// The `toc_summary` of `node` by the holder of `group`'s lease (bucket `epoch`,
+/// `tenure`): its id derives from the node version and the tenure (a retry is one
+/// message in the log's duplicate window), its seal from everything it says, summary
+/// included. `None` when the summary cannot be written as JSON.
+#[must_use]
+pub fn toc_summary(
+    node: &TocNode,
+    summary: &Summary,
+    (group, epoch, tenure): (&str, u64, u64),
+    key: &[u8],
+) -> Option<Event> {
+    let text = serde_json::to_string(summary).ok()?;
+    let digest = Sha256::digest(
+        format!(
+            "{}\n{}\n{}\n{group}\n{epoch}\n{tenure}",
+            node.project_id, node.node_id, node.version
+        )
+        .as_bytes(),
+    );
+    let mut event = Event {
+        event_id: format!("toc-summary-{}", crate::to_hex(&digest[..16])),
+        session_id: TOC_SUMMARY_SESSION.to_owned(),
+        project_id: node.project_id.clone(),
+        agent_id: Some("memory-daemon".to_owned()),
+        timestamp_ms: node.end_ms,
+        kind: EventKind::TocSummary,
+        role: Role::System,
+        text,
+        metadata: BTreeMap::from([
+            (TOC_NODE.to_owned(), node.node_id.to_string()),
+            (TOC_NODE_VERSION.to_owned(), node.version.to_string()),
+            (LEASE_GROUP.to_owned(), group.to_owned()),
+            (LEASE_EPOCH.to_owned(), epoch.to_string()),
+            (LEASE_REVISION.to_owned(), tenure.to_string()),
+        ]),
+    };
+    let seal = seal(&event, key);
+    event.metadata.insert(DERIVED_SEAL.to_owned(), seal);
+    Some(event)
+}
+
+#[cfg(test)]
+mod tests {
+    use memory_toc::{GripId, TocBullet, TocNodeId};
+
+    use super::*;
+    use crate::holder::sealed;
+
+    fn node(id: &str, level: TocLevel, version: u64) -> TocNode {
+        let node_id: TocNodeId = id.parse().expect("node id");
+        TocNode {
+            node_id,
+            project_id: "webapp".to_owned(),
+            level,
+            title: "extractive".to_owned(),
+            summary: None,
+            bullets: Vec::new(),
+            keywords: Vec::new(),
+            start_ms: 1_769_764_500_000,
+            end_ms: 1_769_764_600_000,
+            child_ids: Vec::new(),
+            num_events: 3,
+            version,
+        }
+    }
+
+    #[test]
+    fn a_toc_summary_is_sealed_over_its_text_and_valid_only_where_derived_events_are() {
+        let key = b"cluster key";
+        let summary = Summary {
+            title: "Merges stall on the writer lock".to_owned(),
+            summary: None,
+            bullets: vec![TocBullet {
+                text: "Commit every 5 s".to_owned(),
+                grip_ids: vec![GripId::derive(1, "e1", 0)],
+            }],
+            keywords: vec!["tantivy".to_owned()],
+        };
+        let day = node("toc:day:2026-01-30", TocLevel::Day, 4);
+        let event = toc_summary(&day, &summary, ("g1", 7, 3), key).expect("event");
+        assert!(sealed(&event, key));
+        let mut changed = event.clone();
+        changed.text = changed.text.replace("writer lock", "reader lock");
+        assert!(!sealed(&changed, key), "the seal covers the summary");
+        assert_eq!(
+            toc_summary(&day, &summary, ("g1", 7, 3), key).map(|e| e.event_id),
+            Some(event.event_id.clone()),
+            "a retry in the tenure is the same message"
+        );
+        assert_ne!(
+            toc_summary(
+                &node("toc:day:2026-01-30", TocLevel::Day, 5),
+                &summary,
+                ("g1", 7, 3),
+                key
+            )
+            .map(|e| e.event_id),
+            Some(event.event_id.clone()),
+            "another version is another event"
+        );
+        let wire = serde_json::to_vec(&event.to_wire()).expect("json");
+        let scope = memory_types::ProjectScope::Subject("webapp");
+        let taken = memory_types::ValidationLimits {
+            derived_events: true,
+            ..memory_types::ValidationLimits::default()
+        };
+        assert_eq!(
+            memory_types::parse_single(&wire, scope, &taken, None).expect("valid"),
+            event
+        );
+        let refused = memory_types::parse_single(
+            &wire,
+            scope,
+            &memory_types::ValidationLimits::default(),
+            None,
+        );
+        assert!(refused.is_err(), "{refused:?}");
+    }
+
+    #[test]
+    fn rounds_go_bottom_up_and_a_failed_node_does_not_hold_its_parent_back() {
+        let segments: Vec<TocNode> = (0..10)
+            .map(|i| {
+                node(
+                    &format!("toc:segment:2026-01-30:01KG4Q6D7J8ZTE0V3N5H2J6K{i:02}"),
+                    TocLevel::Segment,
+                    4,
+                )
+            })
+            .collect();
+        let day = node("toc:day:2026-01-30", TocLevel::Day, 40);
+        let mut awaiting = segments.clone();
+        awaiting.push(day.clone());
+        let now = Instant::now();
+        let mut rounds = Rounds::default();
+        let first = next_level(&awaiting, &rounds, now);
+        assert_eq!(first, segments[..NODES_PER_ROUND]);
+        // Published segments still in the list hold the day back.
+        rounds.published.extend(first.iter().map(node_version));
+        assert_eq!(
+            next_level(&awaiting, &rounds, now),
+            segments[NODES_PER_ROUND..]
+        );
+        rounds
+            .published
+            .extend(segments[NODES_PER_ROUND..].iter().map(node_version));
+        assert!(next_level(&awaiting, &rounds, now).is_empty());
+        // Once they are in the store (out of the list) but one failed, the day goes.
+        let failed = segments[3].clone();
+        rounds.published.clear();
+        rounds
+            .failed
+            .insert(node_version(&failed), now + RETRY_AFTER);
+        let left = vec![failed.clone(), day.clone()];
+        assert_eq!(next_level(&left, &rounds, now), [day]);
+        // And the failed one is asked for again when its time comes.
+        assert_eq!(
+            next_level(&left, &rounds, now + RETRY_AFTER + Duration::from_secs(1)),
+            [failed]
+        );
+    }
+}
