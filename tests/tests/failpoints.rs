@@ -31,39 +31,68 @@ fn search(service: &QueryService, query: &str) -> Value {
         .expect("search never fails")
 }
 
-/// A BM25 search that fails at query time is answered by the TOC tier, says why, and
-/// marks the index unhealthy so the next search does not try it.
+/// A BM25 search that fails at query time is answered by the TOC tier and says why;
+/// one failure costs only its query. Failures in a row open the index's circuit
+/// breaker: queries skip it (the TOC answers, naming the reason) until the cooldown
+/// ends, then try it again, and the first success closes it — no commit or rebuild
+/// needed (the handle is a read-only view, which never commits).
 #[test]
-fn a_search_that_fails_at_query_time_is_answered_from_the_toc() {
+fn failed_searches_are_answered_from_the_toc_and_the_index_recovers_by_itself() {
     let _serial = serial();
     let scenario = fail::FailScenario::setup();
     let dir = tempfile::tempdir().expect("tempdir");
-    let (store, settings) = sample_store_with_bm25(dir.path());
+    let (store, mut settings) = sample_store_with_bm25(dir.path());
+    let clock = memory_types::ManualClock::new(1_790_000_000_000);
+    settings.clock = clock.clock();
     let handle = Bm25Handle::open_read_only(settings);
     let service = QueryService::new(store, Tz::UTC).with_bm25(Some(handle.clone()));
     let question = "what did we decide about JWT expiry?";
+    let reason = |response: &Value| {
+        response["fallback_reason"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    };
     assert_eq!(search(&service, question)["tier"], "bm25");
 
     fail::cfg("bm25_search", "return").expect("failpoint");
     let response = search(&service, question);
     assert_eq!(response["tier"], "toc", "{response}");
-    let reason = response["fallback_reason"].as_str().unwrap_or_default();
-    assert!(reason.contains("bm25 search failed"), "{reason}");
+    assert!(
+        reason(&response).contains("bm25 search failed"),
+        "{response}"
+    );
     assert!(
         response.to_string().contains("15 minutes"),
         "the TOC still answers"
     );
-
     fail::remove("bm25_search");
+    assert_eq!(
+        search(&service, question)["tier"],
+        "bm25",
+        "one failure costs only its query"
+    );
+
+    fail::cfg("bm25_search", "return").expect("failpoint");
+    for _ in 0..memory_projections::breaker::FAILURES_TO_OPEN {
+        assert_eq!(search(&service, question)["tier"], "toc");
+    }
+    fail::remove("bm25_search");
+    // Open: the index is skipped, though it would answer now.
     let response = search(&service, question);
-    assert_eq!(response["tier"], "toc");
-    let reason = response["fallback_reason"].as_str().unwrap_or_default();
-    assert!(reason.contains("unhealthy"), "{reason}");
+    assert_eq!(response["tier"], "toc", "{response}");
+    assert!(reason(&response).contains("unhealthy"), "{response}");
     assert!(
         handle
             .error()
-            .is_some_and(|err| err.contains("injected failure"))
+            .is_some_and(|err| err.contains("injected failure") && err.contains("trying again")),
+        "{:?}",
+        handle.error()
     );
+    // The cooldown ends: the next search tries the index, succeeds, and closes it.
+    clock.advance(memory_projections::breaker::FIRST_COOLDOWN);
+    assert_eq!(search(&service, question)["tier"], "bm25");
+    assert_eq!(handle.error(), None);
     scenario.teardown();
 }
 

@@ -14,7 +14,10 @@
 //! Health: an index that does not open (corrupt files, another schema) or whose commit
 //! failed is *unhealthy*: it reports why, `search` answers from the TOC, and a rebuild
 //! (which writes a fresh generation) makes it healthy again. A commit failure rolls the
-//! writer back and replays the lost changes at the next batch.
+//! writer back and replays the lost changes at the next batch. A failed search costs
+//! only its query (answered from the TOC); failures in a row open a circuit breaker
+//! ([`crate::breaker`]) that keeps queries off the index for a cooldown, then lets them
+//! try it again, so it recovers by itself.
 //!
 //! Every method blocks (tantivy and the store do I/O): async callers use
 //! `spawn_blocking`.
@@ -35,6 +38,7 @@ use crate::bm25_records::{
     Bm25Settings, Bm25Status, CommitPayload, PAYLOAD_FORMAT, RebuildProgress, RebuildReport,
     Unavailable,
 };
+use crate::breaker::SearchBreaker;
 use crate::consumer::ConsumerError;
 use crate::grip_extractor::GripExtractor;
 use crate::index_docs::{DocChange, all_idea_docs, doc_changes, grip_doc, toc_node_doc};
@@ -80,6 +84,8 @@ struct Shared {
     /// settings' clock.
     caught_up_at_ms: Mutex<u64>,
     writable: bool,
+    /// Failed searches hold the index back for a while, not until the next commit.
+    breaker: SearchBreaker,
 }
 
 /// The shared BM25 index. Cheap to clone.
@@ -193,6 +199,7 @@ impl Bm25Handle {
                 rebuild: Mutex::new(None),
                 caught_up_at_ms: Mutex::new(now_ms),
                 writable,
+                breaker: SearchBreaker::default(),
             }),
         };
         handle.publish_gauges();
@@ -303,14 +310,15 @@ impl Bm25Handle {
         bm25_identity(&self.shared.settings)
     }
 
-    /// Why the index is unhealthy, or `None` when it is healthy.
+    /// Why the index is unhealthy, or `None` when it is healthy: broken (it did not
+    /// open, a commit failed), or its searches failing ([`SearchBreaker`] open).
     #[must_use]
     pub fn error(&self) -> Option<String> {
         let state = self.read_state();
         match (&state.index, &state.error) {
             (_, Some(error)) => Some(error.clone()),
             (None, None) => Some("not open".to_owned()),
-            (Some(_), None) => None,
+            (Some(_), None) => self.shared.breaker.holding_back(self.now_ms()),
         }
     }
 
@@ -348,7 +356,9 @@ impl Bm25Handle {
     ///
     /// # Errors
     /// [`SearchError::EmptyQuery`] for a query without terms; anything else means the
-    /// index failed, and it is then reported unhealthy.
+    /// index failed (the caller answers from the next tier). Failures in a row open the
+    /// index's [`SearchBreaker`]: it is reported unhealthy for a cooldown, then tried
+    /// again.
     pub fn search(&self, query: &Bm25Query, limit: usize) -> Result<SearchResults, SearchError> {
         let index = self
             .read_state()
@@ -363,11 +373,25 @@ impl Bm25Handle {
         BM25_METRICS
             .search_latency
             .observe(started.elapsed().as_secs_f64());
-        if let Err(err) = &result
-            && !matches!(err, SearchError::EmptyQuery)
-        {
-            warn!(error = %err, "bm25 search failed; the index is marked unhealthy");
-            self.write_state().error = Some(format!("search failed: {err}"));
+        match &result {
+            Ok(_) => {
+                self.shared.breaker.record_success();
+                BM25_METRICS.breaker_open.set(0);
+            }
+            Err(SearchError::EmptyQuery) => {}
+            Err(err) => {
+                BM25_METRICS.search_failures.inc();
+                if self
+                    .shared
+                    .breaker
+                    .record_failure(self.now_ms(), err.to_string())
+                {
+                    BM25_METRICS.breaker_open.set(1);
+                    warn!(error = %err, "bm25 searches keep failing; queries skip the index for a while");
+                } else {
+                    warn!(error = %err, "bm25 search failed; this query falls back");
+                }
+            }
         }
         result
     }

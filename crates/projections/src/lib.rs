@@ -40,6 +40,7 @@
 mod bm25_index;
 mod bm25_indexer;
 mod bm25_records;
+pub mod breaker;
 mod consumer;
 mod grip_extractor;
 mod ideas;

@@ -31,6 +31,12 @@ pub struct Bm25Metrics {
     pub rebuild_duration: Gauge,
     /// `bm25_prune_runs_total{outcome}`: scheduled prunes.
     pub prune_total: IntCounterVec,
+    /// `bm25_search_failures_total`: searches the index failed (each answered by the
+    /// next tier).
+    pub search_failures: IntCounter,
+    /// `bm25_search_breaker_open`: 1 from the moment failed searches open the breaker
+    /// (queries skip the index) until a search succeeds again.
+    pub breaker_open: IntGauge,
 }
 
 /// The BM25 metrics, registered on first use.
@@ -69,6 +75,14 @@ pub static BM25_METRICS: LazyLock<Bm25Metrics> = LazyLock::new(|| Bm25Metrics {
         "bm25_prune_runs_total",
         "Scheduled BM25 lifecycle prunes by outcome",
         &["outcome"],
+    ),
+    search_failures: int_counter(
+        "bm25_search_failures_total",
+        "BM25 searches that failed (each answered by the next tier)",
+    ),
+    breaker_open: int_gauge(
+        "bm25_search_breaker_open",
+        "1 while failed searches hold the BM25 index back (until a search succeeds)",
     ),
 });
 
