@@ -11,7 +11,7 @@ CARGO ?= cargo
 LLM_MODELS ?= 0.5b
 
 .DEFAULT_GOAL := help
-.PHONY: help setup setup-llm llm-server build demo test test-cluster test-llm bench bench-cluster bench-snapshot fmt lint clean distclean
+.PHONY: help setup setup-llm llm-server build demo test test-cluster test-llm test-props bench bench-cluster bench-snapshot fmt lint clean distclean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-13s %s\n", $$1, $$2}'
@@ -41,6 +41,9 @@ test-cluster: setup ## Only the cluster-mode tests, the fault test among them (t
 test-llm: setup ## The LLM paths against a real local model (Qwen2.5-Coder-0.5B, one thread; slow, not in `test`)
 	@bash scripts/setup-llm.sh 0.5b
 	@bash scripts/test-llm.sh
+
+test-props: setup ## The ingest decoder and query API properties with 1 000 000 cases each (release build; minutes, not in `test`)
+	PROPTEST_CASES=1000000 $(CARGO) test --release -p memory-types -p memory-query --test properties
 
 bench: ## Run the criterion benches
 	$(CARGO) bench -p memory-benches --benches
