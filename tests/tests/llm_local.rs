@@ -5,7 +5,8 @@
 //! phrases. Ignored by `make test` (a ~0.5 GB model, minutes per batch on 2 cores).
 //!
 //! A small model writes what it writes, so the assertions are what must hold whatever
-//! it emits: every stored idea comes from an event of the conversation, the batches
+//! it emits (in cluster mode too: only the lease holder asks for summaries, and the
+//! replicas agree): every stored idea comes from an event of the conversation, the batches
 //! were written by the model or reported as fallbacks, the spend was counted, the part
 //! budget held, and a search with `phrases: "llm"` either used the model's phrases or
 //! says why not. What the model extracted is printed for the record.
@@ -302,6 +303,159 @@ async fn a_real_small_model_indexes_summarizes_and_writes_phrases_without_breaki
         search["phrase_fallback_reason"],
     );
     daemon.terminate()?;
+    drop(llm);
+    Ok(())
+}
+
+/// Cluster mode with the real model: two replicas of one group both have `[llm]
+/// summaries` on, only the lease holder asks the model, and both end with the same TOC.
+/// Whatever the small model writes, every final node is either summarized by it or
+/// failed visibly (and keeps its extractive summary), and the replicas agree.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the local model: make test-llm"]
+async fn in_cluster_mode_only_the_lease_holder_asks_the_model_and_the_replicas_agree()
+-> anyhow::Result<()> {
+    use memory_e2e_tests::{NatsCluster, cluster_cli, serve_replica};
+    let llm = start_llm()?;
+    let nats = NatsCluster::start(3, "")?;
+    let urls = nats.urls();
+    cluster_cli(&["init", "--partitions", "8"], &urls)?;
+    cluster_cli(&["assign", "--group", "g1", "--partitions", "0-7"], &urls)?;
+    let env = [
+        ("AGENT_MEMORY_INDEXING__ENGINE", "heuristic"),
+        ("AGENT_MEMORY_LLM__ENABLED", "true"),
+        ("AGENT_MEMORY_LLM__BASE_URL", llm.base_url.as_str()),
+        ("AGENT_MEMORY_LLM__MODEL", "qwen2.5-coder-0.5b-instruct"),
+        ("AGENT_MEMORY_LLM__TIMEOUT_MS", "900000"),
+        ("AGENT_MEMORY_LLM__MAX_RETRIES", "0"),
+    ];
+    let (dir_a, dir_b) = (tempfile::tempdir()?, tempfile::tempdir()?);
+    let (mut a, metrics_a) = serve_replica(&urls, dir_a.path(), ("a", "g1"), &env)?;
+    let (mut b, metrics_b) = serve_replica(&urls, dir_b.path(), ("b", "g1"), &env)?;
+    let client = nats.connect().await?;
+    let mut events = conversation();
+    events.push(turn(
+        "l7",
+        "sess-l",
+        DAY_ONE + 5 * MINUTE_MS + 1_000,
+        "session_end",
+        "",
+    ));
+    events[6].as_object_mut().map(|event| event.remove("text"));
+    let reply = request(
+        &client,
+        &format!("memory.ingest.{PROJECT}"),
+        Value::Array(events),
+    )
+    .await?;
+    assert_eq!(reply["accepted"].as_u64(), Some(7), "{reply}");
+
+    // One segment, its day, week, month and year: each published or failed at least once.
+    let sum = |name: &str, labels: &[&str]| -> f64 {
+        [&metrics_a, &metrics_b]
+            .iter()
+            .map(|metrics| {
+                http_get(&format!("http://{metrics}/metrics"))
+                    .map(|(_, text)| metric(&text, name, labels))
+                    .unwrap_or(0.0)
+            })
+            .sum()
+    };
+    let started = Instant::now();
+    let deadline = started + Duration::from_secs(3_600);
+    while sum("memory_cluster_model_summaries_total", &[]) < 5.0 {
+        if Instant::now() > deadline {
+            bail!(
+                "the holder asked for {} summaries in an hour",
+                sum("memory_cluster_model_summaries_total", &[])
+            );
+        }
+        tokio::time::sleep(Duration::from_secs(2)).await;
+    }
+    // Both replicas take every published summary (a failed node may still be retried).
+    let taken = |metrics: &str| {
+        http_get(&format!("http://{metrics}/metrics"))
+            .map(|(_, text)| {
+                ["applied", "waiting", "rejected"]
+                    .iter()
+                    .map(|outcome| {
+                        metric(
+                            &text,
+                            "memory_toc_model_summaries_total",
+                            &[&format!("outcome=\"{outcome}\"")],
+                        )
+                    })
+                    .sum::<f64>()
+            })
+            .unwrap_or(0.0)
+    };
+    let deadline = Instant::now() + Duration::from_secs(600);
+    let published = loop {
+        let published = sum(
+            "memory_cluster_model_summaries_total",
+            &["outcome=\"published\""],
+        );
+        while taken(&metrics_a) < published || taken(&metrics_b) < published {
+            if Instant::now() > deadline {
+                bail!(
+                    "a took {}, b {} of {published}",
+                    taken(&metrics_a),
+                    taken(&metrics_b)
+                );
+            }
+            tokio::time::sleep(Duration::from_secs(1)).await;
+        }
+        if sum(
+            "memory_cluster_model_summaries_total",
+            &["outcome=\"published\""],
+        ) == published
+        {
+            break published;
+        }
+    };
+    for metrics in [&metrics_a, &metrics_b] {
+        let (_, text) = http_get(&format!("http://{metrics}/metrics"))?;
+        for line in text.lines().filter(|line| {
+            !line.starts_with('#')
+                && (line.contains("model_summaries") || line.contains("lease_held"))
+        }) {
+            eprintln!("llm-local cluster {metrics}: {line}");
+        }
+    }
+    let askers = [&metrics_a, &metrics_b]
+        .iter()
+        .filter(|metrics| {
+            http_get(&format!("http://{metrics}/metrics"))
+                .map(|(_, text)| metric(&text, "memory_llm_tokens_total", &["purpose=\"summary\""]))
+                .unwrap_or(0.0)
+                > 0.0
+        })
+        .count();
+    let failed = sum(
+        "memory_cluster_model_summaries_total",
+        &["outcome=\"failed\""],
+    );
+    a.terminate()?;
+    b.terminate()?;
+    let toc = |dir: &std::path::Path| -> anyhow::Result<Vec<memory_toc::TocNode>> {
+        let store = memory_store::Store::open(dir, &memory_store::StoreOptions::default())?;
+        Ok(memory_projections::RollupBuilder::all_nodes(&store)?
+            .into_values()
+            .collect())
+    };
+    let (toc_a, toc_b) = (toc(dir_a.path())?, toc(dir_b.path())?);
+    assert_eq!(toc_a.len(), 5, "{toc_a:?}");
+    assert!(toc_a == toc_b, "the replicas' TOCs differ");
+    if published > 0.0 {
+        assert_eq!(askers, 1, "only the lease holder asks the model");
+    }
+    eprintln!(
+        "llm-local cluster: {published} summaries published, {failed} failed, in {:.0} s",
+        started.elapsed().as_secs_f64()
+    );
+    for node in &toc_a {
+        eprintln!("llm-local cluster node {}: {}", node.node_id, node.title);
+    }
     drop(llm);
     Ok(())
 }
