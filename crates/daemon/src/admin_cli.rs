@@ -1,4 +1,5 @@
-//! `admin`: rebuild the TOC or the ideas graph (`rebuild --projection toc|ideas`),
+//! `admin`: back up and restore (`backup`, `restore`: `crate::backup_cli`),
+//! rebuild the TOC or the ideas graph (`rebuild --projection toc|ideas`),
 //! backfill the ideas graph (`backfill-ideas`), rebuild an accelerator index
 //! (`rebuild-index`), prune the BM25 and vector indexes (`prune-index`). Each works on the data dir in
 //! this process (embedded mode) or asks a running daemon (`--nats-url`), which answers on
@@ -39,6 +40,9 @@ pub const ADMIN_BACKFILL_PROGRESS: &str = "backfill_ideas.progress";
 /// A cluster node's snapshot: `{}` → the snapshot it took and uploaded as its group's
 /// latest (cluster mode only).
 pub const ADMIN_SNAPSHOT: &str = "snapshot";
+/// A backup while serving: `{"to": "/absolute/new/dir"}` → the backup report
+/// ([`crate::backup_cli::BackupReport`]).
+pub const ADMIN_BACKUP: &str = "backup";
 /// Every admin call a daemon answers; a node id may not be one of them (its subjects
 /// would be read as a single-mode call's).
 pub const ADMIN_CALLS: &[&str] = &[
@@ -48,6 +52,7 @@ pub const ADMIN_CALLS: &[&str] = &[
     ADMIN_BACKFILL_IDEAS,
     ADMIN_BACKFILL_PROGRESS,
     ADMIN_SNAPSHOT,
+    ADMIN_BACKUP,
 ];
 
 /// The subject of admin call `call`: `memory.admin.<call>` for the single-mode daemon,
@@ -99,6 +104,12 @@ pub async fn run(
             json,
         } => prune(config, data_dir, age_days, &level, remote, json).await,
         AdminCommand::Forget(args) => crate::forget_cli::run(config, data_dir, args).await,
+        AdminCommand::Backup { to, remote, json } => {
+            crate::backup_cli::backup(config, data_dir, to, remote, json).await
+        }
+        AdminCommand::Restore { from, json } => {
+            crate::backup_cli::restore(config, data_dir, &from, json)
+        }
     }
 }
 

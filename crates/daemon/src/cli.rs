@@ -402,6 +402,30 @@ pub enum AdminCommand {
     /// rebuilds every projection and index from the rewritten log, and compacts the
     /// store so no older copy stays on disk. Offline: stop the daemon first.
     Forget(ForgetArgs),
+    /// Back up the store and the indexes — a consistent cut, with the log position it
+    /// matches — into a new directory, while the daemon serves (`--nats-url`) or from
+    /// the stopped daemon's data dir.
+    Backup {
+        /// The new directory (it must not exist, or be empty; not inside the data dir).
+        #[arg(long)]
+        to: std::path::PathBuf,
+        /// A running daemon to ask instead of opening the data dir.
+        #[command(flatten)]
+        remote: RemoteArgs,
+        /// Print the result as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Restore a backup into an empty data dir (the daemon stopped); the daemon started
+    /// on it catches up from the backup's position.
+    Restore {
+        /// The backup's directory (it is copied, not changed).
+        #[arg(long)]
+        from: std::path::PathBuf,
+        /// Print the result as JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// `cluster`.

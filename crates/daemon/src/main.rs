@@ -5,6 +5,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used))]
 
 mod admin_cli;
+mod backup_cli;
 mod capture_sink;
 mod cli;
 mod cluster_cli;

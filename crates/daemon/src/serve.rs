@@ -576,7 +576,20 @@ async fn spawn_admin_calls(
         shutdown.clone(),
     )
     .await?;
-    Ok(vec![status, rebuild, backfill, progress, prune])
+    let backup = {
+        let (store, pipeline) = (store.clone(), pipeline.clone());
+        spawn_admin_responder(
+            client.clone(),
+            admin_subject(node, crate::admin_cli::ADMIN_BACKUP),
+            shutdown.clone(),
+            move |payload| {
+                let (store, pipeline) = (store.clone(), pipeline.clone());
+                async move { crate::backup_cli::answer_backup_call(store, pipeline, &payload).await }
+            },
+        )
+        .await?
+    };
+    Ok(vec![status, rebuild, backfill, progress, prune, backup])
 }
 
 /// `memory.admin.rebuild`: `{"projection": "toc"}` deletes and replays the TOC (the

@@ -26,7 +26,7 @@ use tracing::{info, warn};
 /// Where a snapshot is staged before its upload.
 const STAGING_DIR: &str = ".snapshot";
 /// Where a downloaded snapshot is unpacked before it is moved into place.
-const RESTORE_DIR: &str = ".restore";
+pub(crate) const RESTORE_DIR: &str = ".restore";
 
 /// How long the schedule waits after a failed snapshot before it tries again.
 const SCHEDULE_BACKOFF: Duration = Duration::from_secs(600);
@@ -345,7 +345,7 @@ async fn restore_latest(
 
 /// Whether `data_dir` holds anything but what a bootstrap itself leaves there (its
 /// lock file and the restore area): a store, or files of one.
-fn holds_store(data_dir: &Path) -> anyhow::Result<bool> {
+pub(crate) fn holds_store(data_dir: &Path) -> anyhow::Result<bool> {
     let entries = match std::fs::read_dir(data_dir) {
         Ok(entries) => entries,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(false),
@@ -361,7 +361,7 @@ fn holds_store(data_dir: &Path) -> anyhow::Result<bool> {
 }
 
 /// Removes a file or a directory tree when it exists.
-fn remove_path(path: &Path) -> anyhow::Result<()> {
+pub(crate) fn remove_path(path: &Path) -> anyhow::Result<()> {
     let removed = if path.is_dir() {
         std::fs::remove_dir_all(path)
     } else {
@@ -402,7 +402,7 @@ fn empty_data_dir(data_dir: &Path, targets: &InstallTargets) {
 }
 
 /// Where this daemon keeps the indexes a snapshot may bring.
-fn install_targets(config: &Config, data_dir: &Path) -> InstallTargets {
+pub(crate) fn install_targets(config: &Config, data_dir: &Path) -> InstallTargets {
     InstallTargets {
         bm25: crate::settings::bm25_settings(config, data_dir).map(|settings| {
             let identity = memory_projections::bm25_identity(&settings);
