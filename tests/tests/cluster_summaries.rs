@@ -60,7 +60,7 @@ async fn ingest(client: &async_nats::Client) -> anyhow::Result<()> {
 async fn only_the_lease_holder_asks_the_model_and_every_replica_shows_its_summaries()
 -> anyhow::Result<()> {
     let answer = json!({"title": TITLE, "summary": "The access token now expires after 15 minutes.",
-        "bullets": [{"text": "JWT expiry set to 15 minutes", "grips": []}],
+        "bullets": [{"text": "JWT expiry set to 15 minutes", "grips": [1]}],
         "keywords": ["jwt", "expiry"]});
     let server = ScriptedServer::start(vec![ScriptedResponse::chat(&answer.to_string()); 100]);
     let base_url = server.base_url();
@@ -162,6 +162,9 @@ async fn only_the_lease_holder_asks_the_model_and_every_replica_shows_its_summar
     for node in &toc_a {
         assert_eq!(node.title, TITLE, "{}", node.node_id);
         assert_eq!(node.keywords, ["jwt", "expiry"], "{}", node.node_id);
+        // The bullet cites the node's first grip (a parent: the one its children cite),
+        // checked by every replica against the grips the node holds.
+        assert_eq!(node.bullets[0].grip_ids.len(), 1, "{}", node.node_id);
     }
     assert!(toc_a == toc_b, "a and b differ");
     assert!(toc_a == toc_c, "c's replay differs from a");

@@ -6,19 +6,25 @@
 //! so they all show the same summary and none calls the model itself.
 //!
 //! What is asked for: the nodes that are final — closed segments, and parents with no
-//! open segment under them ([`RollupBuilder::awaiting_model_summary`]) — one level at
-//! a time, bottom up: the level above waits until every node of the level below that
-//! was asked for is in the store, so a day is summarized from its segments' model
-//! summaries. A node the model fails on is tried again after [`RETRY_AFTER`] and does
-//! not hold its parent back. At most [`NODES_PER_ROUND`] nodes per round, the lease
-//! checked before each call and each publish: the model can be slow, so this runs apart
-//! from the renewals, on the tenure they share ([`Tenure`]).
+//! open segment under them — and show no model summary of their version
+//! ([`RollupBuilder::awaiting_model_summary`]), bottom up: a parent waits while one of
+//! its children still awaits a summary that is coming (not asked yet, or published and
+//! not yet in the store), so a day is summarized from its segments' model summaries; a
+//! child the model failed on does not hold it back. A node asked for (published or
+//! failed) is asked again after [`RETRY_AFTER`] if it still shows none (the model was
+//! down, or every replica refused the answer). At most [`NODES_PER_ROUND`] nodes per
+//! round, at most [`SEGMENTS_PER_ROUND`] of them segments so that parents are not
+//! starved by a steady stream of closing segments; the TOC is read at most every
+//! [`SCAN_EVERY`] unless the last round published something. The lease is checked
+//! before each call and each publish: the model can be slow, so this runs apart from
+//! the renewals, on the tenure they share ([`Tenure`]).
 //!
 //! What the model says is bounded twice: the summarizer rejects an answer out of bounds
-//! or citing a grip it was not shown, and each replica checks the summary again
-//! against the node's grips before it uses it. It is redacted with the cluster's key
-//! before it is published (the model reads redacted events, but may still make up
-//! something shaped like a secret).
+//! or citing a grip it was not shown, and after redaction with the cluster's key (the
+//! model reads redacted events, but may still make up something shaped like a secret)
+//! the holder checks it against the node's grips as every replica will
+//! ([`memory_summarize::check_summary`]); each replica checks it again before a node
+//! shows it, and of two summaries of one node version shows the first that passes.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -28,7 +34,7 @@ use async_nats::jetstream;
 use memory_projections::RollupBuilder;
 use memory_redact::Redactor;
 use memory_store::Store;
-use memory_summarize::{Summarizer, Summary};
+use memory_summarize::{Summarizer, Summary, check_summary};
 use memory_toc::{TocLevel, TocNode};
 use memory_types::{
     DERIVED_SEAL, Event, EventKind, LEASE_EPOCH, LEASE_GROUP, LEASE_REVISION, Role, TOC_NODE,
@@ -46,8 +52,13 @@ use crate::metrics::REPLICA_METRICS;
 
 /// Most nodes asked for in one round.
 pub const NODES_PER_ROUND: usize = 8;
-/// How long a node the model failed on waits before it is asked for again.
+/// Most segments among them (the rest are parents, when any is ready).
+pub const SEGMENTS_PER_ROUND: usize = 6;
+/// How long a node asked for waits before it is asked for again, if it still shows no
+/// model summary.
 pub const RETRY_AFTER: Duration = Duration::from_secs(120);
+/// The longest the TOC goes unread while the holder has nothing in flight.
+pub const SCAN_EVERY: Duration = Duration::from_secs(10);
 /// The pause between rounds.
 const ROUND: Duration = Duration::from_secs(3);
 
@@ -86,14 +97,16 @@ fn node_version(node: &TocNode) -> NodeVersion {
 struct Rounds {
     /// The tenure it belongs to.
     tenure: Option<(u64, u64)>,
-    /// Published in this tenure, not yet in the store.
-    published: BTreeSet<NodeVersion>,
-    /// Failed, with when to try again.
-    failed: BTreeMap<NodeVersion, Instant>,
+    /// Asked for in this tenure, with when to ask again.
+    asked: BTreeMap<NodeVersion, Instant>,
+    /// Of those, the ones the model failed on (they hold no parent back).
+    failed: BTreeSet<NodeVersion>,
     /// The rollup builder's cursor at the last round that found nothing to ask for:
-    /// until it moves (or a failed node's time comes) there is nothing new, and the
+    /// until it moves (or an asked node's time comes) there is nothing new, and the
     /// TOC is not read again.
     idle_at: Option<memory_store::OutboxSeq>,
+    /// When the TOC was last read, and whether that round published anything.
+    scanned: Option<(Instant, bool)>,
 }
 
 /// Runs rounds while this node holds the lease, until `shutdown`.
@@ -160,10 +173,12 @@ async fn summarize_round(
 ) {
     let cursor = store.cursor(memory_projections::ROLLUP_BUILDER).ok();
     let now = Instant::now();
-    if cursor.is_some()
-        && cursor == rounds.idle_at
-        && rounds.failed.values().all(|retry| *retry > now)
-    {
+    let retry_due = rounds.asked.values().any(|retry| *retry <= now);
+    let idle = cursor.is_some() && cursor == rounds.idle_at;
+    let scanned_lately = rounds
+        .scanned
+        .is_some_and(|(at, published)| !published && now.duration_since(at) < SCAN_EVERY);
+    if !retry_due && (idle || scanned_lately) {
         return;
     }
     let reading = store.clone();
@@ -183,57 +198,63 @@ async fn summarize_round(
     REPLICA_METRICS
         .model_summaries_awaiting
         .set(i64::try_from(awaiting.len()).unwrap_or(i64::MAX));
-    // What is in the store needs no memory.
+    // What shows a summary needs no memory.
     let versions: BTreeSet<NodeVersion> = awaiting.iter().map(node_version).collect();
-    rounds.published.retain(|node| versions.contains(node));
-    rounds.failed.retain(|node, _| versions.contains(node));
+    rounds.asked.retain(|node, _| versions.contains(node));
+    rounds.failed.retain(|node| versions.contains(node));
     let Some((epoch, tenure)) = rounds.tenure else {
         return;
     };
-    let asked = next_level(&awaiting, rounds, now);
-    rounds.idle_at = if asked.is_empty() && rounds.published.is_empty() {
-        cursor
-    } else {
-        None
-    };
+    let asked = next_nodes(&awaiting, rounds, now);
+    rounds.idle_at = (asked.is_empty() && rounds.asked.is_empty())
+        .then_some(cursor)
+        .flatten();
+    let mut published_any = false;
     for node in asked {
         if !still_held(watch, rounds.tenure) {
-            return;
+            break;
         }
         let version = node_version(&node);
+        rounds
+            .asked
+            .insert(version.clone(), Instant::now() + RETRY_AFTER);
         let (reading, asked, summarizer) = (
             store.clone(),
             node.clone(),
             Arc::clone(&summaries.summarizer),
         );
+        let redactor = summaries.redactor.clone();
+        // The model's answer, redacted, and checked as every replica will check it.
         let answer = tokio::task::spawn_blocking(move || {
-            RollupBuilder::summarize_node(&reading, &asked, summarizer.as_ref())
+            let summary = RollupBuilder::summarize_node(&reading, &asked, summarizer.as_ref())
+                .map_err(|err| err.to_string())?;
+            let summary = redacted(summary, &redactor);
+            let grips =
+                RollupBuilder::summary_grips(&reading, &asked).map_err(|err| err.to_string())?;
+            check_summary(&summary, &grips)
+                .map_err(|reason| format!("after redaction: {reason}"))?;
+            Ok::<_, String>(summary)
         })
-        .await;
+        .await
+        .unwrap_or_else(|err| Err(format!("the model summary panicked: {err}")));
         let summary = match answer {
-            Ok(Ok(summary)) => summary,
-            Ok(Err(err)) => {
+            Ok(summary) => summary,
+            Err(err) => {
                 warn!(node_id = %node.node_id, error = %err, "no model summary; tried again later");
                 REPLICA_METRICS
                     .model_summaries
                     .with_label_values(&["failed"])
                     .inc();
-                rounds.failed.insert(version, Instant::now() + RETRY_AFTER);
-                continue;
-            }
-            Err(err) => {
-                warn!(node_id = %node.node_id, error = %err, "the model summary panicked");
-                rounds.failed.insert(version, Instant::now() + RETRY_AFTER);
+                rounds.failed.insert(version);
                 continue;
             }
         };
-        let summary = redacted(summary, &summaries.redactor);
         let Some(event) = toc_summary(&node, &summary, (group, epoch, tenure), key) else {
             continue;
         };
         // The call may have outlived the lease.
         if !still_held(watch, rounds.tenure) {
-            return;
+            break;
         }
         match publish(context, &event).await {
             Ok(()) => {
@@ -241,48 +262,60 @@ async fn summarize_round(
                     .model_summaries
                     .with_label_values(&["published"])
                     .inc();
-                rounds.published.insert(version);
+                rounds.failed.remove(&version);
+                published_any = true;
             }
             Err(err) => {
-                warn!(node_id = %node.node_id, error = %err, "cannot publish a toc_summary; next round")
+                warn!(node_id = %node.node_id, error = %err, "cannot publish a toc_summary; next round");
+                rounds.asked.remove(&version);
             }
         }
     }
+    rounds.scanned = Some((now, published_any));
 }
 
-/// The nodes to ask for now: those of the lowest level that still has a node asked
-/// for and not in the store, or not asked for yet — minus those published or failed
-/// and waiting — at most [`NODES_PER_ROUND`].
-fn next_level(awaiting: &[TocNode], rounds: &Rounds, now: Instant) -> Vec<TocNode> {
-    let waiting = |node: &TocNode| {
+/// The nodes to ask for now, in the order given (segments first, then days, weeks,
+/// months, years): those not asked for, or asked for and due again; a parent only when
+/// none of its children still awaits a summary that is coming (a child not asked for
+/// yet, or published and not yet shown — a child the model failed on does not count).
+/// At most [`NODES_PER_ROUND`], at most [`SEGMENTS_PER_ROUND`] of them segments.
+fn next_nodes(awaiting: &[TocNode], rounds: &Rounds, now: Instant) -> Vec<TocNode> {
+    let due = |node: &TocNode| {
         rounds
-            .failed
+            .asked
             .get(&node_version(node))
-            .is_some_and(|retry| *retry > now)
+            .is_none_or(|retry| *retry <= now)
     };
-    let published = |node: &TocNode| rounds.published.contains(&node_version(node));
-    for level in [
-        TocLevel::Segment,
-        TocLevel::Day,
-        TocLevel::Week,
-        TocLevel::Month,
-        TocLevel::Year,
-    ] {
-        let at_level: Vec<&TocNode> = awaiting
-            .iter()
-            .filter(|node| node.level == level && !waiting(node))
-            .collect();
-        if at_level.is_empty() {
+    // Children that hold their parent back, by (project, node id).
+    let coming: BTreeSet<(&str, String)> = awaiting
+        .iter()
+        .filter(|node| !rounds.failed.contains(&node_version(node)))
+        .map(|node| (node.project_id.as_str(), node.node_id.to_string()))
+        .collect();
+    let mut picked = Vec::new();
+    let mut segments = 0;
+    for node in awaiting {
+        if picked.len() == NODES_PER_ROUND {
+            break;
+        }
+        if !due(node) {
             continue;
         }
-        return at_level
-            .into_iter()
-            .filter(|node| !published(node))
-            .take(NODES_PER_ROUND)
-            .cloned()
-            .collect();
+        if node.level == TocLevel::Segment {
+            if segments == SEGMENTS_PER_ROUND {
+                continue;
+            }
+            segments += 1;
+        } else if node
+            .child_ids
+            .iter()
+            .any(|child| coming.contains(&(node.project_id.as_str(), child.to_string())))
+        {
+            continue;
+        }
+        picked.push(node.clone());
     }
-    Vec::new()
+    picked
 }
 
 /// `summary` with the cluster's redactor run over every text in it.
@@ -423,45 +456,57 @@ mod tests {
     }
 
     #[test]
-    fn rounds_go_bottom_up_and_a_failed_node_does_not_hold_its_parent_back() {
-        let segments: Vec<TocNode> = (0..10)
-            .map(|i| {
-                node(
-                    &format!("toc:segment:2026-01-30:01KG4Q6D7J8ZTE0V3N5H2J6K{i:02}"),
-                    TocLevel::Segment,
-                    4,
-                )
-            })
-            .collect();
-        let day = node("toc:day:2026-01-30", TocLevel::Day, 40);
+    fn parents_wait_for_children_that_are_coming_not_for_failed_ones() {
+        let segment = |i: usize| {
+            let mut node = node(
+                &format!("toc:segment:2026-01-30:01KG4Q6D7J8ZTE0V3N5H2J6K{i:02}"),
+                TocLevel::Segment,
+                4,
+            );
+            node.end_ms += i as u64;
+            node
+        };
+        let segments: Vec<TocNode> = (0..10).map(segment).collect();
+        let mut day = node("toc:day:2026-01-30", TocLevel::Day, 40);
+        day.child_ids = segments.iter().map(|node| node.node_id).collect();
+        // Another day, whose segments all show their summaries already.
+        let mut other_day = node("toc:day:2026-01-29", TocLevel::Day, 9);
+        other_day.child_ids = vec![
+            "toc:segment:2026-01-29:01KG4Q6D7J8ZTE0V3N5H2J6K00"
+                .parse()
+                .expect("id"),
+        ];
         let mut awaiting = segments.clone();
-        awaiting.push(day.clone());
+        awaiting.extend([day.clone(), other_day.clone()]);
         let now = Instant::now();
         let mut rounds = Rounds::default();
-        let first = next_level(&awaiting, &rounds, now);
-        assert_eq!(first, segments[..NODES_PER_ROUND]);
-        // Published segments still in the list hold the day back.
-        rounds.published.extend(first.iter().map(node_version));
+        // At most SEGMENTS_PER_ROUND segments: the ready day gets its turn too.
+        let first = next_nodes(&awaiting, &rounds, now);
+        let mut expected = segments[..SEGMENTS_PER_ROUND].to_vec();
+        expected.push(other_day.clone());
+        assert_eq!(first, expected);
+        for node in &first {
+            rounds.asked.insert(node_version(node), now + RETRY_AFTER);
+        }
+        // The rest of the segments; the day waits while its segments are coming.
         assert_eq!(
-            next_level(&awaiting, &rounds, now),
-            segments[NODES_PER_ROUND..]
+            next_nodes(&awaiting, &rounds, now),
+            segments[SEGMENTS_PER_ROUND..]
         );
-        rounds
-            .published
-            .extend(segments[NODES_PER_ROUND..].iter().map(node_version));
-        assert!(next_level(&awaiting, &rounds, now).is_empty());
-        // Once they are in the store (out of the list) but one failed, the day goes.
+        for node in &segments[SEGMENTS_PER_ROUND..] {
+            rounds.asked.insert(node_version(node), now + RETRY_AFTER);
+        }
+        assert!(next_nodes(&awaiting, &rounds, now).is_empty());
+        // All shown but one the model failed on: the day goes.
         let failed = segments[3].clone();
-        rounds.published.clear();
-        rounds
-            .failed
-            .insert(node_version(&failed), now + RETRY_AFTER);
+        rounds.failed.insert(node_version(&failed));
         let left = vec![failed.clone(), day.clone()];
-        assert_eq!(next_level(&left, &rounds, now), [day]);
-        // And the failed one is asked for again when its time comes.
-        assert_eq!(
-            next_level(&left, &rounds, now + RETRY_AFTER + Duration::from_secs(1)),
-            [failed]
-        );
+        assert_eq!(next_nodes(&left, &rounds, now), [day.clone()]);
+        // One published but not shown yet holds the day back.
+        rounds.failed.clear();
+        assert!(next_nodes(&left, &rounds, now).is_empty());
+        // When its time comes, a node still without a summary is asked for again.
+        let later = now + RETRY_AFTER + Duration::from_secs(1);
+        assert_eq!(next_nodes(&left, &rounds, later), [failed]);
     }
 }

@@ -42,9 +42,19 @@ pub fn redactor(data_dir: &std::path::Path) -> anyhow::Result<memory_redact::Red
 /// The tag key's file in the data dir.
 pub const REDACTION_KEY_FILE: &str = "redaction.key";
 
-/// Starts the actors over `store` for a tool run.
+/// Starts the actors over `store` for a tool run. On a cluster replica's data dir (its
+/// store has applied the replicated log) the TOC is written as the replica writes it —
+/// extractive, closed only by the log's `segment_close` events — so that a tool's
+/// rebuild cannot make this replica differ from the others of its group.
 pub async fn start_pipeline(config: &Config, store: Store) -> anyhow::Result<Pipeline> {
-    start_pipeline_with(config, store, |_| {}).await
+    let replica = store.applied_stream_seq().unwrap_or(0) > 0;
+    start_pipeline_with(config, store, |pipeline| {
+        if replica {
+            pipeline.segmenter.idle_close_by_clock = false;
+            pipeline.rollup = memory_projections::RollupConfig::default();
+        }
+    })
+    .await
 }
 
 /// [`start_pipeline`] with the pipeline's configuration adjusted by `adjust` (cluster

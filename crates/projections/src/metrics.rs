@@ -153,9 +153,9 @@ pub static VECTOR_METRICS: LazyLock<VectorMetrics> = LazyLock::new(|| VectorMetr
 pub struct TocMetrics {
     /// `memory_toc_model_summaries_total{outcome}`: cluster mode's model-written
     /// summaries (`toc_summary` events) as the rollup builder took them: `applied` to
-    /// the node, `waiting` for the node to reach the version it summarizes, `rejected`
-    /// (out of bounds, or citing a grip the node does not hold), `malformed` (not a
-    /// summary at all).
+    /// the node, `waiting` for the node to reach the version it summarizes, `duplicate`
+    /// (an earlier one of the same version is shown), `rejected` (out of bounds, or
+    /// citing a grip the node does not hold), `malformed` (not a summary at all).
     pub model_summaries: IntCounterVec,
 }
 

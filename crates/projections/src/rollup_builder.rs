@@ -130,11 +130,42 @@ fn child_key(project_id: &str, parent: &TocNodeId, child: &TocNodeId) -> Vec<u8>
     key
 }
 
-fn model_summary_key(project_id: &str, node_id: &TocNodeId, version: u64) -> Vec<u8> {
+/// The keys of a node version's model summaries: `project \0 node id \0 version`, then
+/// the log position of each (so they list in log order).
+fn model_summary_prefix(project_id: &str, node_id: &TocNodeId, version: u64) -> Vec<u8> {
     let mut key = node_key(project_id, node_id);
     key.push(0);
     key.extend_from_slice(&version.to_be_bytes());
     key
+}
+
+fn model_summary_key(
+    project_id: &str,
+    node_id: &TocNodeId,
+    version: u64,
+    seq: OutboxSeq,
+) -> Vec<u8> {
+    let mut key = model_summary_prefix(project_id, node_id, version);
+    key.extend_from_slice(&seq.0.to_be_bytes());
+    key
+}
+
+/// The stored model summaries of a node version, in log order.
+fn stored_candidates(keyspace: &Keyspace, prefix: &[u8]) -> Result<Vec<Summary>, ConsumerError> {
+    let mut found = Vec::new();
+    for guard in keyspace.prefix(prefix) {
+        let (_, value) = guard.into_inner().map_err(StoreError::from)?;
+        found.push(codec::decode("toc model summary", RECORD_VERSION, &value)?);
+    }
+    Ok(found)
+}
+
+/// The first of `candidates` that keeps the bounds and cites only `grips`: the one a
+/// node shows, whichever order the node and the summaries reached a replica in.
+fn first_fit(candidates: Vec<Summary>, grips: &BTreeSet<GripId>) -> Option<Summary> {
+    candidates
+        .into_iter()
+        .find(|summary| check_summary(summary, grips).is_ok())
 }
 
 /// Whether `node` is final: a closed segment, or a parent whose children are all final
@@ -209,11 +240,12 @@ impl RollupBuilder {
         })
     }
 
-    /// The nodes the log holds no model summary for yet that are final — closed
-    /// segments, and parents with no open segment under them — segments first, then
-    /// days, weeks, months, years, each level oldest first: what a cluster's lease
-    /// holder asks the model for, bottom up so that a parent is summarized from its
-    /// children's model summaries.
+    /// The final nodes — closed segments, and parents with no open segment under them —
+    /// that do not show a model summary of their version (none in the log, or none
+    /// that passes the check against the node's grips), segments first, then days,
+    /// weeks, months, years, each level oldest first: what a cluster's lease holder
+    /// asks the model for, bottom up so that a parent is summarized from its children's
+    /// model summaries.
     ///
     /// # Errors
     /// Store or decoding failures.
@@ -236,13 +268,52 @@ impl RollupBuilder {
             at_level.sort_by_key(|node| (node.start_ms, node.node_id));
             for node in at_level {
                 finals.insert((node.project_id.clone(), node.node_id));
-                let key = model_summary_key(&node.project_id, &node.node_id, node.version);
-                if !keyspace.contains_key(&key).map_err(StoreError::from)? {
+                let prefix = model_summary_prefix(&node.project_id, &node.node_id, node.version);
+                let candidates = stored_candidates(&keyspace, &prefix)?;
+                let shown = !candidates.is_empty() && {
+                    let grips = if node.level == TocLevel::Segment {
+                        Self::summary_grips(store, node)?
+                    } else {
+                        let children: Vec<TocNode> = node
+                            .child_ids
+                            .iter()
+                            .filter_map(|child| {
+                                nodes.get(&(node.project_id.clone(), *child)).cloned()
+                            })
+                            .collect();
+                        cited_grips(&children)
+                    };
+                    first_fit(candidates, &grips).is_some()
+                };
+                if !shown {
                     awaiting.push(node.clone());
                 }
             }
         }
         Ok(awaiting)
+    }
+
+    /// The grips a summary of `node` may cite: a segment's own grips, or those its
+    /// stored children's bullets cite.
+    ///
+    /// # Errors
+    /// Store or decoding failures.
+    pub fn summary_grips(store: &Store, node: &TocNode) -> Result<BTreeSet<GripId>, ConsumerError> {
+        if node.level == TocLevel::Segment {
+            return Ok(
+                GripExtractor::segment_grips(store, &node.node_id.to_string())?
+                    .iter()
+                    .map(|grip| grip.grip_id)
+                    .collect(),
+            );
+        }
+        let mut children = Vec::with_capacity(node.child_ids.len());
+        for child_id in &node.child_ids {
+            if let Some(child) = Self::node(store, &node.project_id, child_id)? {
+                children.push(child);
+            }
+        }
+        Ok(cited_grips(&children))
     }
 
     /// `summarizer`'s summary of `node` as stored: a segment from its events and grips
@@ -293,9 +364,8 @@ impl RollupBuilder {
     }
 
     /// Keeps again every model summary the log holds up to `start` (a reset restarts
-    /// the builder at the head, past them), the later of two for one node version
-    /// winning as when they are applied. They are all in [`TOC_SUMMARY_SESSION`], so
-    /// only they are read.
+    /// the builder at the head, past them), under their log positions as when they are
+    /// applied. They are all in [`TOC_SUMMARY_SESSION`], so only they are read.
     fn restore_model_summaries(
         &self,
         store: &Store,
@@ -312,12 +382,12 @@ impl RollupBuilder {
         }
         found.sort_by_key(|(seq, _)| *seq);
         let mut batch = store.projection_batch();
-        for (_, event) in &found {
+        for (seq, event) in &found {
             let Ok((node_id, version, summary)) = parse_model_summary(event) else {
                 continue;
             };
             if let Ok(bytes) = codec::encode("toc model summary", RECORD_VERSION, &summary) {
-                let key = model_summary_key(&event.project_id, &node_id, version);
+                let key = model_summary_key(&event.project_id, &node_id, version, *seq);
                 batch.insert(&self.model_summaries, &key, bytes);
             }
         }
@@ -325,29 +395,31 @@ impl RollupBuilder {
         Ok(())
     }
 
-    /// `node` with the log's model summary of its version in place of its own, when
-    /// there is one that keeps the bounds and cites only `grips`.
+    /// `node` with the first of the log's model summaries of its version that keeps
+    /// the bounds and cites only `grips` in place of its own; `node` as it is when none
+    /// does.
     fn with_model_summary(
         &self,
         work: &RollupWork<'_>,
         node: TocNode,
         grips: &BTreeSet<GripId>,
     ) -> Result<TocNode, ConsumerError> {
-        let key = model_summary_key(&node.project_id, &node.node_id, node.version);
-        match work.model_summary(self, &key)? {
-            Some(summary) if check_summary(&summary, grips).is_ok() => {
-                Ok(summarized(node, summary))
-            }
-            _ => Ok(node),
+        let prefix = model_summary_prefix(&node.project_id, &node.node_id, node.version);
+        match first_fit(work.model_summaries(self, &prefix)?, grips) {
+            Some(summary) => Ok(summarized(node, summary)),
+            None => Ok(node),
         }
     }
 
-    /// Keeps a `toc_summary` from the log and, when its node is at the version it
-    /// summarizes, writes it into the node. Whatever is wrong with it is logged and
-    /// counted, never an error: the log is not ours to refuse.
+    /// Keeps a `toc_summary` from the log (at `seq`) beside any earlier one of the same
+    /// node version and, when its node is at that version, writes the node with the
+    /// first of them that passes the check (this one, unless an earlier one does).
+    /// Whatever is wrong with it is logged and counted, never an error: the log is not
+    /// ours to refuse.
     fn apply_model_summary(
         &self,
         work: &mut RollupWork<'_>,
+        seq: OutboxSeq,
         event: &Event,
     ) -> Result<(), ConsumerError> {
         let outcome = |label: &str| {
@@ -356,7 +428,15 @@ impl RollupBuilder {
                 .with_label_values(&[label])
                 .inc();
         };
-        let (node_id, version, summary) = match parse_model_summary(event) {
+        let parsed = if event.session_id == TOC_SUMMARY_SESSION {
+            parse_model_summary(event)
+        } else {
+            Err(format!(
+                "written to session {:?}, not {TOC_SUMMARY_SESSION}",
+                event.session_id
+            ))
+        };
+        let (node_id, version, summary) = match parsed {
             Ok(parsed) => parsed,
             Err(reason) => {
                 warn!(event_id = %event.event_id, %reason, "a toc_summary that is not one; ignored");
@@ -364,7 +444,7 @@ impl RollupBuilder {
                 return Ok(());
             }
         };
-        let key = model_summary_key(&event.project_id, &node_id, version);
+        let key = model_summary_key(&event.project_id, &node_id, version, seq);
         match codec::encode("toc model summary", RECORD_VERSION, &summary) {
             Ok(bytes) => work.batch.insert(&self.model_summaries, &key, bytes),
             Err(err) => {
@@ -373,7 +453,10 @@ impl RollupBuilder {
                 return Ok(());
             }
         }
-        work.model_summaries.insert(key, summary.clone());
+        work.model_summaries
+            .entry(model_summary_prefix(&event.project_id, &node_id, version))
+            .or_default()
+            .push(summary.clone());
         let current = work.node(self, &node_key(&event.project_id, &node_id))?;
         let Some(node) = current.filter(|node| node.version == version) else {
             outcome("waiting");
@@ -397,8 +480,15 @@ impl RollupBuilder {
             outcome("rejected");
             return Ok(());
         }
-        work.write(self, summarized(node, summary));
-        outcome("applied");
+        // The node shows the first summary of its version that passes: an earlier one
+        // stays.
+        let updated = self.with_model_summary(work, node, &grips)?;
+        let shown = updated.title == summary.title
+            && updated.summary == summary.summary
+            && updated.bullets == summary.bullets
+            && updated.keywords == summary.keywords;
+        work.write(self, updated);
+        outcome(if shown { "applied" } else { "duplicate" });
         Ok(())
     }
 
@@ -633,27 +723,22 @@ struct RollupWork<'a> {
     new_children: BTreeSet<Vec<u8>>,
     /// Parents to rewrite at the end of the batch.
     dirty: BTreeSet<(String, TocNodeId)>,
-    /// Model summaries kept in this batch, by key.
-    model_summaries: HashMap<Vec<u8>, Summary>,
+    /// Model summaries kept in this batch, by node version (prefix), in log order.
+    model_summaries: HashMap<Vec<u8>, Vec<Summary>>,
 }
 
 impl RollupWork<'_> {
-    fn model_summary(
+    /// A node version's model summaries, stored and kept in this batch, in log order.
+    fn model_summaries(
         &self,
         builder: &RollupBuilder,
-        key: &[u8],
-    ) -> Result<Option<Summary>, ConsumerError> {
-        if let Some(summary) = self.model_summaries.get(key) {
-            return Ok(Some(summary.clone()));
+        prefix: &[u8],
+    ) -> Result<Vec<Summary>, ConsumerError> {
+        let mut found = stored_candidates(&builder.model_summaries, prefix)?;
+        if let Some(pending) = self.model_summaries.get(prefix) {
+            found.extend(pending.iter().cloned());
         }
-        match builder.model_summaries.get(key).map_err(StoreError::from)? {
-            Some(bytes) => Ok(Some(codec::decode(
-                "toc model summary",
-                RECORD_VERSION,
-                &bytes,
-            )?)),
-            None => Ok(None),
-        }
+        Ok(found)
     }
 
     fn node(&self, builder: &RollupBuilder, key: &[u8]) -> Result<Option<TocNode>, ConsumerError> {
@@ -814,8 +899,8 @@ impl OutboxConsumer for RollupBuilder {
         for item in items {
             let entry = match item {
                 FeedItem::Derived { entry, .. } => entry,
-                FeedItem::Event { event, .. } if event.kind == EventKind::TocSummary => {
-                    self.apply_model_summary(&mut work, event)?;
+                FeedItem::Event { seq, event } if event.kind == EventKind::TocSummary => {
+                    self.apply_model_summary(&mut work, *seq, event)?;
                     continue;
                 }
                 _ => continue,

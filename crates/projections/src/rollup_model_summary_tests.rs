@@ -226,3 +226,112 @@ fn a_model_summary_out_of_bounds_malformed_or_for_another_version_changes_nothin
             .is_some()
     );
 }
+
+/// Two summaries of one node version (a new lease holder asked again before the first
+/// reached its store): the first that passes the check is shown everywhere — on a
+/// replica that had the node first, on one that read both before the node closed, and
+/// after a rebuild — whether the other passes or not.
+#[test]
+fn of_two_summaries_of_one_version_the_first_that_passes_is_shown_everywhere() {
+    let first_dir = tempfile::tempdir().expect("tempdir");
+    let (store, mut toc) = open(first_dir.path());
+    apply(&store, &mut toc, &conversation());
+    let segment = node_at(&store, TocLevel::Segment);
+    let json = |summary: &Summary| serde_json::to_string(summary).expect("json");
+    let too_long = Summary {
+        title: "t".repeat(500),
+        ..model_summary("x", Vec::new())
+    };
+    for (first, second, shown) in [
+        (
+            model_summary("Model: first", Vec::new()),
+            too_long.clone(),
+            "Model: first",
+        ),
+        (
+            too_long.clone(),
+            model_summary("Model: second", Vec::new()),
+            "Model: second",
+        ),
+        (
+            model_summary("Model: first", Vec::new()),
+            model_summary("Model: second", Vec::new()),
+            "Model: first",
+        ),
+    ] {
+        let summaries = [
+            toc_summary("sum-1", &segment, segment.version, &json(&first)),
+            toc_summary("sum-2", &segment, segment.version, &json(&second)),
+        ];
+        // Node first.
+        let node_first = tempfile::tempdir().expect("tempdir");
+        let (a, mut toc_a) = open(node_first.path());
+        apply(&a, &mut toc_a, &conversation());
+        apply(&a, &mut toc_a, &summaries[..1]);
+        apply(&a, &mut toc_a, &summaries[1..]);
+        assert_eq!(node_at(&a, TocLevel::Segment).title, shown);
+        // Summaries first, in one append with the conversation.
+        let summaries_first = tempfile::tempdir().expect("tempdir");
+        let (b, mut toc_b) = open(summaries_first.path());
+        let mut all = conversation();
+        all.extend(summaries.iter().cloned());
+        apply(&b, &mut toc_b, &all);
+        let nodes = RollupBuilder::all_nodes(&a).expect("nodes");
+        assert_eq!(
+            RollupBuilder::all_nodes(&b).expect("nodes"),
+            nodes,
+            "{shown}"
+        );
+        // And a rebuild.
+        toc_a.rebuild(&a).expect("rebuild");
+        assert_eq!(
+            RollupBuilder::all_nodes(&a).expect("nodes"),
+            nodes,
+            "{shown}"
+        );
+        // A shown summary takes the segment off the list the holder asks for.
+        assert!(
+            RollupBuilder::awaiting_model_summary(&a)
+                .expect("awaiting")
+                .iter()
+                .all(|node| node.level != TocLevel::Segment)
+        );
+    }
+    // Only a rejected one: the segment keeps its extractive summary and is asked for
+    // again.
+    apply(
+        &store,
+        &mut toc,
+        &[toc_summary(
+            "sum-bad",
+            &segment,
+            segment.version,
+            &json(&too_long),
+        )],
+    );
+    assert_eq!(node_at(&store, TocLevel::Segment), segment);
+    assert!(
+        RollupBuilder::awaiting_model_summary(&store)
+            .expect("awaiting")
+            .iter()
+            .any(|node| node.level == TocLevel::Segment)
+    );
+}
+
+/// A summary written to any other session is not one the lease holder wrote: ignored.
+#[test]
+fn a_toc_summary_outside_its_session_is_ignored() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (store, mut toc) = open(dir.path());
+    apply(&store, &mut toc, &conversation());
+    let segment = node_at(&store, TocLevel::Segment);
+    let mut elsewhere = toc_summary(
+        "sum-elsewhere",
+        &segment,
+        segment.version,
+        &serde_json::to_string(&model_summary("Model: elsewhere", Vec::new())).expect("json"),
+    );
+    elsewhere.session_id = "s".to_owned();
+    apply(&store, &mut toc, &[elsewhere]);
+    assert_eq!(node_at(&store, TocLevel::Segment), segment);
+}
