@@ -81,6 +81,7 @@ pub async fn run(
     }
     let store = open_store(&config, &data_dir)?;
     health.set_ready("store", true, data_dir.display().to_string());
+    watch_writes(store.clone(), health.clone(), http_shutdown.clone());
     let pipeline = start_pipeline_with(&config, store.clone(), |pipeline| {
         // In cluster mode the group's lease holder closes idle segments and has the
         // model summarize through the log: each replica's TOC is extractive.
@@ -590,6 +591,36 @@ async fn spawn_admin_calls(
         .await?
     };
     Ok(vec![status, rebuild, backfill, progress, prune, backup])
+}
+
+/// Keeps `/readyz` honest about writes: not ready (503, with the store's error) while
+/// its last write failed — a full disk, an I/O error, a store poisoned by one — and
+/// ready again once a write succeeds. Checked every second until `stop`.
+fn watch_writes(store: memory_store::Store, health: Health, stop: CancellationToken) {
+    health.set_ready("writes", true, "the last write succeeded");
+    tokio::spawn(async move {
+        let mut failing = false;
+        loop {
+            tokio::select! {
+                () = stop.cancelled() => return,
+                () = tokio::time::sleep(Duration::from_secs(1)) => {}
+            }
+            match store.write_failure() {
+                Some(reason) => {
+                    if !failing {
+                        tracing::error!(%reason, "the store cannot write; not ready until it can");
+                    }
+                    failing = true;
+                    health.set_ready("writes", false, format!("the store cannot write: {reason}"));
+                }
+                None if failing => {
+                    failing = false;
+                    health.set_ready("writes", true, "the last write succeeded");
+                }
+                None => {}
+            }
+        }
+    });
 }
 
 /// `memory.admin.rebuild`: `{"projection": "toc"}` deletes and replays the TOC (the

@@ -37,8 +37,12 @@ impl Store {
             return Ok(staged.outcomes);
         }
         let totals = stage_totals(inner, &writer, &mut batch, &staged)?;
-        batch.commit()?;
-        inner.db.persist(inner.durability.persist_mode())?;
+        self.wrote(
+            batch
+                .commit()
+                .and_then(|()| inner.db.persist(inner.durability.persist_mode()))
+                .map_err(crate::StoreError::from),
+        )?;
         let next_seq = staged.next_seq;
         apply_staged(&mut writer, next_seq, totals);
         self.publish_head(next_seq);

@@ -55,6 +55,8 @@ pub(super) struct Inner {
     pub(super) meta: Keyspace,
     writer: Mutex<WriterState>,
     head: watch::Sender<OutboxSeq>,
+    /// Why the last write failed, until one succeeds ([`Store::write_failure`]).
+    write_failure: Mutex<Option<String>>,
 }
 
 /// The event log and its change feed. Cheap to clone; all clones share one database.
@@ -180,8 +182,39 @@ impl Store {
                     events_by_project,
                 }),
                 head,
+                write_failure: Mutex::new(None),
             }),
         })
+    }
+
+    /// Why the store's last write failed (a full disk, an I/O error, a store poisoned
+    /// by one), while no write has succeeded since: the daemon reports itself not
+    /// ready with it, and ingest answers `unavailable`.
+    #[must_use]
+    pub fn write_failure(&self) -> Option<String> {
+        self.inner
+            .write_failure
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Notes how a write went, for [`Store::write_failure`].
+    pub(super) fn wrote<T>(&self, result: Result<T>) -> Result<T> {
+        let mut failure = self
+            .inner
+            .write_failure
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        match &result {
+            Ok(_) if failure.is_some() => {
+                tracing::info!("the store writes again");
+                *failure = None;
+            }
+            Ok(_) => {}
+            Err(err) => *failure = Some(err.to_string()),
+        }
+        result
     }
 
     /// The data directory.

@@ -126,8 +126,12 @@ impl Store {
         if let Some((consumer, seq)) = &cursor {
             batch.insert(&inner.cursors, consumer.as_bytes(), encode_u64(seq.0)?);
         }
-        batch.commit()?;
-        inner.db.persist(PersistMode::Buffer)?;
+        self.wrote(
+            batch
+                .commit()
+                .and_then(|()| inner.db.persist(PersistMode::Buffer))
+                .map_err(crate::StoreError::from),
+        )?;
         writer.last_seq = next_seq;
         writer.last_dead_letter_id = next_dead_letter;
         self.publish_head(next_seq);
