@@ -855,6 +855,17 @@ pub fn spawn_serve(
     Ok((daemon, metrics))
 }
 
+/// Three nats-servers clustered on loopback (with the account `mapping`, or none),
+/// `cluster init` with 8 partitions, all of them assigned to group `g1`: the cluster and
+/// its URLs.
+pub fn one_group_cluster(mapping: &str) -> anyhow::Result<(NatsCluster, String)> {
+    let nats = NatsCluster::start(3, mapping)?;
+    let urls = nats.urls();
+    cluster_cli(&["init", "--partitions", "8"], &urls)?;
+    cluster_cli(&["assign", "--group", "g1", "--partitions", "0-7"], &urls)?;
+    Ok((nats, urls))
+}
+
 /// `memory-daemon cluster <args> --nats-url <urls>`: its stdout, or an error with its
 /// stderr.
 pub fn cluster_cli(args: &[&str], urls: &str) -> anyhow::Result<String> {

@@ -12,8 +12,8 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use memory_e2e_tests::{
-    NatsCluster, build_daemon, cluster_cli, export_events_without_seq, http_get, metric_sum,
-    serve_replica, spawn_replica,
+    build_daemon, cluster_cli, export_events_without_seq, http_get, metric_sum, serve_replica,
+    spawn_replica,
 };
 use serde_json::{Value, json};
 
@@ -145,10 +145,7 @@ fn bm25_ids(
 async fn a_new_replica_starts_from_its_groups_snapshot_and_replays_only_the_rest()
 -> anyhow::Result<()> {
     let mapping = "mappings = {\n  \"memory.query.*.>\": \"memory.q.{{partition(8,1)}}.{{wildcard(1)}}.>\"\n}\n";
-    let nats = NatsCluster::start(3, mapping)?;
-    let urls = nats.urls();
-    cluster_cli(&["init", "--partitions", "8"], &urls)?;
-    cluster_cli(&["assign", "--group", "g1", "--partitions", "0-7"], &urls)?;
+    let (nats, urls) = memory_e2e_tests::one_group_cluster(mapping)?;
     let client = nats.connect().await?;
     let (dir_a, dir_b, dir_c) = (
         tempfile::tempdir()?,
@@ -320,10 +317,7 @@ async fn a_new_replica_starts_from_its_groups_snapshot_and_replays_only_the_rest
 /// The group's lease holder takes snapshots on its schedule, without being asked.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_lease_holder_takes_snapshots_on_its_schedule() -> anyhow::Result<()> {
-    let nats = NatsCluster::start(3, "")?;
-    let urls = nats.urls();
-    cluster_cli(&["init", "--partitions", "8"], &urls)?;
-    cluster_cli(&["assign", "--group", "g1", "--partitions", "0-7"], &urls)?;
+    let (nats, urls) = memory_e2e_tests::one_group_cluster("")?;
     let client = nats.connect().await?;
     let dir = tempfile::tempdir()?;
     let (mut a, metrics) = spawn_replica(

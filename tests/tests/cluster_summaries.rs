@@ -9,7 +9,7 @@
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use memory_e2e_tests::{NatsCluster, cluster_cli, http_get, metric_sum, serve_replica};
+use memory_e2e_tests::{http_get, metric_sum, serve_replica};
 use memory_llm::testing::{ScriptedResponse, ScriptedServer};
 use serde_json::{Value, json};
 
@@ -72,10 +72,7 @@ async fn only_the_lease_holder_asks_the_model_and_every_replica_shows_its_summar
         ("AGENT_MEMORY_INDEXING__ENGINE", "heuristic"),
         ("AGENT_MEMORY_TOC__SEGMENT_GAP_SECS", "3"),
     ];
-    let nats = NatsCluster::start(3, "")?;
-    let urls = nats.urls();
-    cluster_cli(&["init", "--partitions", "8"], &urls)?;
-    cluster_cli(&["assign", "--group", "g1", "--partitions", "0-7"], &urls)?;
+    let (nats, urls) = memory_e2e_tests::one_group_cluster("")?;
     let client = nats.connect().await?;
     let (dir_a, dir_b, dir_c) = (
         tempfile::tempdir()?,

@@ -315,12 +315,9 @@ async fn a_real_small_model_indexes_summarizes_and_writes_phrases_without_breaki
 #[ignore = "needs the local model: make test-llm"]
 async fn in_cluster_mode_only_the_lease_holder_asks_the_model_and_the_replicas_agree()
 -> anyhow::Result<()> {
-    use memory_e2e_tests::{NatsCluster, cluster_cli, serve_replica};
+    use memory_e2e_tests::serve_replica;
     let llm = start_llm()?;
-    let nats = NatsCluster::start(3, "")?;
-    let urls = nats.urls();
-    cluster_cli(&["init", "--partitions", "8"], &urls)?;
-    cluster_cli(&["assign", "--group", "g1", "--partitions", "0-7"], &urls)?;
+    let (nats, urls) = memory_e2e_tests::one_group_cluster("")?;
     let env = [
         ("AGENT_MEMORY_INDEXING__ENGINE", "heuristic"),
         ("AGENT_MEMORY_LLM__ENABLED", "true"),

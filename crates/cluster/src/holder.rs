@@ -335,6 +335,29 @@ fn mac(event: &Event, key: &[u8]) -> Option<Hmac<Sha256>> {
     Some(mac)
 }
 
+/// Checks that `event` (of project `webapp`) passes validation where derived events are
+/// taken, and only there.
+#[cfg(test)]
+pub(crate) fn assert_valid_only_where_derived_events_are(event: &Event) {
+    let wire = serde_json::to_vec(&event.to_wire()).expect("json");
+    let taken = memory_types::ValidationLimits {
+        derived_events: true,
+        ..memory_types::ValidationLimits::default()
+    };
+    let scope = memory_types::ProjectScope::Subject("webapp");
+    assert_eq!(
+        &memory_types::parse_single(&wire, scope, &taken, None).expect("valid"),
+        event
+    );
+    let refused = memory_types::parse_single(
+        &wire,
+        scope,
+        &memory_types::ValidationLimits::default(),
+        None,
+    );
+    assert!(refused.is_err(), "{refused:?}");
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -370,23 +393,6 @@ mod tests {
             segment_close(&segment, ("g1", 1_789_000_000_000, 18), key).event_id,
             event.event_id
         );
-        // It passes validation where derived events are taken, and only there.
-        let wire = serde_json::to_vec(&event.to_wire()).expect("json");
-        let taken = memory_types::ValidationLimits {
-            derived_events: true,
-            ..memory_types::ValidationLimits::default()
-        };
-        let scope = memory_types::ProjectScope::Subject("webapp");
-        assert_eq!(
-            memory_types::parse_single(&wire, scope, &taken, None).expect("valid"),
-            event
-        );
-        let refused = memory_types::parse_single(
-            &wire,
-            scope,
-            &memory_types::ValidationLimits::default(),
-            None,
-        );
-        assert!(refused.is_err(), "{refused:?}");
+        assert_valid_only_where_derived_events_are(&event);
     }
 }

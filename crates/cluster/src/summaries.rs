@@ -436,23 +436,7 @@ mod tests {
             Some(event.event_id.clone()),
             "another version is another event"
         );
-        let wire = serde_json::to_vec(&event.to_wire()).expect("json");
-        let scope = memory_types::ProjectScope::Subject("webapp");
-        let taken = memory_types::ValidationLimits {
-            derived_events: true,
-            ..memory_types::ValidationLimits::default()
-        };
-        assert_eq!(
-            memory_types::parse_single(&wire, scope, &taken, None).expect("valid"),
-            event
-        );
-        let refused = memory_types::parse_single(
-            &wire,
-            scope,
-            &memory_types::ValidationLimits::default(),
-            None,
-        );
-        assert!(refused.is_err(), "{refused:?}");
+        crate::holder::assert_valid_only_where_derived_events_are(&event);
     }
 
     #[test]

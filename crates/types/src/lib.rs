@@ -43,9 +43,9 @@ pub use event::{
 pub use ids::{MAX_PROJECT_ID_LEN, OutboxSeq, is_valid_project_id};
 pub use ingest::{AppendOutcome, EventSink, IngestReply, RejectedEvent, split_parsed};
 pub use validate::{
-    EventError, EventErrorCode, PayloadError, ProjectScope, RECALLED_IDEA_IDS, ValidationLimits,
-    now_ms, parse_event, parse_event_scoped, parse_payload, parse_single, parse_single_at,
-    recalled_idea_ids, reject_duplicates_in_batch,
+    EventError, EventErrorCode, KNOWN_FIELDS, PayloadError, ProjectScope, RECALLED_IDEA_IDS,
+    ValidationLimits, now_ms, parse_event, parse_event_scoped, parse_payload, parse_single,
+    parse_single_at, recalled_idea_ids, reject_duplicates_in_batch,
 };
 
 /// The project an event belongs to when the producer names none.

@@ -18,7 +18,8 @@ pub const MAX_EVENT_ID_CHARS: usize = 128;
 /// Longest accepted `session_id` and `agent_id`, in characters.
 pub const MAX_SESSION_ID_CHARS: usize = 256;
 
-const KNOWN_FIELDS: [&str; 9] = [
+/// The fields of an event on the wire; any other is refused.
+pub const KNOWN_FIELDS: [&str; 9] = [
     "event_id",
     "session_id",
     "project_id",

@@ -7,21 +7,9 @@
 //! `make test` runs each property with proptest's default number of cases;
 //! `make test-props` runs them with `PROPTEST_CASES=1000000` (release build).
 
-use memory_types::{EventKind, ValidationLimits, parse_payload};
+use memory_types::{EventKind, KNOWN_FIELDS, ValidationLimits, parse_payload};
 use proptest::prelude::*;
 use serde_json::{Map, Number, Value};
-
-const FIELDS: &[&str] = &[
-    "event_id",
-    "session_id",
-    "project_id",
-    "agent_id",
-    "timestamp",
-    "kind",
-    "role",
-    "text",
-    "metadata",
-];
 
 fn text() -> impl Strategy<Value = String> {
     prop_oneof![
@@ -56,7 +44,7 @@ fn json() -> impl Strategy<Value = Value> {
 
 fn field() -> impl Strategy<Value = String> {
     prop_oneof![
-        6 => prop::sample::select(FIELDS).prop_map(str::to_owned),
+        6 => prop::sample::select(&KNOWN_FIELDS[..]).prop_map(str::to_owned),
         1 => "[a-z_]{0,12}",
     ]
 }
