@@ -19,18 +19,22 @@
 //!   read-your-writes.
 //!
 //! - [`lease`] and [`holder`]: one node per group holds a lease and publishes what is
-//!   not a pure function of the log (idle segment closes) as sealed derived events.
+//!   not a pure function of the log — idle segment closes, and the model's TOC
+//!   summaries ([`summaries`]) — as derived events, sealed and published by
+//!   [`derived`].
 //!
 //! - [`snapshot`]: a group's latest replica snapshot in the Object Store, which a new
 //!   replica boots from instead of replaying the whole log.
 //!
-//! It is not (yet): calls that span projects.
+//! It is not (yet): LLM idea extraction (a replica refuses the LLM indexing engine),
+//! and calls that span projects (none exist).
 
 #![forbid(unsafe_code)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used))]
 
 pub mod admin;
 pub mod assignment;
+pub mod derived;
 pub mod follow;
 pub mod gateway;
 pub mod holder;

@@ -464,7 +464,7 @@ fn judge(
         at_ms,
     )
     .map_err(|err| err.to_string())?;
-    if event.kind.is_derived() && !crate::holder::sealed(&event, key) {
+    if event.kind.is_derived() && !crate::derived::sealed(&event, key) {
         REPLICA_METRICS.derived_rejected.inc();
         return Err(format!(
             "a {} without the cluster's seal: only a group's lease holder writes one",

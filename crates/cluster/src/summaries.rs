@@ -46,7 +46,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, info_span, warn};
 
-use crate::holder::{publish, seal};
+use crate::derived::{publish, seal};
 use crate::lease::Tenure;
 use crate::metrics::REPLICA_METRICS;
 
@@ -382,7 +382,7 @@ mod tests {
     use memory_toc::{GripId, TocBullet, TocNodeId};
 
     use super::*;
-    use crate::holder::sealed;
+    use crate::derived::sealed;
 
     fn node(id: &str, level: TocLevel, version: u64) -> TocNode {
         let node_id: TocNodeId = id.parse().expect("node id");
@@ -436,7 +436,7 @@ mod tests {
             Some(event.event_id.clone()),
             "another version is another event"
         );
-        crate::holder::assert_valid_only_where_derived_events_are(&event);
+        crate::derived::assert_valid_only_where_derived_events_are(&event);
     }
 
     #[test]

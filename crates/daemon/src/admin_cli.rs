@@ -40,9 +40,6 @@ pub const ADMIN_BACKFILL_PROGRESS: &str = "backfill_ideas.progress";
 /// A cluster node's snapshot: `{}` → the snapshot it took and uploaded as its group's
 /// latest (cluster mode only).
 pub const ADMIN_SNAPSHOT: &str = "snapshot";
-/// A backup while serving: `{"to": "/absolute/new/dir"}` → the backup report
-/// ([`crate::backup_cli::BackupReport`]).
-pub const ADMIN_BACKUP: &str = "backup";
 /// Every admin call a daemon answers; a node id may not be one of them (its subjects
 /// would be read as a single-mode call's).
 pub const ADMIN_CALLS: &[&str] = &[
@@ -52,7 +49,7 @@ pub const ADMIN_CALLS: &[&str] = &[
     ADMIN_BACKFILL_IDEAS,
     ADMIN_BACKFILL_PROGRESS,
     ADMIN_SNAPSHOT,
-    ADMIN_BACKUP,
+    crate::backup_cli::ADMIN_BACKUP,
 ];
 
 /// The subject of admin call `call`: `memory.admin.<call>` for the single-mode daemon,

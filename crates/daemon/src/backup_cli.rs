@@ -27,10 +27,13 @@ use memory_projections::snapshot::{SnapshotManifest, install, read_manifest};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use crate::admin_cli::ADMIN_BACKUP;
 use crate::embedded::{open_store, start_pipeline};
 use crate::query_cli::{print_json, remote_call_within};
 use crate::say;
+
+/// The admin call of a backup while serving: `{"to": "/absolute/new/dir"}` → the
+/// [`BackupReport`].
+pub const ADMIN_BACKUP: &str = "backup";
 
 /// A backup of a large store takes a while; a remote caller waits this long.
 const BACKUP_TIMEOUT: Duration = Duration::from_secs(3_600);

@@ -581,7 +581,7 @@ async fn spawn_admin_calls(
         let (store, pipeline) = (store.clone(), pipeline.clone());
         spawn_admin_responder(
             client.clone(),
-            admin_subject(node, crate::admin_cli::ADMIN_BACKUP),
+            admin_subject(node, crate::backup_cli::ADMIN_BACKUP),
             shutdown.clone(),
             move |payload| {
                 let (store, pipeline) = (store.clone(), pipeline.clone());
