@@ -243,6 +243,28 @@ async fn a_backup_taken_while_serving_restores_into_a_daemon_that_answers_the_sa
             .exists(),
         "the backup is left as it was"
     );
+    // The redaction key came along: the same secret keeps the same tag.
+    assert_eq!(
+        std::fs::read(data.join("redaction.key"))?,
+        std::fs::read(original.path().join("redaction.key"))?
+    );
+    // The backup's files are its own (no hard link into a live index).
+    fn all_single(dir: &std::path::Path) -> anyhow::Result<bool> {
+        use std::os::unix::fs::MetadataExt;
+        for entry in std::fs::read_dir(dir)? {
+            let path = entry?.path();
+            let single = if path.is_dir() {
+                all_single(&path)?
+            } else {
+                std::fs::metadata(&path)?.nlink() == 1
+            };
+            if !single {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+    assert!(all_single(&to)?, "a backup file is linked elsewhere");
 
     let (mut back, metrics) = serve_daemon(&nats.url(), &data, ENV)?;
     wait_caught_up(&client, &metrics).await?;

@@ -35,6 +35,10 @@ use crate::say;
 /// [`BackupReport`].
 pub const ADMIN_BACKUP: &str = "backup";
 
+/// Files of the data dir a backup carries beside the store: the redaction key (the same
+/// secret keeps the same tag, and `admin forget` its selectors) and the LLM spend ledger.
+const DATA_DIR_FILES: [&str; 2] = [crate::embedded::REDACTION_KEY_FILE, "llm-spend.json"];
+
 /// A backup of a large store takes a while; a remote caller waits this long.
 const BACKUP_TIMEOUT: Duration = Duration::from_secs(3_600);
 
@@ -125,44 +129,60 @@ pub fn take_backup(
 ) -> anyhow::Result<BackupReport> {
     let started = Instant::now();
     let to = std::path::absolute(to).with_context(|| format!("cannot use {}", to.display()))?;
-    if to.starts_with(store.path()) {
-        anyhow::bail!(
-            "{} is inside the data dir {}: back up to another directory (better, another disk)",
-            to.display(),
-            store.path().display()
-        );
-    }
-    if std::fs::read_dir(&to).is_ok_and(|mut entries| entries.next().is_some()) {
-        anyhow::bail!("{} is not empty: back up to a new directory", to.display());
-    }
     let name = to
         .file_name()
         .with_context(|| format!("{} names no directory", to.display()))?
         .to_string_lossy()
         .into_owned();
-    let partial = to.with_file_name(format!(".{name}.partial-{}", ulid::Ulid::new()));
-    let taken = memory_projections::snapshot::take(store, bm25, vector, &partial);
-    let manifest = match taken {
+    let parent = to
+        .parent()
+        .and_then(|parent| parent.canonicalize().ok())
+        .with_context(|| format!("the parent directory of {} does not exist", to.display()))?;
+    let data_dir = store
+        .path()
+        .canonicalize()
+        .unwrap_or_else(|_| store.path().to_path_buf());
+    if parent.join(&name).starts_with(&data_dir) {
+        anyhow::bail!(
+            "{} is inside the data dir {}: back up to another directory (better, another disk)",
+            to.display(),
+            data_dir.display()
+        );
+    }
+    if std::fs::read_dir(&to).is_ok_and(|mut entries| entries.next().is_some()) {
+        anyhow::bail!("{} is not empty: back up to a new directory", to.display());
+    }
+    let partial = parent.join(format!(".{name}.partial-{}", ulid::Ulid::new()));
+    let manifest = memory_projections::snapshot::take(store, bm25, vector, &partial)
+        .map_err(|err| anyhow::anyhow!("cannot take the backup: {err}"))
+        .and_then(|manifest| {
+            for file in DATA_DIR_FILES {
+                let from = store.path().join(file);
+                if from.exists() {
+                    std::fs::copy(&from, partial.join(file))
+                        .with_context(|| format!("cannot copy {}", from.display()))?;
+                }
+            }
+            // Independent copies: an index file linked from the live index could
+            // change under the backup later.
+            break_links(&partial)?;
+            sync_tree(&partial)?;
+            // Onto DIR when it exists empty (rename replaces an empty directory).
+            std::fs::rename(&partial, &to)
+                .with_context(|| format!("cannot move the backup into {}", to.display()))?;
+            std::fs::File::open(&parent)
+                .and_then(|dir| dir.sync_all())
+                .with_context(|| format!("cannot sync {}", parent.display()))?;
+            Ok(manifest)
+        });
+    let manifest = match manifest {
         Ok(manifest) => manifest,
         Err(err) => {
+            // Nothing half-made stays behind.
             let _ = std::fs::remove_dir_all(&partial);
-            return Err(anyhow::anyhow!("cannot take the backup: {err}"));
+            return Err(err);
         }
     };
-    // Independent copies: an index file linked from the live index could change under
-    // the backup later.
-    break_links(&partial)?;
-    sync_tree(&partial)?;
-    if to.exists() {
-        std::fs::remove_dir(&to).with_context(|| format!("cannot replace {}", to.display()))?;
-    }
-    std::fs::rename(&partial, &to)
-        .with_context(|| format!("cannot move the backup into {}", to.display()))?;
-    if let Some(parent) = to.parent() {
-        std::fs::File::open(parent)
-            .and_then(|dir| dir.sync_all())
-            .with_context(|| format!("cannot sync {}", parent.display()))?;
-    }
     tracing::info!(path = %to.display(), outbox_head = manifest.store.outbox_head, "backup taken");
     Ok(BackupReport {
         bytes: tree_bytes(&to),
@@ -185,7 +205,7 @@ pub async fn answer_backup_call(
                 .get("to")
                 .and_then(|to| to.as_str().map(PathBuf::from))
         });
-    let Some(to) = to else {
+    let Some(to) = to.filter(|to| to.is_absolute()) else {
         return serde_json::to_vec(&memory_types::ServiceError::invalid_argument(
             "give {\"to\": \"/absolute/path/of/a/new/directory\"}",
         ))
@@ -239,11 +259,38 @@ pub fn restore(
             data_dir.display()
         );
     }
+    // Index directories configured outside the data dir may belong to another daemon:
+    // only empty ones are filled.
+    for dir in [
+        targets.bm25.as_ref().map(|(dir, _)| dir),
+        targets.vector.as_ref().map(|(dir, _)| dir),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        if !dir.starts_with(data_dir)
+            && std::fs::read_dir(dir).is_ok_and(|mut entries| entries.next().is_some())
+        {
+            anyhow::bail!(
+                "the index directory {} is outside the data dir and not empty (another \
+                 daemon's?): restore fills only empty index directories",
+                dir.display()
+            );
+        }
+    }
     copy_tree(from, &staging)
         .with_context(|| format!("cannot copy {} into {}", from.display(), staging.display()))?;
+    sync_tree(&staging)?;
     let installed = install(&staging, data_dir, &targets)
         .with_context(|| format!("cannot install the backup into {}", data_dir.display()))?;
     crate::snapshot_cli::remove_path(&staging)?;
+    for file in DATA_DIR_FILES {
+        let carried = from.join(file);
+        if carried.exists() {
+            std::fs::copy(&carried, data_dir.join(file))
+                .with_context(|| format!("cannot restore {}", carried.display()))?;
+        }
+    }
     let report = json!({
         "from": from,
         "data_dir": data_dir,
