@@ -150,14 +150,15 @@ impl LlmSummarizer {
             }
             Err(error) => error,
         };
+        warn!(
+            node_id = %node_id,
+            model = self.client.model(),
+            reason = error.fallback_reason(),
+            falls_back = self.falls_back,
+            error = %error,
+            "llm summary failed"
+        );
         if !self.falls_back {
-            warn!(
-                node_id = %node_id,
-                model = self.client.model(),
-                reason = error.fallback_reason(),
-                error = %error,
-                "llm summary failed"
-            );
             return Err(if error.is_unavailable() {
                 SummarizeError::Unavailable(error.to_string())
             } else {
@@ -165,13 +166,6 @@ impl LlmSummarizer {
             });
         }
         self.count_fallback(&error);
-        warn!(
-            node_id = %node_id,
-            model = self.client.model(),
-            reason = error.fallback_reason(),
-            error = %error,
-            "llm summary failed, falling back to extractive"
-        );
         fallback()
     }
 
