@@ -35,6 +35,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, info_span, warn};
 
 use crate::derived::{publish, seal};
+use crate::ideas::ModelIdeas;
 use crate::layout::LEASE_TTL;
 use crate::lease::{Lease, Tenure};
 use crate::metrics::REPLICA_METRICS;
@@ -51,6 +52,9 @@ pub struct HolderConfig {
     pub gap: Duration,
     /// The model that summarizes final TOC nodes, when `[llm] summaries` is on.
     pub summaries: Option<ModelSummaries>,
+    /// The indexing engine whose change sets the holder proposes, with the LLM engine
+    /// (every replica's agent then follows the log's proposals).
+    pub ideas: Option<ModelIdeas>,
 }
 
 /// The running lease work of a node.
@@ -73,6 +77,16 @@ impl LeaseHolder {
         let holding = Arc::new(AtomicBool::new(false));
         let flag = holding.clone();
         let (tenure_tx, tenure_rx) = watch::channel(None::<Tenure>);
+        let ideas = config.ideas.clone().map(|ideas| {
+            tokio::spawn(crate::ideas::run(
+                jetstream::new(client.clone()),
+                store.clone(),
+                key.clone(),
+                (config.group.clone(), ideas),
+                tenure_tx.subscribe(),
+                shutdown.clone(),
+            ))
+        });
         let summaries = config.summaries.clone().map(|summaries| {
             tokio::spawn(crate::summaries::run(
                 jetstream::new(client.clone()),
@@ -124,6 +138,9 @@ impl LeaseHolder {
             tenure_tx.send_replace(None);
             if let Some(summaries) = summaries {
                 let _ = summaries.await;
+            }
+            if let Some(ideas) = ideas {
+                let _ = ideas.await;
             }
             if let Some(mut lease) = lease {
                 lease.release().await;

@@ -38,6 +38,7 @@ pub mod derived;
 pub mod follow;
 pub mod gateway;
 pub mod holder;
+pub mod ideas;
 pub mod layout;
 pub mod lease;
 pub mod metrics;
@@ -53,6 +54,7 @@ pub use admin::{
 pub use assignment::{Assignments, parse_partitions};
 pub use gateway::GatewaySink;
 pub use holder::{HolderConfig, LeaseHolder};
+pub use ideas::ModelIdeas;
 pub use layout::Layout;
 pub use nodes::NodeRecord;
 pub use queries::PartitionQueries;

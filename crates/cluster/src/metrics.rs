@@ -55,6 +55,13 @@ pub struct ReplicaMetrics {
     /// `memory_cluster_model_summaries_awaiting`: final TOC nodes without a model
     /// summary yet, as the lease holder last counted them (0 on other nodes).
     pub model_summaries_awaiting: IntGauge,
+    /// `memory_cluster_idea_proposals_total{outcome}`: engine runs this node, as its
+    /// group's lease holder, `published` as `ideas_proposed`, or could not (`failed`:
+    /// tried again later; `too_large`: one event's ideas did not fit, covered without).
+    pub idea_proposals: IntCounterVec,
+    /// `memory_cluster_ideas_pending_projects`: projects whose conversation events wait
+    /// for a proposal, as the lease holder last counted them (0 on other nodes).
+    pub ideas_pending_projects: IntGauge,
 }
 
 /// The replica's metrics, registered on first use.
@@ -126,6 +133,15 @@ pub static REPLICA_METRICS: LazyLock<ReplicaMetrics> = LazyLock::new(|| ReplicaM
     model_summaries_awaiting: int_gauge(
         "memory_cluster_model_summaries_awaiting",
         "Final TOC nodes without a model summary yet, as the lease holder last counted",
+    ),
+    idea_proposals: counter_vec(
+        "memory_cluster_idea_proposals_total",
+        "Ideas proposals the lease holder's engine made, by outcome (published, failed, too_large)",
+        &["outcome"],
+    ),
+    ideas_pending_projects: int_gauge(
+        "memory_cluster_ideas_pending_projects",
+        "Projects whose events wait for an ideas proposal, as the lease holder last counted",
     ),
     bootstrap_stream_seq: int_gauge(
         "memory_cluster_bootstrap_stream_seq",

@@ -43,15 +43,15 @@ pub fn redactor(data_dir: &std::path::Path) -> anyhow::Result<memory_redact::Red
 pub const REDACTION_KEY_FILE: &str = "redaction.key";
 
 /// Starts the actors over `store` for a tool run. On a cluster replica's data dir (its
-/// store has applied the replicated log) the TOC is written as the replica writes it —
-/// extractive, closed only by the log's `segment_close` events — so that a tool's
+/// store has applied the replicated log) the projections are written as the replica
+/// writes them (`settings::as_cluster_replica`: the TOC extractive and closed only by
+/// the log, ideas from the log's proposals with the LLM engine), so that a tool's
 /// rebuild cannot make this replica differ from the others of its group.
 pub async fn start_pipeline(config: &Config, store: Store) -> anyhow::Result<Pipeline> {
     let replica = store.applied_stream_seq().unwrap_or(0) > 0;
     start_pipeline_with(config, store, |pipeline| {
         if replica {
-            pipeline.segmenter.idle_close_by_clock = false;
-            pipeline.rollup = memory_projections::RollupConfig::default();
+            crate::settings::as_cluster_replica(config, pipeline);
         }
     })
     .await

@@ -66,7 +66,6 @@ pub async fn run(
     .context("cannot serve metrics")?;
 
     if args.cluster {
-        crate::settings::check_cluster_work(&config)?;
         let group = args.group.clone().unwrap_or_default();
         health.set_ready("store", false, "bootstrapping");
         // A download can take minutes: a signal meanwhile stops the start (what was
@@ -83,11 +82,10 @@ pub async fn run(
     health.set_ready("store", true, data_dir.display().to_string());
     watch_writes(store.clone(), health.clone(), http_shutdown.clone());
     let pipeline = start_pipeline_with(&config, store.clone(), |pipeline| {
-        // In cluster mode the group's lease holder closes idle segments and has the
-        // model summarize through the log: each replica's TOC is extractive.
-        pipeline.segmenter.idle_close_by_clock = !args.cluster;
+        // In cluster mode the group's lease holder closes idle segments, has the model
+        // summarize and runs the LLM indexing engine, through the log.
         if args.cluster {
-            pipeline.rollup = memory_projections::RollupConfig::default();
+            crate::settings::as_cluster_replica(&config, pipeline);
         }
     })
     .await?;
@@ -342,6 +340,7 @@ async fn serve_replica(
     // Everything that can fail on configuration alone, before anything starts.
     let tz = config.toc.tz()?;
     let model_summaries = crate::settings::cluster_model_summaries(config, store.path())?;
+    let model_ideas = crate::settings::cluster_model_ideas(config, store.path());
     let valid = |name: &str| {
         !name.is_empty()
             && name
@@ -436,10 +435,20 @@ async fn serve_replica(
     .with_recall_sink(recall_sink);
     // Work that is not a function of the log, by the group's lease holder. The
     // gateway's key made a redactor already: this one cannot fail.
-    let summaries = match (model_summaries, memory_redact::Redactor::shipped(&key)) {
-        (Some(summarizer), Ok(redactor)) => Some(memory_cluster::ModelSummaries {
+    let redactor = memory_redact::Redactor::shipped(&key).ok();
+    let summaries = match (model_summaries, redactor.clone()) {
+        (Some(summarizer), Some(redactor)) => Some(memory_cluster::ModelSummaries {
             summarizer,
             redactor,
+        }),
+        _ => None,
+    };
+    let ideas = match (model_ideas, redactor) {
+        (Some(engine), Some(redactor)) => Some(memory_cluster::ModelIdeas {
+            engine,
+            redactor,
+            window: Duration::from_millis(config.indexing.llm_window_ms),
+            batch_events: config.indexing.batch_events,
         }),
         _ => None,
     };
@@ -452,6 +461,7 @@ async fn serve_replica(
             group: group.clone(),
             gap: Duration::from_secs(config.toc.segment_gap_secs),
             summaries,
+            ideas,
         },
         shutdown.clone(),
     );

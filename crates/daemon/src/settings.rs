@@ -113,22 +113,36 @@ pub fn vector_settings(
     })
 }
 
-/// Refuses a configuration whose work cluster mode cannot do yet: the LLM indexing
-/// engine would run on every replica, and their different answers would make the
-/// replicas' ideas graphs differ. (LLM summaries are the lease holder's, published to
-/// the log — [`cluster_model_summaries`]; query-time LLM phrases are fine.)
-///
-/// # Errors
-/// When `[llm]` is enabled for the indexing engine.
-pub fn check_cluster_work(config: &Config) -> anyhow::Result<()> {
-    if config.llm.enabled && uses_llm_engine(config) {
-        anyhow::bail!(
-            "cluster mode does not run LLM idea extraction yet: every replica would ask the \
-             model and their answers would differ. Set [indexing] engine = \"heuristic\" \
-             (or run single mode)"
-        );
+/// Makes `pipeline` write what a cluster replica writes, so that every replica of a
+/// group — and a tool run on a replica's data dir — holds the same projections: the TOC
+/// extractive (the lease holder publishes model summaries, [`cluster_model_summaries`])
+/// with segments closed idle only by the log's `segment_close` events, and, with the
+/// LLM indexing engine, ideas only from the log's `ideas_proposed` events (the lease
+/// holder runs the engine, [`cluster_model_ideas`]). The heuristic engine is a function
+/// of the log and runs on every replica.
+pub fn as_cluster_replica(config: &Config, pipeline: &mut PipelineConfig) {
+    pipeline.segmenter.idle_close_by_clock = false;
+    pipeline.rollup = RollupConfig::default();
+    if uses_llm_engine(config) {
+        if let Some(indexing) = pipeline.indexing.as_mut() {
+            indexing.follow_proposals = true;
+        }
+        // The agent only applies what the log says: no model window to wait for.
+        pipeline.indexing_window = Duration::from_millis(config.indexing.window_ms);
     }
-    Ok(())
+}
+
+/// In cluster mode with the LLM indexing engine, the engine the group's lease holder
+/// runs over each project's new events, publishing its change sets to the log for
+/// every replica to validate and apply (`None` with the heuristic engine, which every
+/// replica runs itself, or with `[indexing]` disabled). Like single mode, a model that
+/// cannot be used leaves the heuristic engine, here proposed through the log all the
+/// same.
+pub fn cluster_model_ideas(config: &Config, data_dir: &Path) -> Option<EngineFactory> {
+    if !uses_llm_engine(config) {
+        return None;
+    }
+    indexing_settings(config, &llm_spend(config, data_dir)).map(|settings| settings.engine)
 }
 
 /// In cluster mode the TOC is written with the extractive summarizer on every replica;

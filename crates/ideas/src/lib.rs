@@ -21,6 +21,7 @@ pub mod heuristic;
 pub mod memory_graph;
 pub mod model;
 pub mod overlay;
+pub mod proposal;
 pub mod validate;
 
 pub use apply::{ApplyReport, apply_changes, apply_recall};
@@ -44,4 +45,5 @@ pub use model::{
     span_id,
 };
 pub use overlay::Overlay;
+pub use proposal::{IdeasProposal, MAX_PROPOSAL_BYTES, ProposalChain};
 pub use validate::{RejectReason, Rejection, ValidChanges, validate, validate_event};

@@ -69,8 +69,8 @@ pub use consumer::{ConsumerError, ConsumerFactory, OutboxConsumer};
 pub use grip_extractor::{GRIP_EXTRACTOR, GRIPS_EXTRACTED, GripExtractor};
 pub use ideas::{
     BackfillProgress, EngineFactory, GraphTxn, IDEA_WRITTEN, IDEAS, IDEAS_CLEARED, IDEAS_METRICS,
-    INDEXING_AGENT, IdeaGraph, IdeasMetrics, IndexingAgent, IndexingSettings, RECALL_SESSION,
-    model_similarity,
+    INDEXING_AGENT, IdeaGraph, IdeasMetrics, IndexingAgent, IndexingSettings, PROPOSAL_ENGINE,
+    RECALL_SESSION, model_similarity, proposal_batch, proposal_chains,
 };
 pub use lifecycle::{PruneKind, PruneReport, Retention};
 pub use metrics::{BM25_METRICS, Bm25Metrics, VECTOR_METRICS, VectorMetrics};

@@ -50,6 +50,16 @@ pub enum EventKind {
     /// against the node's grips before it uses it. Sealed like `segment_close`; never
     /// from a producer; not a turn of the conversation.
     TocSummary,
+    /// Cluster mode's ideas from a model: the group's lease holder runs the indexing
+    /// engine over a project's events not yet covered and publishes what it proposes,
+    /// so every replica applies the same change set at the same point of the log and
+    /// none calls the model itself. `text` is the proposal as JSON: the events it covers
+    /// (by id, in log order), the proposal it follows for the project (a chain: one that
+    /// does not follow the last applied is ignored), its record time and the change
+    /// set, which each replica validates against its graph as the single-mode agent
+    /// does. Written to [`IDEAS_PROPOSED_SESSION`]. Sealed like `segment_close`; never
+    /// from a producer; not a turn of the conversation.
+    IdeasProposed,
 }
 
 /// Metadata key of a `segment_close`: the first event id of the segment it closes.
@@ -59,6 +69,8 @@ pub const SEGMENT_EVENTS: &str = "segment_events";
 /// The session every `toc_summary` is written to, so that a TOC rebuild finds a
 /// project's model summaries without reading the whole log.
 pub const TOC_SUMMARY_SESSION: &str = "memory-summaries";
+/// The session every `ideas_proposed` is written to.
+pub const IDEAS_PROPOSED_SESSION: &str = "memory-ideas";
 /// Metadata key of a `toc_summary`: the TOC node it summarizes.
 pub const TOC_NODE: &str = "toc_node";
 /// Metadata key of a `toc_summary`: the node's version it summarizes (a node written
@@ -80,7 +92,7 @@ pub const DERIVED_SEAL: &str = "seal";
 
 impl EventKind {
     /// Every kind, in wire order.
-    pub const ALL: [EventKind; 11] = [
+    pub const ALL: [EventKind; 12] = [
         EventKind::UserMessage,
         EventKind::AssistantMessage,
         EventKind::ToolCall,
@@ -92,6 +104,7 @@ impl EventKind {
         EventKind::MemoryForgotten,
         EventKind::SegmentClose,
         EventKind::TocSummary,
+        EventKind::IdeasProposed,
     ];
 
     /// The wire name (`user_message`, …).
@@ -109,6 +122,7 @@ impl EventKind {
             EventKind::MemoryForgotten => "memory_forgotten",
             EventKind::SegmentClose => "segment_close",
             EventKind::TocSummary => "toc_summary",
+            EventKind::IdeasProposed => "ideas_proposed",
         }
     }
 
@@ -135,13 +149,14 @@ impl EventKind {
             | EventKind::MemoryRecalled
             | EventKind::MemoryForgotten
             | EventKind::SegmentClose
-            | EventKind::TocSummary => Role::System,
+            | EventKind::TocSummary
+            | EventKind::IdeasProposed => Role::System,
         }
     }
 
     /// Whether the kind is a turn of the conversation (everything but the daemon's
-    /// `memory_recalled`, `memory_forgotten`, `segment_close` and `toc_summary`
-    /// bookkeeping): what the TOC, the catalog and the indexes read.
+    /// `memory_recalled`, `memory_forgotten` and the derived events' bookkeeping): what
+    /// the TOC, the catalog and the indexes read.
     #[must_use]
     pub fn is_conversation(self) -> bool {
         !matches!(
@@ -150,15 +165,19 @@ impl EventKind {
                 | EventKind::MemoryForgotten
                 | EventKind::SegmentClose
                 | EventKind::TocSummary
+                | EventKind::IdeasProposed
         )
     }
 
     /// Whether the kind is a cluster lease holder's derived event (`segment_close`,
-    /// `toc_summary`): accepted only where derived events are, and only with the
-    /// cluster's seal.
+    /// `toc_summary`, `ideas_proposed`): accepted only where derived events are, and
+    /// only with the cluster's seal.
     #[must_use]
     pub fn is_derived(self) -> bool {
-        matches!(self, EventKind::SegmentClose | EventKind::TocSummary)
+        matches!(
+            self,
+            EventKind::SegmentClose | EventKind::TocSummary | EventKind::IdeasProposed
+        )
     }
 
     /// Whether the kind carries content, so that `text` must be present.

@@ -36,9 +36,9 @@ pub use doc_selector::{DocFields, DocSelector};
 pub use doc_type::{DocCounts, DocType, UnknownDocType};
 pub use error::{ErrorBody, ErrorCode, ServiceError};
 pub use event::{
-    DERIVED_SEAL, Event, EventKind, EventV1, LEASE_EPOCH, LEASE_GROUP, LEASE_REVISION, Role,
-    SEGMENT_EVENTS, SEGMENT_FIRST_EVENT, TOC_NODE, TOC_NODE_VERSION, TOC_SUMMARY_SESSION,
-    TimestampV1, format_timestamp_ms,
+    DERIVED_SEAL, Event, EventKind, EventV1, IDEAS_PROPOSED_SESSION, LEASE_EPOCH, LEASE_GROUP,
+    LEASE_REVISION, Role, SEGMENT_EVENTS, SEGMENT_FIRST_EVENT, TOC_NODE, TOC_NODE_VERSION,
+    TOC_SUMMARY_SESSION, TimestampV1, format_timestamp_ms,
 };
 pub use ids::{MAX_PROJECT_ID_LEN, OutboxSeq, is_valid_project_id};
 pub use ingest::{AppendOutcome, EventSink, IngestReply, RejectedEvent, split_parsed};

@@ -13,7 +13,6 @@
 //! into a write buffer, and the buffer, the derived entries and the cursor commit in one
 //! atomic store batch.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -28,6 +27,7 @@ use tracing::{info, info_span, warn};
 use crate::consumer::{ConsumerError, OutboxConsumer};
 use crate::ideas::graph::IdeaGraph;
 use crate::ideas::metrics::IDEAS_METRICS;
+use crate::ideas::proposals;
 use crate::session_catalog::SessionCatalog;
 
 /// The consumer's name: cursor key and metrics label.
@@ -52,6 +52,10 @@ pub struct IndexingSettings {
     pub clock: Clock,
     /// Events per backfill batch.
     pub backfill_batch_events: usize,
+    /// Whether ideas come from the log's `ideas_proposed` events instead of the engine
+    /// (cluster mode with a model: the group's lease holder runs the engine and
+    /// publishes its change sets; see [`crate::ideas::proposals`]).
+    pub follow_proposals: bool,
 }
 
 impl IndexingSettings {
@@ -62,6 +66,7 @@ impl IndexingSettings {
             engine,
             clock: Clock::system(),
             backfill_batch_events: 2_000,
+            follow_proposals: false,
         }
     }
 }
@@ -109,8 +114,7 @@ impl IndexingAgent {
     /// Groups feed items into a continuous batch: conversation events per session (in
     /// first-seen order, each with its log position) and recalls.
     fn continuous_input(items: &[FeedItem]) -> Result<BatchInput, ConsumerError> {
-        let mut sessions: Vec<SessionEvents> = Vec::new();
-        let mut by_session: BTreeMap<(String, String), usize> = BTreeMap::new();
+        let mut events = Vec::new();
         let mut recalls = Vec::new();
         for item in items {
             let FeedItem::Event { seq, event } = item else {
@@ -120,33 +124,63 @@ impl IndexingAgent {
                 recalls.push(recall_of(event)?);
                 continue;
             }
+            if event.kind == EventKind::IdeasProposed {
+                // The group's lease holder proposes ideas (its replicas run the LLM
+                // engine) while this one runs its own engine: their graphs differ.
+                IDEAS_METRICS
+                    .proposals
+                    .with_label_values(&["not_following"])
+                    .inc();
+                warn!(
+                    event_id = %event.event_id,
+                    "an ideas_proposed in the log, but this replica runs its own engine: set \
+                     [indexing] engine as the group's other replicas do"
+                );
+                continue;
+            }
             if !event.kind.is_conversation() {
                 // `admin forget`'s tombstones: bookkeeping, never an engine's input (the
                 // backfill leaves them out the same way).
                 continue;
             }
-            let key = (event.project_id.clone(), event.session_id.clone());
-            let index = *by_session.entry(key).or_insert_with(|| {
-                sessions.push(SessionEvents {
-                    project_id: event.project_id.clone(),
-                    session_id: event.session_id.clone(),
-                    events: Vec::new(),
-                    seqs: Vec::new(),
-                    context: Vec::new(),
-                });
-                sessions.len() - 1
-            });
-            sessions[index].events.push(event.clone());
-            sessions[index].seqs.push(seq.0);
+            events.push((seq.0, event.clone()));
         }
         Ok(BatchInput {
             mode: BatchMode::Continuous,
-            batch: ExtractBatch {
-                mode: BatchMode::Continuous,
-                sessions,
-            },
+            batch: ExtractBatch::continuous(events),
             recalls,
         })
+    }
+
+    /// Applies a feed batch in follow mode ([`crate::ideas::proposals`]) with `up_to`
+    /// as the cursor, in one store batch.
+    fn follow(
+        &mut self,
+        store: &Store,
+        items: &[FeedItem],
+        up_to: OutboxSeq,
+    ) -> Result<(), ConsumerError> {
+        let started = Instant::now();
+        let mut txn = self.graph.txn();
+        let followed = proposals::follow(&mut txn, store, items)?;
+        let mut batch = store.projection_batch();
+        txn.write_into(&mut batch);
+        announce(&mut batch, &followed.report);
+        batch.set_cursor(INDEXING_AGENT, up_to);
+        store.commit_projection(batch)?;
+        if !followed.report.touched.is_empty() || !followed.rejected.is_empty() {
+            count_applied(
+                proposals::PROPOSAL_ENGINE,
+                &followed.report,
+                &followed.rejected,
+            );
+            IDEAS_METRICS
+                .batch_seconds
+                .with_label_values(&[proposals::PROPOSAL_ENGINE, "proposal"])
+                .observe(started.elapsed().as_secs_f64());
+        }
+        count_recalls(followed.recalls);
+        Ok(())
     }
 
     /// Runs the engine over `input`, validates and stores its changes with `cursor`
@@ -242,15 +276,7 @@ impl IndexingAgent {
         }
         let mut batch = store.projection_batch();
         txn.write_into(&mut batch);
-        // Only new ideas change the indexes: an idea's document is its content and
-        // entities; supersession, answers and salience are read at query time.
-        for (project_id, idea_id) in &report.new_ideas {
-            batch.append_derived(DerivedEntry {
-                kind: IDEA_WRITTEN.to_owned(),
-                project_id: project_id.clone(),
-                key: idea_id.clone(),
-            });
-        }
+        announce(&mut batch, &report);
         if let Some(cursor) = cursor {
             batch.set_cursor(INDEXING_AGENT, cursor);
         }
@@ -273,43 +299,8 @@ impl IndexingAgent {
             .batch_events
             .with_label_values(&[mode])
             .observe(input.batch.len() as f64);
-        let mut stored = 0;
-        for (intent, count) in &report.ideas_by_intent {
-            stored += count;
-            metrics
-                .extracted
-                .with_label_values(&[intent.as_str(), engine])
-                .inc_by(*count as u64);
-        }
-        for (relation, count) in &report.relations_by_type {
-            metrics
-                .relations
-                .with_label_values(&[relation.as_str()])
-                .inc_by(*count as u64);
-        }
-        for rejection in &rejected {
-            metrics
-                .rejected
-                .with_label_values(&[rejection.reason.as_str()])
-                .inc();
-        }
-        if let Some(first) = rejected.first() {
-            warn!(
-                engine,
-                rejected = rejected.len(),
-                first = %first.detail,
-                "engine proposed changes that do not resolve; dropped"
-            );
-        }
-        metrics
-            .recalls
-            .with_label_values(&["applied"])
-            .inc_by(recall_outcomes.0);
-        metrics
-            .recalls
-            .with_label_values(&["unknown"])
-            .inc_by(recall_outcomes.1);
-        Ok(stored)
+        count_recalls(recall_outcomes);
+        Ok(count_applied(engine, &report, &rejected))
     }
 
     /// Re-extracts the ideas of `project_id` (every project when `None`) from the
@@ -331,6 +322,14 @@ impl IndexingAgent {
         project_id: Option<&str>,
         progress: &mut dyn FnMut(&BackfillProgress),
     ) -> Result<BackfillProgress, ConsumerError> {
+        if self.settings.follow_proposals {
+            return Err(ConsumerError::BadInput(
+                "in cluster mode with a model, ideas come from the lease holder's proposals \
+                 in the log, and a replica cannot re-extract them alone; rebuild the ideas \
+                 projection (admin rebuild --projection ideas) to replay them"
+                    .to_owned(),
+            ));
+        }
         let cursor = self.load_cursor(store)?;
         let projects: Vec<String> = match project_id {
             Some(project) => vec![project.to_owned()],
@@ -433,9 +432,74 @@ impl IndexingAgent {
     }
 }
 
+/// Announces the new ideas to the indexes. Only new ideas change them: an idea's
+/// document is its content and entities; supersession, answers and salience are read at
+/// query time.
+fn announce(batch: &mut memory_store::ProjectionBatch, report: &memory_ideas::ApplyReport) {
+    for (project_id, idea_id) in &report.new_ideas {
+        batch.append_derived(DerivedEntry {
+            kind: IDEA_WRITTEN.to_owned(),
+            project_id: project_id.clone(),
+            key: idea_id.clone(),
+        });
+    }
+}
+
+/// Counts what a batch stored and what validation dropped (warning with the first
+/// reason); returns the ideas stored.
+fn count_applied(
+    engine: &str,
+    report: &memory_ideas::ApplyReport,
+    rejected: &[memory_ideas::Rejection],
+) -> usize {
+    let metrics = &*IDEAS_METRICS;
+    let mut stored = 0;
+    for (intent, count) in &report.ideas_by_intent {
+        stored += count;
+        metrics
+            .extracted
+            .with_label_values(&[intent.as_str(), engine])
+            .inc_by(*count as u64);
+    }
+    for (relation, count) in &report.relations_by_type {
+        metrics
+            .relations
+            .with_label_values(&[relation.as_str()])
+            .inc_by(*count as u64);
+    }
+    for rejection in rejected {
+        metrics
+            .rejected
+            .with_label_values(&[rejection.reason.as_str()])
+            .inc();
+    }
+    if let Some(first) = rejected.first() {
+        warn!(
+            engine,
+            rejected = rejected.len(),
+            first = %first.detail,
+            "engine proposed changes that do not resolve; dropped"
+        );
+    }
+    stored
+}
+
+/// Counts recalls applied and naming ideas the graph does not have.
+fn count_recalls((applied, unknown): (u64, u64)) {
+    let metrics = &*IDEAS_METRICS;
+    metrics
+        .recalls
+        .with_label_values(&["applied"])
+        .inc_by(applied);
+    metrics
+        .recalls
+        .with_label_values(&["unknown"])
+        .inc_by(unknown);
+}
+
 /// Fills each session's `context` with the events just before its first event in the
 /// log (see `SessionEvents::context`): one short read per session and batch.
-fn read_context(store: &Store, batch: &mut ExtractBatch) -> Result<(), ConsumerError> {
+pub(super) fn read_context(store: &Store, batch: &mut ExtractBatch) -> Result<(), ConsumerError> {
     for session in &mut batch.sessions {
         let (Some(first), Some(&seq)) = (session.events.first(), session.seqs.first()) else {
             continue;
@@ -446,7 +510,7 @@ fn read_context(store: &Store, batch: &mut ExtractBatch) -> Result<(), ConsumerE
 }
 
 /// The project and idea ids of a `memory_recalled` event.
-fn recall_of(event: &Event) -> Result<(String, Vec<String>), ConsumerError> {
+pub(super) fn recall_of(event: &Event) -> Result<(String, Vec<String>), ConsumerError> {
     let ids = recalled_idea_ids(&event.metadata).map_err(|message| {
         ConsumerError::BadInput(format!(
             "memory_recalled event {:?}: {message}",
@@ -467,6 +531,9 @@ impl OutboxConsumer for IndexingAgent {
         items: &[FeedItem],
         up_to: OutboxSeq,
     ) -> Result<(), ConsumerError> {
+        if self.settings.follow_proposals {
+            return self.follow(store, items, up_to);
+        }
         let input = Self::continuous_input(items)?;
         self.run(store, input, Some(up_to)).map(|_| ())
     }

@@ -19,6 +19,7 @@
 //! | `l project end_idea from to type` | a [`Relation`], under both ends |
 //! | `p project session span_id` | a [`TopicSpan`] |
 //! | `z project session event_id` | a [`SkippedEvent`] |
+//! | `c project` | the project's [`ProposalChain`] (cluster mode with a model) |
 //!
 //! The indexes are maintained by [`GraphTxn::put_idea`] from the old and new record, so
 //! list reads are prefix scans that stop at the limit.
@@ -31,8 +32,8 @@ use memory_ideas::memory_graph::{
     matches_filters, rank_by_terms, sort_spans,
 };
 use memory_ideas::{
-    Entity, GraphError, GraphStore, GraphView, Idea, Intent, Relation, SkippedEvent, TopicSpan,
-    canonical_key,
+    Entity, GraphError, GraphStore, GraphView, Idea, Intent, ProposalChain, Relation, SkippedEvent,
+    TopicSpan, canonical_key,
 };
 use memory_store::Keyspace;
 use memory_store::{ProjectionBatch, Store, StoreError, codec};
@@ -47,6 +48,7 @@ const ENTITY_VERSION: u8 = 1;
 const RELATION_VERSION: u8 = 1;
 const SPAN_VERSION: u8 = 1;
 const SKIPPED_VERSION: u8 = 1;
+const CHAIN_VERSION: u8 = 1;
 
 /// Most ideas a term search over the stored graph reads (newest first).
 const SEARCH_SCAN_LIMIT: usize = 5_000;
@@ -408,6 +410,13 @@ macro_rules! graph_view {
     };
 }
 
+fn read_chain<K: Kv + ?Sized>(kv: &K, project_id: &str) -> Result<ProposalChain, GraphError> {
+    match kv.get(&key(b'c', &[project_id]))? {
+        Some(value) => codec::decode("chain", CHAIN_VERSION, &value).map_err(graph_error),
+        None => Ok(ProposalChain::default()),
+    }
+}
+
 /// The stored ideas graph: the read model queries use and the base an engine reads.
 #[derive(Clone)]
 pub struct IdeaGraph {
@@ -473,6 +482,30 @@ impl IdeaGraph {
         Ok(ideas)
     }
 
+    /// Where the chain of `ideas_proposed` events of a project stands (default: none
+    /// applied, nothing seen).
+    ///
+    /// # Errors
+    /// Store or decoding failures.
+    pub fn chain(&self, project_id: &str) -> Result<ProposalChain, GraphError> {
+        read_chain(&self.keyspace, project_id)
+    }
+
+    /// Every project's chain of `ideas_proposed` events, by project.
+    ///
+    /// # Errors
+    /// Store or decoding failures.
+    pub fn chains(&self) -> Result<BTreeMap<String, ProposalChain>, GraphError> {
+        let mut chains = BTreeMap::new();
+        self.keyspace.scan(&[b'c', 0], &mut |key, value| {
+            let project = String::from_utf8_lossy(&key[2..]).into_owned();
+            let chain = codec::decode("chain", CHAIN_VERSION, value).map_err(graph_error)?;
+            chains.insert(project, chain);
+            Ok(true)
+        })?;
+        Ok(chains)
+    }
+
     /// Every idea of a project, newest first (tests and exports).
     ///
     /// # Errors
@@ -490,6 +523,11 @@ impl IdeaGraph {
     pub fn dump(&self) -> Result<Vec<GraphRecord>, GraphError> {
         let mut records = Vec::new();
         self.keyspace.scan(&[], &mut |key, value| {
+            // A chain holds this store's log positions, which another replica's store
+            // need not share.
+            if key.first() == Some(&b'c') {
+                return Ok(true);
+            }
             let value = if key.first() == Some(&b'i') {
                 let mut idea: Idea =
                     codec::decode("idea", IDEA_VERSION, value).map_err(graph_error)?;
@@ -519,7 +557,7 @@ impl IdeaGraph {
     pub fn clear_project(&self, store: &Store, project_id: &str) -> Result<(), ConsumerError> {
         let mut batch = store.projection_batch();
         for table in [
-            b'i', b'r', b's', b'o', b'd', b'x', b'v', b'e', b'k', b'l', b'p', b'z',
+            b'i', b'r', b's', b'o', b'd', b'x', b'v', b'e', b'k', b'l', b'p', b'z', b'c',
         ] {
             for guard in self.keyspace.prefix(prefix(table, &[project_id])) {
                 let (key, _) = guard.into_inner().map_err(StoreError::from)?;
@@ -652,6 +690,24 @@ impl GraphTxn<'_> {
     #[must_use]
     pub fn is_empty(&self) -> bool {
         self.pending.is_empty()
+    }
+
+    /// A project's chain as this buffer would leave it.
+    ///
+    /// # Errors
+    /// Store or decoding failures.
+    pub fn chain(&self, project_id: &str) -> Result<ProposalChain, GraphError> {
+        read_chain(self, project_id)
+    }
+
+    /// Sets a project's chain.
+    ///
+    /// # Errors
+    /// Encoding failures.
+    pub fn set_chain(&mut self, project_id: &str, chain: &ProposalChain) -> Result<(), GraphError> {
+        let value = codec::encode("chain", CHAIN_VERSION, chain).map_err(graph_error)?;
+        self.set(key(b'c', &[project_id]), value);
+        Ok(())
     }
 
     /// Moves the buffered writes into `batch`.

@@ -30,6 +30,12 @@ pub struct IdeasMetrics {
     pub similarity: IntCounterVec,
     /// `memory_ideas_similarity_seconds`: one such call.
     pub similarity_seconds: HistogramVec,
+    /// `memory_ideas_proposals_total{outcome}`: the log's `ideas_proposed` events as a
+    /// following agent took them (cluster mode with a model): `applied`, or ignored as
+    /// `stale` (not after the project's last applied), `malformed` or `misplaced`; or
+    /// `not_following`: met by an agent that runs its own engine (a replica configured
+    /// unlike its group).
+    pub proposals: IntCounterVec,
 }
 
 /// The metrics, registered on first use.
@@ -86,5 +92,10 @@ pub static IDEAS_METRICS: LazyLock<IdeasMetrics> = LazyLock::new(|| IdeasMetrics
         "Duration of one call of the heuristic engine to the embedding model",
         &[],
         LATENCY_BUCKETS_SECONDS,
+    ),
+    proposals: counter_vec(
+        "memory_ideas_proposals_total",
+        "ideas_proposed events from the log by outcome (cluster mode with a model)",
+        &["outcome"],
     ),
 });

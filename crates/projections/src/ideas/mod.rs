@@ -5,7 +5,10 @@
 mod agent;
 mod graph;
 mod metrics;
+mod proposals;
 mod similarity;
+#[cfg(test)]
+mod test_support;
 
 pub use agent::{
     BackfillProgress, EngineFactory, IDEA_WRITTEN, IDEAS_CLEARED, INDEXING_AGENT, IndexingAgent,
@@ -13,4 +16,5 @@ pub use agent::{
 };
 pub use graph::{GraphTxn, IDEAS, IdeaGraph};
 pub use metrics::{IDEAS_METRICS, IdeasMetrics};
+pub use proposals::{PROPOSAL_ENGINE, proposal_batch, proposal_chains};
 pub use similarity::model_similarity;
