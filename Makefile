@@ -36,7 +36,7 @@ test: setup ## Run the whole test suite (unit, integration, end-to-end, doc)
 	@bash scripts/test.sh
 
 test-cluster: setup ## Only the cluster-mode tests, the fault test among them (three nats-servers on loopback; also part of `test`)
-	$(CARGO) test -p memory-e2e-tests --test cluster --test cluster_faults --test cluster_snapshot --test cluster_summaries --test cluster_ideas --test single_mode
+	$(CARGO) test -p memory-e2e-tests --test cluster --test cluster_faults --test cluster_snapshot --test cluster_summaries --test cluster_ideas --test cluster_bootstrap --test single_mode
 
 test-llm: setup ## The LLM paths against a real local model (Qwen2.5-Coder-0.5B, one thread; slow, not in `test`)
 	@bash scripts/setup-llm.sh 0.5b

@@ -18,7 +18,7 @@ use memory_store::{DeadLetter, FeedItem, OutboxSeq, Store};
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 use serde::Serialize;
 use tokio::task::JoinHandle;
-use tracing::{debug, info, warn};
+use tracing::{debug, error, info, warn};
 
 use crate::ask::ask;
 use crate::error::ActorError;
@@ -135,6 +135,10 @@ pub enum StepOutcome {
         /// ([`ConsumerError::BadInput`]): retrying cannot help, so once isolated it is
         /// parked without waiting out the retries.
         bad_input: bool,
+        /// Whether the item is one the consumer never skips
+        /// ([`OutboxConsumer::never_park`]): instead of parking it, the consumer waits
+        /// out the longest backoff and applies it again, for as long as it fails.
+        unparkable: bool,
     },
     /// The item at `seq` was parked.
     Parked {
@@ -526,6 +530,7 @@ fn start_step<C: OutboxConsumer>(myself: &ActorRef<ConsumerMsg<C>>, state: &mut 
                     error: format!("panicked: {join_err}"),
                     panicked: true,
                     bad_input: false,
+                    unparkable: false,
                 },
                 elapsed: started.elapsed(),
             },
@@ -555,6 +560,7 @@ fn run_step<C: OutboxConsumer>(
                 error: format!("reading the feed: {err}"),
                 panicked: false,
                 bad_input: false,
+                unparkable: false,
             };
         }
     };
@@ -569,6 +575,17 @@ fn run_step<C: OutboxConsumer>(
     };
     if let Some((attempts, error)) = park {
         let item = &items[0];
+        if consumer.never_park(item) {
+            return StepOutcome::Failed {
+                first,
+                last: first,
+                single: true,
+                error: format!("{error} (never skipped: applied again after a pause)"),
+                panicked: false,
+                bad_input: false,
+                unparkable: true,
+            };
+        }
         let payload = describe_item(item);
         let dead_letter = DeadLetter::new(name, Some(first.0), error, payload.as_bytes(), attempts);
         return match consumer.park(store, dead_letter, first) {
@@ -580,6 +597,7 @@ fn run_step<C: OutboxConsumer>(
                 error: format!("parking: {err}"),
                 panicked: false,
                 bad_input: false,
+                unparkable: false,
             },
         };
     }
@@ -595,6 +613,7 @@ fn run_step<C: OutboxConsumer>(
             error: err.to_string(),
             panicked: false,
             bad_input: err.is_bad_input(),
+            unparkable: false,
         },
     }
 }
@@ -661,6 +680,7 @@ fn on_step_done<C: OutboxConsumer>(
             error,
             panicked,
             bad_input,
+            unparkable,
         } => {
             state.counters.num_failures += 1;
             state.counters.last_error = Some(error.clone());
@@ -691,6 +711,16 @@ fn on_step_done<C: OutboxConsumer>(
                     1
                 }
             };
+            if unparkable {
+                // Not skipped: start over after the longest pause, so the entry is
+                // applied again (and again) until whatever fails it is mended.
+                error!(consumer = %name, seq = first.0, error = %error, "an entry this consumer never skips keeps failing; applying it again after a pause");
+                state.retry = None;
+                let delay = state.config.retry_backoff.delay(u32::MAX);
+                state.retry_scheduled = true;
+                myself.send_after(delay, || ConsumerMsg::RetryDue);
+                return false;
+            }
             warn!(consumer = %name, seq = first.0, attempts, panicked, bad_input, error = %error, "entry failed");
             if bad_input || attempts >= state.config.max_attempts {
                 return true; // the next step parks it

@@ -269,3 +269,53 @@ async fn appends_do_not_cut_a_retry_backoff_short() {
     );
     pipeline.shutdown().await;
 }
+
+/// A transient failure on an `ideas_proposed` the following indexing agent applies
+/// outlasts the retries: the entry is never parked (that would fork this replica's
+/// ideas from its group's) but applied again after a pause, until it goes through.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_proposal_the_following_agent_fails_on_is_applied_again_never_parked() {
+    let scenario = fail::FailScenario::setup();
+    // More failures than the runner's attempts before it would park.
+    fail::cfg("ideas_follow", "5*return").expect("failpoint");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = Store::open(dir.path(), &StoreOptions::default()).expect("store");
+    let mut indexing = memory_projections::IndexingSettings::new(Arc::new(|| {
+        Box::new(memory_ideas::HeuristicEngine::new())
+    }));
+    indexing.follow_proposals = true;
+    let config = PipelineConfig {
+        runner: RunnerConfig::for_tests(),
+        indexing: Some(indexing),
+        indexing_window: Duration::from_millis(1),
+        ..PipelineConfig::default()
+    };
+    let pipeline = Pipeline::start(store.clone(), config).await.expect("start");
+    let mut decided = event("e1", "s1", 10);
+    decided.text = "We decided to use Postgres".to_owned();
+    let proposal = serde_json::json!({
+        "after": null, "events": ["e1"], "recorded_ms": 20,
+        "changes": {"ideas": [{"source_event_id": "e1", "content": "Use Postgres",
+                               "intent": "decision", "confidence": 0.9}]}
+    });
+    let mut proposed = event("ideas-proposed-1", memory_types::IDEAS_PROPOSED_SESSION, 20);
+    proposed.kind = EventKind::IdeasProposed;
+    proposed.role = memory_types::Role::System;
+    proposed.text = proposal.to_string();
+    append(&pipeline, vec![decided, proposed]).await;
+    assert!(
+        pipeline.wait_caught_up(Duration::from_secs(20)).await,
+        "the proposal went through once the failures stopped"
+    );
+    assert!(store.dead_letters(10).expect("dead letters").is_empty());
+    let graph = memory_projections::IdeaGraph::open(&store).expect("graph");
+    let ideas = graph.every_idea().expect("ideas");
+    assert_eq!(ideas.len(), 1, "{ideas:?}");
+    assert_eq!(ideas[0].content, "Use Postgres");
+    let agent = pipeline.indexing_agent.as_ref().expect("agent");
+    let counters = agent.counters().await.expect("counters");
+    assert!(counters.num_failures >= 5, "{counters:?}");
+    assert_eq!(counters.num_dead_lettered, 0);
+    pipeline.shutdown().await;
+    scenario.teardown();
+}

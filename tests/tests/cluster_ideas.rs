@@ -98,10 +98,17 @@ async fn ingest(client: &async_nats::Client, session: &str, start: u64) -> anyho
     Ok(())
 }
 
-/// The ideas graph of a stopped replica's data dir, each idea's record time zeroed.
-fn graph(data_dir: &Path) -> anyhow::Result<Vec<(Vec<u8>, Vec<u8>)>> {
+/// The ideas graph of a stopped replica's data dir (each idea's record time zeroed)
+/// and the last proposal it applied per project.
+type Graph = (Vec<(Vec<u8>, Vec<u8>)>, Vec<(String, Option<String>)>);
+
+fn graph(data_dir: &Path) -> anyhow::Result<Graph> {
     let store = Store::open(data_dir, &StoreOptions::default())?;
-    Ok(IdeaGraph::open(&store)?.dump()?)
+    let heads = memory_projections::proposal_chains(&store)?
+        .into_iter()
+        .map(|(project, chain)| (project, chain.head))
+        .collect();
+    Ok((IdeaGraph::open(&store)?.dump()?, heads))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -243,6 +250,8 @@ async fn only_the_lease_holder_runs_the_model_and_every_replica_holds_its_ideas(
     );
     assert!(graph_a == graph_b, "a and b differ");
     assert!(graph_a == graph_c, "c's replay differs from a");
+    assert_eq!(graph_a.1.len(), 1, "{:?}", graph_a.1);
+    assert!(graph_a.1[0].1.is_some(), "webapp's chain has a head");
     let store = Store::open(dir_c.path(), &StoreOptions::default())?;
     let ideas = IdeaGraph::open(&store)?.all_ideas("webapp")?;
     assert_eq!(ideas.len(), 8);

@@ -308,9 +308,11 @@ async fn a_real_small_model_indexes_summarizes_and_writes_phrases_without_breaki
 }
 
 /// Cluster mode with the real model: two replicas of one group both have `[llm]
-/// summaries` on, only the lease holder asks the model, and both end with the same TOC.
-/// Whatever the small model writes, every final node is either summarized by it or
-/// failed visibly (and keeps its extractive summary), and the replicas agree.
+/// summaries` and the LLM indexing engine on, only the lease holder asks the model, and
+/// both end with the same TOC and the same ideas graph. Whatever the small model writes,
+/// every final node is either summarized by it or failed visibly (and keeps its
+/// extractive summary), the events are covered by proposals (the model's, or its
+/// heuristic fallback's), and the replicas agree.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the local model: make test-llm"]
 async fn in_cluster_mode_only_the_lease_holder_asks_the_model_and_the_replicas_agree()
@@ -319,7 +321,9 @@ async fn in_cluster_mode_only_the_lease_holder_asks_the_model_and_the_replicas_a
     let llm = start_llm()?;
     let (nats, urls) = memory_e2e_tests::one_group_cluster("")?;
     let env = [
-        ("AGENT_MEMORY_INDEXING__ENGINE", "heuristic"),
+        ("AGENT_MEMORY_INDEXING__ENGINE", "llm"),
+        ("AGENT_MEMORY_INDEXING__LLM_WINDOW_MS", "1000"),
+        ("AGENT_MEMORY_INDEXING__LLM_COOLDOWN_SECS", "0"),
         ("AGENT_MEMORY_LLM__ENABLED", "true"),
         ("AGENT_MEMORY_LLM__BASE_URL", llm.base_url.as_str()),
         ("AGENT_MEMORY_LLM__MODEL", "qwen2.5-coder-0.5b-instruct"),
@@ -410,24 +414,71 @@ async fn in_cluster_mode_only_the_lease_holder_asks_the_model_and_the_replicas_a
             break published;
         }
     };
+    // The ideas: every event covered by a proposal both replicas applied.
+    let applied = |metrics: &str| {
+        http_get(&format!("http://{metrics}/metrics"))
+            .map(|(_, text)| {
+                metric(
+                    &text,
+                    "memory_ideas_proposals_total",
+                    &["outcome=\"applied\""],
+                )
+            })
+            .unwrap_or(0.0)
+    };
+    let deadline = Instant::now() + Duration::from_secs(1_800);
+    let proposals = loop {
+        let proposed = sum(
+            "memory_cluster_idea_proposals_total",
+            &["outcome=\"published\""],
+        );
+        let pending = sum("memory_cluster_ideas_pending_projects", &[]);
+        if proposed > 0.0
+            && pending == 0.0
+            && applied(&metrics_a) >= proposed
+            && applied(&metrics_b) >= proposed
+        {
+            break proposed;
+        }
+        if Instant::now() > deadline {
+            bail!(
+                "{proposed} ideas proposals published, {pending} projects pending, a applied {}, b {}",
+                applied(&metrics_a),
+                applied(&metrics_b)
+            );
+        }
+        tokio::time::sleep(Duration::from_secs(2)).await;
+    };
     for metrics in [&metrics_a, &metrics_b] {
         let (_, text) = http_get(&format!("http://{metrics}/metrics"))?;
         for line in text.lines().filter(|line| {
             !line.starts_with('#')
-                && (line.contains("model_summaries") || line.contains("lease_held"))
+                && (line.contains("model_summaries")
+                    || line.contains("lease_held")
+                    || line.contains("proposals")
+                    || line.contains("memory_indexing_batches_total"))
         }) {
             eprintln!("llm-local cluster {metrics}: {line}");
         }
     }
-    let askers = [&metrics_a, &metrics_b]
-        .iter()
-        .filter(|metrics| {
-            http_get(&format!("http://{metrics}/metrics"))
-                .map(|(_, text)| metric(&text, "memory_llm_tokens_total", &["purpose=\"summary\""]))
-                .unwrap_or(0.0)
-                > 0.0
-        })
-        .count();
+    let askers = |purpose: &str| {
+        [&metrics_a, &metrics_b]
+            .iter()
+            .filter(|metrics| {
+                http_get(&format!("http://{metrics}/metrics"))
+                    .map(|(_, text)| {
+                        metric(
+                            &text,
+                            "memory_llm_tokens_total",
+                            &[&format!("purpose=\"{purpose}\"")],
+                        )
+                    })
+                    .unwrap_or(0.0)
+                    > 0.0
+            })
+            .count()
+    };
+    let (summary_askers, indexing_askers) = (askers("summary"), askers("indexing"));
     let failed = sum(
         "memory_cluster_model_summaries_total",
         &["outcome=\"failed\""],
@@ -444,12 +495,30 @@ async fn in_cluster_mode_only_the_lease_holder_asks_the_model_and_the_replicas_a
     assert_eq!(toc_a.len(), 5, "{toc_a:?}");
     assert!(toc_a == toc_b, "the replicas' TOCs differ");
     if published > 0.0 {
-        assert_eq!(askers, 1, "only the lease holder asks the model");
+        assert_eq!(summary_askers, 1, "only the lease holder asks the model");
     }
+    assert!(
+        indexing_askers <= 1,
+        "only the lease holder runs the engine"
+    );
+    let graph = |dir: &std::path::Path| -> anyhow::Result<_> {
+        let store = memory_store::Store::open(dir, &memory_store::StoreOptions::default())?;
+        let graph = memory_projections::IdeaGraph::open(&store)?;
+        Ok((graph.dump()?, graph.all_ideas(PROJECT)?))
+    };
+    let ((graph_a, ideas), (graph_b, _)) = (graph(dir_a.path())?, graph(dir_b.path())?);
+    assert!(graph_a == graph_b, "the replicas' ideas graphs differ");
     eprintln!(
-        "llm-local cluster: {published} summaries published, {failed} failed, in {:.0} s",
+        "llm-local cluster: {published} summaries published, {failed} failed, {proposals} ideas proposals, {} ideas, in {:.0} s",
+        ideas.len(),
         started.elapsed().as_secs_f64()
     );
+    for idea in &ideas {
+        eprintln!(
+            "llm-local cluster idea ({:?}): {}",
+            idea.intent, idea.content
+        );
+    }
     for node in &toc_a {
         eprintln!("llm-local cluster node {}: {}", node.node_id, node.title);
     }

@@ -12,19 +12,24 @@
 //!
 //! When: a project is proposed for once its events have waited the engine's window
 //! (`[indexing] llm_window_ms`, as the single-mode agent lingers) since this holder saw
-//! them pending, then each round while it stays pending — at most
-//! [`PROJECTS_PER_ROUND`] projects per round, `[indexing] batch_events` events each.
-//! A project waits while its last proposal is published and not yet applied here; a
-//! proposal that does not show up (lost, or ignored as stale) is made again after
-//! [`RETRY_AFTER`]; a failed engine run is tried again after [`RETRY_AFTER`] too (the
-//! LLM engine falls back to the heuristic one itself, so that is rare).
+//! them pending, then back to back while full batches (`[indexing] batch_events`)
+//! wait, and after the window again once it caught up — at most
+//! [`PROJECTS_PER_ROUND`] projects per round, the least recently served first. A
+//! project waits while its last proposal is published and the chain head it follows
+//! stands; a proposal that does not show up is made again after [`RETRY_AFTER`], one
+//! the log did not take is sent again (not made again) after [`PUBLISH_RETRY`], a
+//! failed engine run is tried again after [`RETRY_AFTER`] (the LLM engine falls back to
+//! the heuristic one itself, so that is rare; one that panicked is built anew). While
+//! the holder's own indexing agent is more than [`MAX_AGENT_LAG`] entries behind (a
+//! rebuild, a new holder replaying), its chains are stale and it proposes nothing.
 //!
 //! What the model says is bounded three times: the engine drops what it cannot ground,
 //! the holder redacts every text with the cluster's key (the model reads redacted
-//! events, but may make up something shaped like a secret) and keeps a proposal under
-//! [`MAX_PROPOSAL_BYTES`] (halving the events it covers until it fits), and every
-//! replica validates the change set before anything is stored. The lease is checked
-//! before each engine run and each publish; the engine runs apart from the renewals.
+//! events, but may make up something shaped like a secret; replicas store a derived
+//! event as its holder wrote it) and keeps a proposal under [`MAX_PROPOSAL_BYTES`] as
+//! the log carries it (halving the events it covers until it fits), and every replica
+//! validates the change set before anything is stored. The lease is checked before each
+//! engine run and each publish; the engine runs apart from the renewals.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -34,7 +39,9 @@ use async_nats::jetstream;
 use memory_ideas::{
     ChangeSet, ExtractBatch, IdeaExtractor, IdeasProposal, MAX_PROPOSAL_BYTES, ProposalChain,
 };
-use memory_projections::{EngineFactory, IDEAS_METRICS, IdeaGraph, proposal_batch};
+use memory_projections::{
+    EngineFactory, IDEAS_METRICS, INDEXING_AGENT, IdeaGraph, proposal_batch, proposal_chains,
+};
 use memory_redact::Redactor;
 use memory_store::Store;
 use memory_types::{
@@ -45,7 +52,7 @@ use sha2::{Digest, Sha256};
 use tokio::sync::watch;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
-use tracing::{Instrument, info_span, warn};
+use tracing::{Instrument, info, info_span, warn};
 
 use crate::derived::{publish, seal};
 use crate::lease::Tenure;
@@ -56,6 +63,12 @@ pub const PROJECTS_PER_ROUND: usize = 4;
 /// How long a published proposal may take to show up in the store, and how long a
 /// failed engine run waits, before the project is proposed for again.
 pub const RETRY_AFTER: Duration = Duration::from_secs(120);
+/// How long a proposal the log did not take waits before it is sent again.
+pub const PUBLISH_RETRY: Duration = Duration::from_secs(10);
+/// How far the holder's own indexing agent may be behind its store before the holder
+/// stops proposing: its chains are that stale (a rebuild or a new holder replaying),
+/// and what it proposed would follow heads long gone.
+pub const MAX_AGENT_LAG: u64 = 10_000;
 /// The pause between rounds.
 const ROUND: Duration = Duration::from_secs(1);
 
@@ -90,9 +103,15 @@ struct Rounds {
     tenure: Option<(u64, u64)>,
     /// Since when each project has been seen pending.
     pending_since: BTreeMap<String, Instant>,
-    /// Projects not to propose for until then: a proposal published (by its id) and
-    /// not yet applied here, or an engine run that failed (no id).
-    waiting: BTreeMap<String, (Option<String>, Instant)>,
+    /// Projects not to propose for until then: a proposal published (or not sent)
+    /// after the chain head it names (`Some`) that has not moved since, or an engine
+    /// run that failed (`None`).
+    waiting: BTreeMap<String, (Option<Option<String>>, Instant)>,
+    /// When each project was last proposed for: the least recently served go first.
+    last_proposed: BTreeMap<String, Instant>,
+    /// Proposals made but not published (the log did not take them), with the chain
+    /// head they follow: sent again, not made again, while that head stands.
+    unsent: BTreeMap<String, (Option<String>, Event)>,
 }
 
 type Engine = Arc<Mutex<Box<dyn IdeaExtractor>>>;
@@ -159,20 +178,32 @@ async fn propose_round(
     rounds: &mut Rounds,
 ) {
     let reading = store.clone();
-    let chains =
-        match tokio::task::spawn_blocking(move || memory_projections::proposal_chains(&reading))
-            .await
-        {
-            Ok(Ok(chains)) => chains,
-            Ok(Err(err)) => {
-                warn!(error = %err, "cannot read the projects' proposal chains");
-                return;
-            }
-            Err(err) => {
-                warn!(error = %err, "reading the projects' proposal chains panicked");
-                return;
-            }
-        };
+    let read = tokio::task::spawn_blocking(move || {
+        let lag = reading
+            .head()
+            .0
+            .saturating_sub(reading.cursor(INDEXING_AGENT)?.0);
+        Ok::<_, memory_projections::ConsumerError>((lag, proposal_chains(&reading)?))
+    })
+    .await;
+    let (lag, chains) = match read {
+        Ok(Ok(read)) => read,
+        Ok(Err(err)) => {
+            warn!(error = %err, "cannot read the projects' proposal chains");
+            return;
+        }
+        Err(err) => {
+            warn!(error = %err, "reading the projects' proposal chains panicked");
+            return;
+        }
+    };
+    if lag > MAX_AGENT_LAG {
+        info!(
+            lag,
+            "the indexing agent is catching up: no ideas proposals until it has"
+        );
+        return;
+    }
     let now = Instant::now();
     let due = next_projects(&chains, rounds, ideas.window, now);
     let Some((epoch, tenure)) = rounds.tenure else {
@@ -183,51 +214,92 @@ async fn propose_round(
             break;
         }
         let chain = chains.get(&project).cloned().unwrap_or_default();
-        let made = make_proposal(store, &project, &chain, ideas, engine).await;
-        let proposal = match made {
-            Ok(Some(proposal)) => proposal,
-            Ok(None) => continue,
-            Err(err) => {
-                warn!(project_id = %project, error = %err, "no ideas proposal; tried again later");
-                REPLICA_METRICS
-                    .idea_proposals
-                    .with_label_values(&["failed"])
-                    .inc();
-                rounds
-                    .waiting
-                    .insert(project, (None, Instant::now() + RETRY_AFTER));
-                continue;
+        let (event, full) = match rounds.unsent.remove(&project) {
+            Some((after, event)) if after == chain.head => (event, true),
+            _ => {
+                let lease = (group, epoch, tenure);
+                let made = make_proposal(
+                    store,
+                    &project,
+                    &chain,
+                    (ideas, engine),
+                    (watch, rounds.tenure),
+                )
+                .await
+                .and_then(|made| {
+                    made.map(|(proposal, full)| {
+                        ideas_proposed(&project, &proposal, lease, key)
+                            .map(|event| (event, full))
+                            .ok_or_else(|| "the proposal cannot be written as JSON".to_owned())
+                    })
+                    .transpose()
+                });
+                match made {
+                    Ok(Some(made)) => made,
+                    Ok(None) => {
+                        // Pending, yet none of its events is there to propose (they
+                        // were forgotten): look again later, not every round.
+                        rounds
+                            .waiting
+                            .insert(project, (None, Instant::now() + RETRY_AFTER));
+                        continue;
+                    }
+                    Err(err) => {
+                        warn!(project_id = %project, error = %err, "no ideas proposal; tried again later");
+                        REPLICA_METRICS
+                            .idea_proposals
+                            .with_label_values(&["failed"])
+                            .inc();
+                        rounds
+                            .waiting
+                            .insert(project, (None, Instant::now() + RETRY_AFTER));
+                        continue;
+                    }
+                }
             }
-        };
-        let Some(event) = ideas_proposed(&project, &proposal, (group, epoch, tenure), key) else {
-            continue;
         };
         // The engine may have outlived the lease.
         if !still_held(watch, rounds.tenure) {
             break;
         }
+        let now = Instant::now();
         match publish(context, &event).await {
             Ok(()) => {
                 REPLICA_METRICS
                     .idea_proposals
                     .with_label_values(&["published"])
                     .inc();
-                rounds.waiting.insert(
-                    project,
-                    (Some(event.event_id), Instant::now() + RETRY_AFTER),
-                );
+                rounds
+                    .waiting
+                    .insert(project.clone(), (Some(chain.head), now + RETRY_AFTER));
+                rounds.last_proposed.insert(project.clone(), now);
+                if !full {
+                    // Caught up with the project: what comes next waits the window, as
+                    // the single-mode agent lingers once it has caught up.
+                    rounds.pending_since.insert(project, now);
+                }
             }
             Err(err) => {
-                warn!(project_id = %project, error = %err, "cannot publish an ideas_proposed; next round");
+                warn!(project_id = %project, error = %err, "the log did not take an ideas_proposed; sent again later");
+                REPLICA_METRICS
+                    .idea_proposals
+                    .with_label_values(&["unsent"])
+                    .inc();
+                rounds.waiting.insert(
+                    project.clone(),
+                    (Some(chain.head.clone()), now + PUBLISH_RETRY),
+                );
+                rounds.unsent.insert(project, (chain.head, event));
             }
         }
     }
 }
 
-/// The projects to propose for now, longest pending first: pending ones whose window
-/// has passed and that wait for nothing, at most [`PROJECTS_PER_ROUND`]. Updates what
-/// `rounds` remembers from `chains`: a proposal applied (or another in its place) ends
-/// the wait, as does its time.
+/// The projects to propose for now: pending ones whose window has passed and that wait
+/// for nothing, the least recently proposed for first (then the longest pending), at
+/// most [`PROJECTS_PER_ROUND`] — so busy projects take turns with the others. Updates
+/// what `rounds` remembers from `chains`: a proposal applied (or another in its place)
+/// ends the wait (as does its time).
 fn next_projects(
     chains: &BTreeMap<String, ProposalChain>,
     rounds: &mut Rounds,
@@ -242,62 +314,74 @@ fn next_projects(
             rounds.pending_since.entry(project.clone()).or_insert(now);
         }
     }
-    rounds.waiting.retain(|project, (published, until)| {
-        let head = chains.get(project).and_then(|chain| chain.head.as_ref());
-        // Published and not yet the head, within its time.
-        *until > now && published.as_ref().is_none_or(|id| head != Some(id))
+    rounds.waiting.retain(|project, (after, until)| {
+        let head = chains.get(project).and_then(|chain| chain.head.clone());
+        // Within its time, and for a published proposal while the head it was computed
+        // after stays: once it moves, the proposal applied (or another did, and this
+        // one is stale) and the project's next events are due.
+        *until > now && after.as_ref().is_none_or(|after| *after == head)
     });
     REPLICA_METRICS
         .ideas_pending_projects
         .set(i64::try_from(rounds.pending_since.len()).unwrap_or(i64::MAX));
-    let mut due: Vec<(&Instant, &String)> = rounds
+    rounds
+        .unsent
+        .retain(|project, _| rounds.pending_since.contains_key(project));
+    let mut due: Vec<(Option<&Instant>, &Instant, &String)> = rounds
         .pending_since
         .iter()
         .filter(|(project, since)| {
             now.duration_since(**since) >= window && !rounds.waiting.contains_key(*project)
         })
-        .map(|(project, since)| (since, project))
+        .map(|(project, since)| (rounds.last_proposed.get(project), since, project))
         .collect();
     due.sort();
     due.into_iter()
         .take(PROJECTS_PER_ROUND)
-        .map(|(_, project)| project.clone())
+        .map(|(_, _, project)| project.clone())
         .collect()
 }
 
 /// Runs the engine over the project's next events and returns the proposal, redacted
-/// and within [`MAX_PROPOSAL_BYTES`]; `None` when nothing is pending after all.
+/// and small enough for the log, with whether the batch was full (more events wait);
+/// `None` when nothing is pending after all. Stops when the lease is lost; an engine
+/// that panicked is built anew.
 async fn make_proposal(
     store: &Store,
     project: &str,
     chain: &ProposalChain,
-    ideas: &ModelIdeas,
-    engine: &Engine,
-) -> Result<Option<IdeasProposal>, String> {
+    (ideas, engine): (&ModelIdeas, &Engine),
+    (watch, tenure): (&watch::Receiver<Option<Tenure>>, Option<(u64, u64)>),
+) -> Result<Option<(IdeasProposal, bool)>, String> {
     let (reading, project, chain) = (store.clone(), project.to_owned(), chain.clone());
-    let (engine, redactor, limit) = (
+    let (running, redactor, limit, watch) = (
         Arc::clone(engine),
         ideas.redactor.clone(),
         ideas.batch_events,
+        watch.clone(),
     );
-    tokio::task::spawn_blocking(move || {
+    let made = tokio::task::spawn_blocking(move || {
         let Some((mut batch, mut ids)) =
             proposal_batch(&reading, &project, &chain, limit).map_err(|err| err.to_string())?
         else {
             return Ok(None);
         };
+        let full = ids.len() >= limit;
         let graph = IdeaGraph::open(&reading).map_err(|err| err.to_string())?;
         loop {
-            let changes = extract(&engine, &batch, &graph)?;
+            if !still_held(&watch, tenure) {
+                return Err("the lease was lost".to_owned());
+            }
+            let changes = redacted(extract(&running, &batch, &graph)?, &redactor)?;
             let proposal = IdeasProposal {
                 after: chain.head.clone(),
                 events: ids.clone(),
                 recorded_ms: memory_types::Clock::system().now_ms(),
-                changes: redacted(changes, &redactor),
+                changes,
             };
-            let size = serde_json::to_vec(&proposal).map_or(usize::MAX, |json| json.len());
+            let size = wire_size(&proposal);
             if size <= MAX_PROPOSAL_BYTES {
-                return Ok(Some(proposal));
+                return Ok(Some((proposal, full)));
             }
             if ids.len() == 1 {
                 // One event whose ideas do not fit: covered, with none.
@@ -306,17 +390,34 @@ async fn make_proposal(
                     .idea_proposals
                     .with_label_values(&["too_large"])
                     .inc();
-                return Ok(Some(IdeasProposal {
-                    changes: ChangeSet::default(),
-                    ..proposal
-                }));
+                return Ok(Some((
+                    IdeasProposal {
+                        changes: ChangeSet::default(),
+                        ..proposal
+                    },
+                    full,
+                )));
             }
             ids.truncate(ids.len() / 2);
             batch = first_events(&batch, &ids);
         }
     })
-    .await
-    .unwrap_or_else(|err| Err(format!("the engine panicked: {err}")))
+    .await;
+    match made {
+        Ok(made) => made,
+        Err(err) => {
+            *engine.lock().unwrap_or_else(PoisonError::into_inner) = (ideas.engine)();
+            Err(format!("the engine panicked (built anew): {err}"))
+        }
+    }
+}
+
+/// The size of a proposal as the log carries it: its JSON, escaped again as the event's
+/// text.
+fn wire_size(proposal: &IdeasProposal) -> usize {
+    serde_json::to_string(proposal)
+        .and_then(|text| serde_json::to_string(&text))
+        .map_or(usize::MAX, |text| text.len())
 }
 
 /// Runs the engine over `batch` against `graph`, counting the run as the single-mode
@@ -355,7 +456,10 @@ fn first_events(batch: &ExtractBatch, ids: &[String]) -> ExtractBatch {
 
 /// `changes` with the cluster's redactor run over every text in it (ids included: an
 /// id that changes no longer resolves, and validation drops what names it).
-fn redacted(changes: ChangeSet, redactor: &Redactor) -> ChangeSet {
+///
+/// # Errors
+/// A change set that does not survive its JSON (a confidence that is not a number).
+fn redacted(changes: ChangeSet, redactor: &Redactor) -> Result<ChangeSet, String> {
     fn walk(value: &mut serde_json::Value, redactor: &Redactor) {
         match value {
             serde_json::Value::String(text) => {
@@ -372,18 +476,16 @@ fn redacted(changes: ChangeSet, redactor: &Redactor) -> ChangeSet {
             _ => {}
         }
     }
-    let Ok(mut value) = serde_json::to_value(&changes) else {
-        return ChangeSet::default();
-    };
+    let mut value = serde_json::to_value(&changes).map_err(|err| err.to_string())?;
     walk(&mut value, redactor);
-    // Only strings changed: the shape still fits; should it not, nothing is proposed.
-    serde_json::from_value(value).unwrap_or_default()
+    serde_json::from_value(value).map_err(|err| format!("the redacted change set: {err}"))
 }
 
 /// The `ideas_proposed` of `project` by the holder of `group`'s lease (bucket `epoch`,
-/// `tenure`): its id derives from what it follows, the events it covers and the tenure
-/// (a retry is one message in the log's duplicate window), its seal from everything it
-/// says. `None` when the proposal cannot be written as JSON.
+/// `tenure`): its id derives from everything it says and the tenure (the same proposal
+/// sent again is one message in the log's duplicate window; another answer for the
+/// same events is another event, which the chain keeps from applying twice), its seal
+/// from everything it says. `None` when the proposal cannot be written as JSON.
 #[must_use]
 pub fn ideas_proposed(
     project: &str,
@@ -392,15 +494,8 @@ pub fn ideas_proposed(
     key: &[u8],
 ) -> Option<Event> {
     let text = serde_json::to_string(proposal).ok()?;
-    let digest = Sha256::digest(
-        format!(
-            "{project}\n{}\n{}\n{}\n{group}\n{epoch}\n{tenure}",
-            proposal.after.as_deref().unwrap_or_default(),
-            proposal.events.first().map_or("", String::as_str),
-            proposal.events.last().map_or("", String::as_str),
-        )
-        .as_bytes(),
-    );
+    let digest =
+        Sha256::digest(format!("{project}\n{group}\n{epoch}\n{tenure}\n{text}").as_bytes());
     let mut event = Event {
         event_id: format!("ideas-proposed-{}", crate::to_hex(&digest[..16])),
         session_id: IDEAS_PROPOSED_SESSION.to_owned(),

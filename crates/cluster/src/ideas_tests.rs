@@ -75,25 +75,42 @@ fn projects_wait_their_window_and_for_their_published_proposal() {
     assert_eq!(rounds.pending_since.len(), 1, "b has nothing pending");
     let later = start + window;
     assert_eq!(next_projects(&chains, &mut rounds, window, later), ["a"]);
-    // Published, not applied yet: a waits.
-    rounds.waiting.insert(
-        "a".to_owned(),
-        (Some("ideas-proposed-9".to_owned()), later + RETRY_AFTER),
-    );
+    // Published after the chain's start, not applied yet: a waits.
+    rounds
+        .waiting
+        .insert("a".to_owned(), (Some(None), later + RETRY_AFTER));
     assert!(next_projects(&chains, &mut rounds, window, later).is_empty());
-    // Applied and more events came meanwhile: its window has passed, it goes again.
+    // Applied (the head moved) and more events came meanwhile: its window has passed,
+    // it goes again.
     chains.insert("a".to_owned(), chain(Some("ideas-proposed-9"), 5, 8));
     assert_eq!(next_projects(&chains, &mut rounds, window, later), ["a"]);
     // A proposal that never shows up is made again after RETRY_AFTER.
-    rounds.waiting.insert(
-        "a".to_owned(),
-        (Some("ideas-proposed-10".to_owned()), later + RETRY_AFTER),
-    );
+    let after_nine = Some(Some("ideas-proposed-9".to_owned()));
+    rounds
+        .waiting
+        .insert("a".to_owned(), (after_nine.clone(), later + RETRY_AFTER));
     assert!(next_projects(&chains, &mut rounds, window, later).is_empty());
     assert_eq!(
         next_projects(&chains, &mut rounds, window, later + RETRY_AFTER),
         ["a"]
     );
+    // Another proposal took the head (a stale holder's, first in the log): this one
+    // is stale, the project is due at once.
+    rounds
+        .waiting
+        .insert("a".to_owned(), (after_nine, later + RETRY_AFTER));
+    chains.insert(
+        "a".to_owned(),
+        chain(Some("ideas-proposed-elsewhere"), 6, 8),
+    );
+    assert_eq!(next_projects(&chains, &mut rounds, window, later), ["a"]);
+    // A failed engine run waits its time whatever the head does.
+    rounds
+        .waiting
+        .insert("a".to_owned(), (None, later + RETRY_AFTER));
+    chains.insert("a".to_owned(), chain(Some("ideas-proposed-10"), 7, 8));
+    assert!(next_projects(&chains, &mut rounds, window, later).is_empty());
+    rounds.waiting.clear();
     // Covered: nothing pending, nothing remembered.
     chains.insert("a".to_owned(), chain(Some("ideas-proposed-10"), 8, 8));
     assert!(next_projects(&chains, &mut rounds, window, later + RETRY_AFTER).is_empty());
@@ -101,7 +118,7 @@ fn projects_wait_their_window_and_for_their_published_proposal() {
 }
 
 #[test]
-fn longest_pending_first_and_a_bounded_round() {
+fn the_least_recently_served_first_and_a_bounded_round() {
     let window = Duration::from_secs(1);
     let start = Instant::now();
     let mut rounds = Rounds::default();
@@ -121,6 +138,15 @@ fn longest_pending_first_and_a_bounded_round() {
         ["p5", "p4", "p3", "p2"],
         "at most PROJECTS_PER_ROUND, oldest first"
     );
+    // Served: p5..p2 were just proposed for (and stay busy); p1 goes first now.
+    for (i, project) in due.iter().enumerate() {
+        rounds.last_proposed.insert(
+            project.clone(),
+            start + window * 2 + Duration::from_millis(i as u64),
+        );
+    }
+    let due = next_projects(&chains, &mut rounds, window, start + window * 3);
+    assert_eq!(due, ["p1", "p5", "p4", "p3"], "busy projects take turns");
 }
 
 #[test]
@@ -130,7 +156,8 @@ fn the_change_set_is_redacted_before_it_reaches_the_log() {
     let clean = redacted(
         proposal(&format!("Rotate the token {secret}")).changes,
         &redactor,
-    );
+    )
+    .expect("redacted");
     let content = &clean.ideas[0].content;
     assert!(!content.contains(secret), "{content}");
     assert!(content.starts_with("Rotate the token"), "{content}");

@@ -57,7 +57,8 @@ pub struct ReplicaMetrics {
     pub model_summaries_awaiting: IntGauge,
     /// `memory_cluster_idea_proposals_total{outcome}`: engine runs this node, as its
     /// group's lease holder, `published` as `ideas_proposed`, or could not (`failed`:
-    /// tried again later; `too_large`: one event's ideas did not fit, covered without).
+    /// tried again later; `unsent`: the log did not take it, sent again later;
+    /// `too_large`: one event's ideas did not fit, covered without).
     pub idea_proposals: IntCounterVec,
     /// `memory_cluster_ideas_pending_projects`: projects whose conversation events wait
     /// for a proposal, as the lease holder last counted them (0 on other nodes).
@@ -136,7 +137,7 @@ pub static REPLICA_METRICS: LazyLock<ReplicaMetrics> = LazyLock::new(|| ReplicaM
     ),
     idea_proposals: counter_vec(
         "memory_cluster_idea_proposals_total",
-        "Ideas proposals the lease holder's engine made, by outcome (published, failed, too_large)",
+        "Ideas proposals the lease holder's engine made, by outcome (published, unsent, failed, too_large)",
         &["outcome"],
     ),
     ideas_pending_projects: int_gauge(

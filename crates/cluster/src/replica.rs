@@ -389,14 +389,19 @@ fn apply(
             Ok(mut event) => {
                 REPLICA_METRICS.applied.inc();
                 // The gateway redacted it already and said what it took; redacting again
-                // finds nothing, so its count stays.
-                let said = event.metadata.get(memory_redact::REDACTIONS_KEY).cloned();
-                redactor.redact_event(&mut event);
-                if let Some(said) = said {
-                    event
-                        .metadata
-                        .entry(memory_redact::REDACTIONS_KEY.to_owned())
-                        .or_insert(said);
+                // finds nothing, so its count stays. A derived event (sealed: the
+                // lease holder's) is left as the holder wrote it: the holder redacted
+                // every text in it, and redacting its JSON whole could change ids in
+                // it — alike on every replica, but then no replica could read it.
+                if !event.kind.is_derived() {
+                    let said = event.metadata.get(memory_redact::REDACTIONS_KEY).cloned();
+                    redactor.redact_event(&mut event);
+                    if let Some(said) = said {
+                        event
+                            .metadata
+                            .entry(memory_redact::REDACTIONS_KEY.to_owned())
+                            .or_insert(said);
+                    }
                 }
                 pending.push((event, at_ms));
                 pending_seq = seq;

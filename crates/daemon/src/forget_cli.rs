@@ -81,6 +81,19 @@ pub async fn run(config: &Config, data_dir: &Path, args: ForgetArgs) -> anyhow::
         other => anyhow::Error::new(other)
             .context(format!("cannot open the store at {}", data_dir.display())),
     })?;
+    // A replica's events are copies of the replicated log's, which keeps them (deny
+    // delete and purge); rewriting one replica would leave the log and its peers with
+    // the text, make this replica differ from them, and — with the LLM engine — break
+    // the chain of ideas proposals it replays.
+    if store.applied_stream_seq()? > 0 && store.forget_pending()?.is_none() {
+        anyhow::bail!(
+            "{} is a cluster replica's data dir: its events come from the replicated log \
+             (MEMORY_LOG), which keeps them, so forgetting them here would leave the log and \
+             the other replicas with the text and make this replica differ. Forgetting in \
+             cluster mode is not built",
+            data_dir.display()
+        );
+    }
     let key = memory_redact::load_or_create_key(&data_dir.join(REDACTION_KEY_FILE))
         .map_err(|err| anyhow::anyhow!("{err}"))?;
     let pending = match store.forget_pending()? {

@@ -70,6 +70,15 @@ pub trait OutboxConsumer: Send + 'static {
         up_to: OutboxSeq,
     ) -> Result<(), ConsumerError>;
 
+    /// Whether `item` must never be parked: a consumer whose state depends on applying
+    /// every such item (the following indexing agent: a skipped `ideas_proposed` would
+    /// fork its graph from its group's) keeps failing on it — applying it again after
+    /// the longest backoff, loudly — rather than skip it. Default: any item may be.
+    fn never_park(&self, item: &FeedItem) -> bool {
+        let _ = item;
+        false
+    }
+
     /// Parks a poison item and moves the cursor past it, atomically. Default: a dead
     /// letter and the cursor in one store batch.
     ///

@@ -538,6 +538,13 @@ impl OutboxConsumer for IndexingAgent {
         self.run(store, input, Some(up_to)).map(|_| ())
     }
 
+    fn never_park(&self, item: &FeedItem) -> bool {
+        // Skipping a proposal would leave this replica's chain behind its group's for
+        // good (every later proposal stale): wait for the fault to be mended instead.
+        self.settings.follow_proposals
+            && matches!(item, FeedItem::Event { event, .. } if event.kind == EventKind::IdeasProposed)
+    }
+
     fn reset(&mut self, store: &Store, start: OutboxSeq) -> Result<(), ConsumerError> {
         self.graph.clear()?;
         let mut batch = store.projection_batch();

@@ -557,13 +557,14 @@ impl IdeaGraph {
     pub fn clear_project(&self, store: &Store, project_id: &str) -> Result<(), ConsumerError> {
         let mut batch = store.projection_batch();
         for table in [
-            b'i', b'r', b's', b'o', b'd', b'x', b'v', b'e', b'k', b'l', b'p', b'z', b'c',
+            b'i', b'r', b's', b'o', b'd', b'x', b'v', b'e', b'k', b'l', b'p', b'z',
         ] {
             for guard in self.keyspace.prefix(prefix(table, &[project_id])) {
                 let (key, _) = guard.into_inner().map_err(StoreError::from)?;
                 batch.remove(&self.keyspace, key);
             }
         }
+        batch.remove(&self.keyspace, key(b'c', &[project_id]));
         store.commit_projection(batch)?;
         Ok(())
     }

@@ -126,6 +126,10 @@ fn apply_proposal(
     event: &Event,
     followed: &mut Followed,
 ) -> Result<Outcome, ConsumerError> {
+    fail::fail_point!("ideas_follow", |_| Err(ConsumerError::Transient(format!(
+        "injected ideas_follow failure on {}",
+        event.event_id
+    ))));
     let graph_err = |err: memory_ideas::GraphError| ConsumerError::Internal(err.to_string());
     if event.session_id != IDEAS_PROPOSED_SESSION {
         return Ok(Outcome::Ignored(

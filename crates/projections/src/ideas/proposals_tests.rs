@@ -11,6 +11,9 @@ use crate::ideas::graph::IdeaGraph;
 use crate::ideas::test_support::{PrefixEngine, conversation, event, open_store, run, settings};
 use crate::ideas::{INDEXING_AGENT, IndexingAgent, IndexingSettings};
 
+/// The proposals' record time: not the agent's clock (1 000).
+const RECORDED_MS: u64 = 777;
+
 fn following() -> IndexingSettings {
     let mut settings = settings();
     settings.follow_proposals = true;
@@ -44,7 +47,7 @@ fn propose(store: &Store, number: usize, limit: usize) -> Option<String> {
     let proposal = IdeasProposal {
         after: chain.head,
         events,
-        recorded_ms: 1_000,
+        recorded_ms: RECORDED_MS,
         changes,
     };
     let id = format!("ideas-proposed-{number}");
@@ -116,6 +119,10 @@ fn proposals_give_the_graph_the_engine_gives_and_cover_every_event() {
         postgres.valid_until_ms,
         Some(50),
         "superseded by a later proposal"
+    );
+    assert!(
+        ideas.iter().all(|idea| idea.recorded_at_ms == RECORDED_MS),
+        "record time from the proposal, not the replica's clock"
     );
 }
 
