@@ -182,6 +182,9 @@ pub struct NatsServer {
     bin: PathBuf,
     /// Token every client must present (`--auth`), when set.
     token: Option<String>,
+    /// A configuration file's text (`-c`), for authorization and TLS blocks; the port,
+    /// host and JetStream directory stay on the command line.
+    config: Option<String>,
 }
 
 impl NatsServer {
@@ -197,7 +200,25 @@ impl NatsServer {
         Self::start_inner(Some(token.to_owned()))
     }
 
+    /// Like [`start`](Self::start), with `config` as the server's configuration file
+    /// (authorization, accounts, TLS: what the command line cannot say). [`connect`]
+    /// then needs credentials the file accepts: connect with `async_nats` directly.
+    ///
+    /// [`connect`]: Self::connect
+    pub fn start_with_config(config: &str) -> anyhow::Result<Self> {
+        Self::start_inner_with(None, Some(config.to_owned()))
+    }
+
+    /// The directory the server's files live in (a test puts certificates there).
+    pub fn dir(&self) -> &Path {
+        self.dir.path()
+    }
+
     fn start_inner(token: Option<String>) -> anyhow::Result<Self> {
+        Self::start_inner_with(token, None)
+    }
+
+    fn start_inner_with(token: Option<String>, config: Option<String>) -> anyhow::Result<Self> {
         let bin = nats_server_binary()?;
         let dir = tempfile::Builder::new()
             .prefix("memory-e2e-nats-")
@@ -209,6 +230,7 @@ impl NatsServer {
             dir,
             bin,
             token,
+            config,
         };
         // Another process may grab the free port between `free_port()` and the
         // server's bind; only that failure is worth a retry with a new port.
@@ -311,6 +333,11 @@ impl NatsServer {
             .arg(self.store_dir());
         if let Some(token) = &self.token {
             command.arg("--auth").arg(token);
+        }
+        if let Some(config) = &self.config {
+            let file = self.dir.path().join("server.conf");
+            std::fs::write(&file, config).context("writing the server's configuration")?;
+            command.arg("-c").arg(file);
         }
         let child = command
             .stdin(Stdio::null())

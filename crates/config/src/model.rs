@@ -313,6 +313,17 @@ impl Config {
                 );
             }
         }
+        if let Some(prefix) = &self.nats.inbox_prefix
+            && (prefix.is_empty()
+                || prefix.contains(['*', '>', ' '])
+                || prefix.starts_with('.')
+                || prefix.ends_with('.'))
+        {
+            return invalid(
+                "nats.inbox_prefix",
+                "must be a literal subject without wildcards or a leading or trailing dot",
+            );
+        }
         if self.nats.user.is_some() != self.nats.password.is_some() {
             return invalid("nats.user", "user and password must be set together");
         }
@@ -399,6 +410,7 @@ mod tests {
             "tls_ca_file",
             "tls_cert_file",
             "tls_key_file",
+            "inbox_prefix",
             "otlp_endpoint",
             "api_key",
             "index_path",

@@ -30,6 +30,11 @@ pub struct NatsConfig {
     pub tls_cert_file: Option<PathBuf>,
     /// Client key (PEM) for mutual TLS. Default none.
     pub tls_key_file: Option<PathBuf>,
+    /// Prefix of the subjects replies come back on. Default none (`_INBOX`). With
+    /// tenants sharing a server, give each its own (`_INBOX_webapp`) and let it
+    /// subscribe to that prefix only: on the shared `_INBOX.>` a tenant could read the
+    /// replies to another's queries (`deploy/nats-server.conf`).
+    pub inbox_prefix: Option<String>,
     /// Queue group of the daemon's request/reply subscriptions. Single mode allows one
     /// daemon per NATS, so nothing shares it yet. Default `agent-memory`.
     pub queue_group: String,
@@ -58,6 +63,7 @@ impl Default for NatsConfig {
             tls_ca_file: None,
             tls_cert_file: None,
             tls_key_file: None,
+            inbox_prefix: None,
             queue_group: "agent-memory".into(),
             ingest_subject_prefix: "memory.ingest".into(),
             query_subject_prefix: "memory.query".into(),

@@ -21,13 +21,16 @@ fn reconnect_delay(attempts: usize) -> Duration {
     Duration::from_millis((50u64 << (attempts - 2).min(6)).min(2_000))
 }
 
-/// Connects with the configured name, credentials and TLS. The first connection is
-/// retried in the background (the call returns at once), and a lost connection is
-/// re-established forever; `on_state` is told `true`/`false` as the connection comes and
-/// goes, and `memory_nats_connected` follows it.
+/// Connects with the configured name, credentials and TLS. One attempt first: a server
+/// that refuses the credentials, or whose certificate the configured CA does not
+/// vouch for, is an error at once — retrying cannot mend a configuration. A server
+/// that cannot be reached yet is retried in the background (the call returns at once),
+/// and a lost connection is re-established forever; `on_state` is told `true`/`false`
+/// as the connection comes and goes, and `memory_nats_connected` follows it.
 ///
 /// # Errors
-/// Unreadable credentials or TLS files, or an unusable URL.
+/// Unreadable credentials or TLS files, an unusable URL, credentials the server
+/// refuses, or a TLS handshake that fails.
 pub async fn connect(
     config: &NatsConfig,
     on_state: impl Fn(bool) + Send + Sync + 'static,
@@ -38,7 +41,6 @@ pub async fn connect(
     };
     let mut options = ConnectOptions::new()
         .name(&config.client_name)
-        .retry_on_initial_connect()
         .max_reconnects(None)
         .connection_timeout(Duration::from_secs(5))
         .reconnect_delay_callback(reconnect_delay);
@@ -59,6 +61,9 @@ pub async fn connect(
     }
     if config.tls_required {
         options = options.require_tls(true);
+    }
+    if let Some(prefix) = &config.inbox_prefix {
+        options = options.custom_inbox_prefix(prefix.clone());
     }
     if let Some(ca) = &config.tls_ca_file {
         options = options.add_root_certificates(ca.clone());
@@ -101,10 +106,42 @@ pub async fn connect(
         .map(|u| u.parse::<async_nats::ServerAddr>())
         .collect::<Result<_, _>>()
         .map_err(|err| fail(err.to_string()))?;
-    options
-        .connect(addrs)
-        .await
-        .map_err(|err| fail(err.to_string()))
+    match options.clone().connect(addrs.clone()).await {
+        Ok(client) => Ok(client),
+        Err(err) => match refusal(&err) {
+            Some(why) => Err(fail(format!("{why}: {err}"))),
+            None => {
+                warn!(error = %err, "NATS cannot be reached yet; connecting in the background");
+                options
+                    .retry_on_initial_connect()
+                    .connect(addrs)
+                    .await
+                    .map_err(|err| fail(err.to_string()))
+            }
+        },
+    }
+}
+
+/// What a failed first connection says about the configuration, when retrying cannot
+/// help: the server refused the credentials, or the TLS handshake failed.
+fn refusal(err: &async_nats::ConnectError) -> Option<&'static str> {
+    use async_nats::ConnectErrorKind;
+    let text = format!("{err} {:?}", std::error::Error::source(err)).to_lowercase();
+    match err.kind() {
+        ConnectErrorKind::Authentication | ConnectErrorKind::AuthorizationViolation => Some(
+            "the server refused this daemon's credentials ([nats] token, user and password, \
+             nkey_seed or credentials_file)",
+        ),
+        ConnectErrorKind::Tls => Some(
+            "the TLS handshake failed (is [nats] tls_ca_file the CA that signed the server's \
+             certificate, and does the URL name the host it was issued for?)",
+        ),
+        ConnectErrorKind::Io if text.contains("certificate") || text.contains("tls") => Some(
+            "the TLS handshake failed (is [nats] tls_ca_file the CA that signed the server's \
+             certificate, and does the URL name the host it was issued for?)",
+        ),
+        _ => None,
+    }
 }
 
 #[cfg(test)]
