@@ -20,7 +20,12 @@
 #           events carrying a unique token): the whole offline run (plan, rewrite,
 #           compaction, rebuild of the TOC, ideas and BM25), against the same data's
 #           `ingest --file --wait` from nothing in the same run
-#   all     ingest, toc and bm25 (default; hybrid and forget only when named); a bare number is
+#   overload `search` at OVERLOAD_FACTOR (default 4) times the daemon's measured capacity, open
+#           loop, on a year of OVERLOAD_EVENTS (default 20000) events: once with the
+#           default load shedding ([nats] query_max_*), once without it (64 in flight,
+#           an unbounded queue: the daemon before shedding), OVERLOAD_SECONDS (default 15)
+#           per phase
+#   all     ingest, toc and bm25 (default; hybrid, forget and overload only when named); a bare number is
 #           EVENTS_FOR_FILE_INGEST of the ingest section
 # Environment: TOC_EVENTS (default 100000), TOC_REQUESTS per call kind (default 500);
 # BM25_EVENTS (default TOC_EVENTS), BM25_REQUESTS per call kind and concurrency (default
@@ -34,7 +39,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 scripts/setup.sh >/dev/null
 source .tools/env
 SECTION=all
-if [[ "${1:-}" =~ ^(all|ingest|toc|bm25|hybrid|forget)$ ]]; then
+if [[ "${1:-}" =~ ^(all|ingest|toc|bm25|hybrid|forget|overload)$ ]]; then
     SECTION=$1
     shift
 fi
@@ -51,6 +56,9 @@ HYBRID_EVENTS=${HYBRID_EVENTS:-$BM25_EVENTS}
 HYBRID_REQUESTS=${HYBRID_REQUESTS:-$BM25_REQUESTS}
 HYBRID_CONCURRENCY=${HYBRID_CONCURRENCY:-1,8}
 FORGET_EVENTS=${FORGET_EVENTS:-$TOC_EVENTS}
+OVERLOAD_EVENTS=${OVERLOAD_EVENTS:-20000}
+OVERLOAD_SECONDS=${OVERLOAD_SECONDS:-15}
+OVERLOAD_FACTOR=${OVERLOAD_FACTOR:-4}
 export AGENT_MEMORY_TELEPORT__VECTOR__ENABLED=false
 
 cargo build --release -q -p memory-daemon -p memory-benches --bin memory-daemon --bin loadgen
@@ -268,6 +276,34 @@ print_teleport_status "after the rebuild"
 RSS=$(awk '/VmHWM/ {print $2}' /proc/$DAEMON_PID/status)
 echo "daemon peak RSS: $((RSS / 1024)) MiB"
 stop_stack
+fi
+if [[ "$SECTION" == overload ]]; then
+echo "== query overload: search at ${OVERLOAD_FACTOR}x the measured capacity ($OVERLOAD_EVENTS events of the year)"
+"$LOADGEN" gen-file --dataset year --events "$OVERLOAD_EVENTS" --out "$WORK/year.jsonl"
+"$BIN" --data-dir "$WORK/overload" ingest --file "$WORK/year.jsonl" --wait >"$WORK/overload-ingest.out"
+echo "preload: $(cat "$WORK/overload-ingest.out")"
+for mode in shedding unbounded; do
+    if [[ $mode == unbounded ]]; then
+        # The daemon before load shedding: 64 queries at once, every other one waiting.
+        export AGENT_MEMORY_NATS__QUERY_MAX_IN_FLIGHT=64 AGENT_MEMORY_NATS__QUERY_MAX_QUEUED=100000000 AGENT_MEMORY_NATS__QUERY_MAX_WAIT_MS=3600000
+    fi
+    start_stack "$WORK/overload"
+    for _ in $(seq 1 1200); do
+        if "$BIN" teleport status --nats-url "$URL" --json >"$WORK/teleport-status.json" 2>/dev/null \
+            && python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); sys.exit(0 if r["bm25_cursor"] == r["bm25_log_head"] and r["bm25_rebuild"] is None else 1)' "$WORK/teleport-status.json"; then
+            break
+        fi
+        sleep 0.5
+    done
+    echo "-- $mode ($(if [[ $mode == shedding ]]; then echo 'defaults: [nats] query_max_in_flight four per core, query_max_queued 512, query_max_wait_ms 1000'; else echo '64 in flight, unbounded queue'; fi)); load average $(cut -d' ' -f1-3 /proc/loadavg)"
+    "$LOADGEN" overload --nats-url "$URL" --year-events "$OVERLOAD_EVENTS" --seconds "$OVERLOAD_SECONDS" --factor "$OVERLOAD_FACTOR" \
+        || echo "loadgen overload failed"
+    curl -s "http://127.0.0.1:$METRICS/metrics" | grep -E '^memory_query_shed_total' || echo "no query shed"
+    RSS=$(awk '/VmHWM/ {print $2}' /proc/$DAEMON_PID/status)
+    echo "daemon peak RSS: $((RSS / 1024)) MiB; still running: $(kill -0 "$DAEMON_PID" 2>/dev/null && echo yes || echo no)"
+    stop_stack
+done
+unset AGENT_MEMORY_NATS__QUERY_MAX_IN_FLIGHT AGENT_MEMORY_NATS__QUERY_MAX_QUEUED AGENT_MEMORY_NATS__QUERY_MAX_WAIT_MS
 fi
 if [[ "$SECTION" == forget ]]; then
 echo "== admin forget: a year of data ($FORGET_EVENTS events) and 20 events with a token"

@@ -24,6 +24,8 @@
 //!   into a live session at a steady rate and, after each durable ack, polls
 //!   `teleport.search` for the token until the event's id is a hit; reports the
 //!   distribution of visible − acked.
+//! - `overload`: `search` at a multiple of the measured capacity, open loop: what the
+//!   daemon admits and how fast, what it sheds (`unavailable`) and how fast.
 //! - `admin-rebuild`: `memory.admin.rebuild {"index_type": "bm25"}` and its report.
 //! - `replay`: a recorded JSONL conversation file through durable ingest at its own
 //!   pace (its timestamps' gaps divided by `--speed`), for continuous-mode batching.
@@ -36,6 +38,8 @@ mod closed_loop;
 mod gen_file;
 #[path = "loadgen/ingest.rs"]
 mod ingest;
+#[path = "loadgen/overload.rs"]
+mod overload;
 #[path = "loadgen/rebuild.rs"]
 mod rebuild;
 #[path = "loadgen/replay.rs"]
@@ -58,6 +62,7 @@ use memory_benches::year::YearSpec;
 use crate::cli::{Cli, Command, Dataset};
 use crate::gen_file::{gen_file, gen_year_file};
 use crate::ingest::{jetstream, latency, run_load};
+use crate::overload::overload;
 use crate::rebuild::admin_rebuild;
 use crate::replay::replay;
 use crate::searchable::searchable;
@@ -151,6 +156,7 @@ async fn main() -> anyhow::Result<()> {
             session_gap_secs,
         } => replay(&url, &file, speed, Duration::from_secs(session_gap_secs)).await,
         Command::Teleport(args) => teleport(&args).await,
+        Command::Overload(args) => overload(&args).await,
         Command::Searchable {
             url,
             project,

@@ -58,6 +58,7 @@ impl PartitionQueries {
         node: NodeRecord,
         mut assigned: watch::Receiver<BTreeSet<u16>>,
         handler: Arc<dyn QueryHandler>,
+        admission: memory_nats::Admission,
         shutdown: CancellationToken,
     ) -> PartitionQueries {
         let (consumer, group) = (
@@ -124,8 +125,14 @@ impl PartitionQueries {
                             "caught up: answering queries"
                         );
                         let stop = CancellationToken::new();
-                        let tasks =
-                            subscribe(&client, &group, &partitions, &store, &handler, &stop).await;
+                        let tasks = subscribe(
+                            &client,
+                            &group,
+                            &partitions,
+                            (&store, &handler, &admission),
+                            &stop,
+                        )
+                        .await;
                         REPLICA_METRICS.serving.set(1);
                         serving = Some((stop, tasks));
                     }
@@ -186,8 +193,7 @@ async fn subscribe(
     client: &async_nats::Client,
     group: &str,
     partitions: &BTreeSet<u16>,
-    store: &Store,
-    handler: &Arc<dyn QueryHandler>,
+    (store, handler, admission): (&Store, &Arc<dyn QueryHandler>, &memory_nats::Admission),
     stop: &CancellationToken,
 ) -> JoinSet<()> {
     let mut tasks = JoinSet::new();
@@ -203,8 +209,13 @@ async fn subscribe(
                 continue;
             }
         };
-        let (client, store, handler, stop) =
-            (client.clone(), store.clone(), handler.clone(), stop.clone());
+        let (client, store, handler, admission, stop) = (
+            client.clone(),
+            store.clone(),
+            handler.clone(),
+            admission.clone(),
+            stop.clone(),
+        );
         tasks.spawn(async move {
             let mut requests = JoinSet::new();
             loop {
@@ -214,8 +225,21 @@ async fn subscribe(
                 };
                 let Some(message) = message else { break };
                 let (client, store, handler) = (client.clone(), store.clone(), handler.clone());
+                // Taken here, so that a full queue refuses without waiting.
+                let queued = admission.enqueue();
                 requests.spawn(async move {
-                    let body = answer(&store, &handler, &message).await;
+                    let admitted = match queued {
+                        Ok(queued) => queued.run().await,
+                        Err(refused) => Err(refused),
+                    };
+                    let body = match admitted {
+                        Ok(admitted) => {
+                            let body = answer(&store, &handler, &message).await;
+                            drop(admitted);
+                            body
+                        }
+                        Err(refused) => serde_json::to_vec(&refused).unwrap_or_default(),
+                    };
                     if let Some(reply) = message.reply
                         && let Err(err) = client.publish(reply, body.into()).await
                     {

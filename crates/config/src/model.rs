@@ -313,6 +313,12 @@ impl Config {
                 );
             }
         }
+        if self.nats.query_max_in_flight == Some(0) {
+            return invalid("nats.query_max_in_flight", "must be greater than 0");
+        }
+        if self.nats.query_max_wait_ms == 0 {
+            return invalid("nats.query_max_wait_ms", "must be greater than 0");
+        }
         if let Some(prefix) = &self.nats.inbox_prefix
             && (prefix.is_empty()
                 || prefix.contains(['*', '>', ' '])
@@ -411,6 +417,7 @@ mod tests {
             "tls_cert_file",
             "tls_key_file",
             "inbox_prefix",
+            "query_max_in_flight",
             "otlp_endpoint",
             "api_key",
             "index_path",

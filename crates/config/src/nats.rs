@@ -45,6 +45,14 @@ pub struct NatsConfig {
     pub query_subject_prefix: String,
     /// Timeout of a CLI request to a running daemon, seconds. Default 10.
     pub request_timeout_secs: u64,
+    /// Queries the daemon answers at once. Default four per core, at least 8.
+    pub query_max_in_flight: Option<usize>,
+    /// Queries that may wait for one of those places; beyond, a query is answered
+    /// `unavailable` at once (load shedding). Default 512.
+    pub query_max_queued: usize,
+    /// The longest a query waits for a place before it is answered `unavailable`,
+    /// milliseconds. Default 1000.
+    pub query_max_wait_ms: u64,
     /// JetStream ingest.
     pub jetstream: JetStreamConfig,
 }
@@ -68,6 +76,9 @@ impl Default for NatsConfig {
             ingest_subject_prefix: "memory.ingest".into(),
             query_subject_prefix: "memory.query".into(),
             request_timeout_secs: 10,
+            query_max_in_flight: None,
+            query_max_queued: 512,
+            query_max_wait_ms: 1_000,
             jetstream: JetStreamConfig::default(),
         }
     }

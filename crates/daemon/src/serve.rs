@@ -261,6 +261,7 @@ pub async fn run(
         .serve(
             Arc::new(QueryAdapter(query_service)),
             memory_query::METHODS,
+            crate::settings::query_admission(&config),
             shutdown.clone(),
         )
         .await?;
@@ -471,6 +472,7 @@ async fn serve_replica(
         node,
         replica.partitions(),
         Arc::new(QueryAdapter(query_service)),
+        crate::settings::query_admission(config),
         shutdown.clone(),
     );
     // Admin calls, this node's own: each replica keeps its own projections and indexes.

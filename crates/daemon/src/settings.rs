@@ -113,6 +113,17 @@ pub fn vector_settings(
     })
 }
 
+/// How many queries the daemon answers at once and lets wait (`[nats] query_max_*`).
+pub fn query_admission(config: &Config) -> memory_nats::Admission {
+    let mut limits = memory_nats::QueryLimits::for_this_machine();
+    if let Some(max_in_flight) = config.nats.query_max_in_flight {
+        limits.max_in_flight = max_in_flight;
+    }
+    limits.max_queued = config.nats.query_max_queued;
+    limits.max_wait = Duration::from_millis(config.nats.query_max_wait_ms);
+    memory_nats::Admission::new(limits)
+}
+
 /// Makes `pipeline` write what a cluster replica writes, so that every replica of a
 /// group — and a tool run on a replica's data dir — holds the same projections: the TOC
 /// extractive (the lease holder publishes model summaries, [`cluster_model_summaries`])

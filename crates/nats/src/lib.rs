@@ -28,6 +28,7 @@
 #![forbid(unsafe_code)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used))]
 
+mod admission;
 mod connect;
 mod error;
 mod instance;
@@ -36,13 +37,13 @@ mod query;
 mod request_reply;
 mod stream_setup;
 
+pub use admission::{Admission, Admitted, QueryLimits, Queued};
 pub use connect::connect;
 pub use error::NatsError;
 pub use instance::{Instance, PING_WINDOW, Peer, claim_single, ping_query_services};
 pub use jetstream::JetStreamIngest;
 pub use query::{
-    MAX_IN_FLIGHT, QUERY_SERVICE_NAME, QUERY_SUBJECT_PREFIX, QueryHandler, QueryServer,
-    RegisteredQueryService,
+    QUERY_SERVICE_NAME, QUERY_SUBJECT_PREFIX, QueryHandler, QueryServer, RegisteredQueryService,
 };
 pub use request_reply::{RequestReplyIngest, ingest_payload};
 pub use stream_setup::{ensure_consumer, ensure_stream};

@@ -11,9 +11,10 @@
 //! the message, so per-endpoint error counts live in Prometheus instead:
 //! `memory_query_requests_total{outcome}`.)
 //!
-//! Requests run on the blocking pool (store reads), at most [`MAX_IN_FLIGHT`] at once;
-//! endpoints share a queue group, so several daemons serving one store answer each
-//! request once.
+//! Requests run on the blocking pool (store reads), as many at once as [`Admission`]
+//! lets run, a bounded number waiting; beyond that a request is answered `unavailable`
+//! at once (load shedding). Endpoints share a queue group, so several daemons serving
+//! one store answer each request once.
 
 use std::sync::Arc;
 
@@ -21,20 +22,18 @@ use async_nats::HeaderMap;
 use async_nats::service::ServiceExt;
 use futures::StreamExt;
 use memory_types::{ErrorCode, ServiceError};
-use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, info_span, warn};
 
 use crate::NatsError;
+use crate::admission::Admission;
 
 /// Name of the micro service in `$SRV` discovery.
 pub const QUERY_SERVICE_NAME: &str = "memory-query";
 /// Default subject prefix of the query calls, `memory.query.<project>.<method>`
 /// (`[nats] query_subject_prefix`).
 pub const QUERY_SUBJECT_PREFIX: &str = "memory.query";
-/// Queries answered concurrently.
-pub const MAX_IN_FLIGHT: usize = 64;
 
 /// Answers one query call; implemented over the query crate by the daemon.
 pub trait QueryHandler: Send + Sync + 'static {
@@ -107,6 +106,7 @@ impl RegisteredQueryService {
         self,
         handler: Arc<dyn QueryHandler>,
         methods: &[&str],
+        admission: Admission,
         shutdown: CancellationToken,
     ) -> Result<QueryServer, NatsError> {
         let subscribe_error = |subject: &str, err: &dyn std::fmt::Display| NatsError::Subscribe {
@@ -115,7 +115,6 @@ impl RegisteredQueryService {
         };
         let RegisteredQueryService { service, prefix } = self;
         let prefix: Arc<str> = prefix.into();
-        let in_flight = Arc::new(Semaphore::new(MAX_IN_FLIGHT));
         let mut tasks = JoinSet::new();
         for method in methods {
             let subject = format!("{prefix}.*.{method}");
@@ -125,9 +124,9 @@ impl RegisteredQueryService {
                 .add(subject.clone())
                 .await
                 .map_err(|err| subscribe_error(&subject, &err))?;
-            let (handler, in_flight, shutdown, method, prefix) = (
+            let (handler, admission, shutdown, method, prefix) = (
                 handler.clone(),
-                in_flight.clone(),
+                admission.clone(),
                 shutdown.clone(),
                 (*method).to_string(),
                 prefix.clone(),
@@ -140,16 +139,23 @@ impl RegisteredQueryService {
                         request = endpoint.next() => request,
                     };
                     let Some(request) = request else { break };
-                    let Ok(permit) = in_flight.clone().acquire_owned().await else {
-                        break;
-                    };
+                    // Taken here, so that a full queue refuses without waiting.
+                    let queued = admission.enqueue();
                     let (handler, method, prefix) =
                         (handler.clone(), method.clone(), prefix.clone());
                     let span = info_span!("query_request", method = %method);
                     requests.spawn(
                         async move {
-                            answer(handler, &prefix, &method, request).await;
-                            drop(permit);
+                            match queued {
+                                Ok(queued) => match queued.run().await {
+                                    Ok(admitted) => {
+                                        answer(handler, &prefix, &method, request).await;
+                                        drop(admitted);
+                                    }
+                                    Err(refused) => respond(request, Err(refused)).await,
+                                },
+                                Err(refused) => respond(request, Err(refused)).await,
+                            }
                         }
                         .instrument(span),
                     );
@@ -199,6 +205,16 @@ async fn answer(
                 .unwrap_or_else(|err| Err(ServiceError::internal(format!("query panicked: {err}"))))
         }
     };
+    respond(request, result).await;
+}
+
+/// Sends `result` as the reply to `request`: the value, or `{"error": …}` with the
+/// micro-service error headers.
+async fn respond(
+    request: async_nats::service::Request,
+    result: Result<serde_json::Value, ServiceError>,
+) {
+    let subject = request.message.subject.to_string();
     let (body, headers) = match result {
         Ok(value) => (serde_json::to_vec(&value), HeaderMap::new()),
         Err(err) => {

@@ -117,6 +117,8 @@ pub(super) enum Command {
     },
     /// BM25 through the daemon: `teleport.search` and `search` (bm25 tier).
     Teleport(TeleportArgs),
+    /// `search` at a multiple of the daemon's measured capacity (load shedding).
+    Overload(OverloadArgs),
     /// Ingest-to-searchable delay of a live session (BM25 index).
     Searchable {
         /// NATS URL.
@@ -162,6 +164,33 @@ pub(super) enum Command {
     },
 }
 
+/// `overload`'s arguments.
+#[derive(Args, Clone)]
+pub(super) struct OverloadArgs {
+    /// NATS URL.
+    #[arg(long = "nats-url", visible_alias = "url")]
+    pub(super) url: String,
+    /// Seconds of each phase (capacity, then the open loop).
+    #[arg(long, default_value_t = 20)]
+    pub(super) seconds: u64,
+    /// Clients asking back to back while the capacity is measured.
+    #[arg(long, default_value_t = 16)]
+    pub(super) capacity_concurrency: usize,
+    /// The open loop's rate, in multiples of the measured capacity.
+    #[arg(long, default_value_t = 4.0)]
+    pub(super) factor: f64,
+    /// Questions per project.
+    #[arg(long, default_value_t = 50)]
+    pub(super) questions: usize,
+    /// Events of the year the daemon holds (as given to `gen-file --dataset year`).
+    #[arg(long, default_value_t = YearSpec::default().events)]
+    pub(super) year_events: usize,
+    /// Seed of that year.
+    #[arg(long, default_value_t = YearSpec::default().seed)]
+    pub(super) seed: u64,
+}
+
+/// `teleport`'s arguments.
 #[derive(Args, Clone)]
 pub(super) struct TeleportArgs {
     /// NATS URL.

@@ -13,9 +13,9 @@ use crate::cli::TeleportArgs;
 use crate::closed_loop::{ReplyCheck, closed_loop};
 
 /// One question, asked in one project.
-struct Question {
-    project: &'static str,
-    text: String,
+pub(super) struct Question {
+    pub(super) project: &'static str,
+    pub(super) text: String,
 }
 
 /// `per_project` natural-language questions per project, made deterministically from the
@@ -23,7 +23,7 @@ struct Question {
 /// in-process `bm25` bench: 2–4 content words of one event in a question; one in ten
 /// each with an apostrophe, a colon, parentheses, or a code identifier or path), then
 /// interleaved so that consecutive questions go to the projects in turn.
-fn year_questions(events: &[YearEvent], per_project: usize) -> Vec<Question> {
+pub(super) fn year_questions(events: &[YearEvent], per_project: usize) -> Vec<Question> {
     let mut per: Vec<Vec<Question>> = Vec::new();
     for (index, (project, _)) in YEAR_PROJECTS.iter().enumerate() {
         // What the indexer indexes (`memory_search::documents::event_doc`).
