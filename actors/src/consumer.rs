@@ -185,6 +185,9 @@ struct Retry {
     last_error: String,
     /// The item is bad input: park it at the next step, whatever the attempts.
     park_now: bool,
+    /// The item is never parked (the failure is the environment's, or the consumer
+    /// never skips it): retried with backoff for as long as it fails.
+    never_park: bool,
 }
 
 /// Mutable state.
@@ -502,7 +505,8 @@ fn start_step<C: OutboxConsumer>(myself: &ActorRef<ConsumerMsg<C>>, state: &mut 
         .retry
         .as_ref()
         .filter(|retry| {
-            (retry.park_now || retry.attempts >= state.config.max_attempts)
+            !retry.never_park
+                && (retry.park_now || retry.attempts >= state.config.max_attempts)
                 && retry.seq == cursor.next()
         })
         .map(|retry| (retry.attempts, retry.last_error.clone()));
@@ -560,7 +564,7 @@ fn run_step<C: OutboxConsumer>(
                 error: format!("reading the feed: {err}"),
                 panicked: false,
                 bad_input: false,
-                unparkable: false,
+                unparkable: true,
             };
         }
     };
@@ -597,7 +601,9 @@ fn run_step<C: OutboxConsumer>(
                 error: format!("parking: {err}"),
                 panicked: false,
                 bad_input: false,
-                unparkable: false,
+                // Parking failed for the environment (it writes too): not parked, and
+                // applied again once the environment is mended.
+                unparkable: err.is_environmental(),
             },
         };
     }
@@ -613,7 +619,7 @@ fn run_step<C: OutboxConsumer>(
             error: err.to_string(),
             panicked: false,
             bad_input: err.is_bad_input(),
-            unparkable: false,
+            unparkable: err.is_environmental(),
         },
     }
 }
@@ -688,6 +694,39 @@ fn on_step_done<C: OutboxConsumer>(
                 .consumer_failures
                 .with_label_values(&[name.as_str()])
                 .inc();
+            let never_park = unparkable
+                || state
+                    .retry
+                    .as_ref()
+                    .is_some_and(|retry| retry.seq == first && retry.never_park);
+            if never_park {
+                // Not the entry's fault (the disk, a read-only directory), or an entry
+                // this consumer never skips: no isolating, no parking — applied again
+                // with backoff (up to the longest) until whatever fails it is mended.
+                let attempts = match &mut state.retry {
+                    Some(retry) if retry.seq == first => {
+                        retry.attempts += 1;
+                        retry.last_error = error.clone();
+                        retry.never_park = true;
+                        retry.attempts
+                    }
+                    _ => {
+                        state.retry = Some(Retry {
+                            seq: first,
+                            attempts: 1,
+                            last_error: error.clone(),
+                            park_now: false,
+                            never_park: true,
+                        });
+                        1
+                    }
+                };
+                error!(consumer = %name, seq = first.0, attempts, error = %error, "cannot apply; applying again after a pause (never parked: not the entry's fault, or an entry this consumer never skips)");
+                let delay = state.config.retry_backoff.delay(attempts - 1);
+                state.retry_scheduled = true;
+                myself.send_after(delay, || ConsumerMsg::RetryDue);
+                return false;
+            }
             if !single {
                 // Isolate the poison entry: replay this range one item at a time.
                 debug!(consumer = %name, first = first.0, last = last.0, error = %error, "batch failed; isolating");
@@ -707,20 +746,11 @@ fn on_step_done<C: OutboxConsumer>(
                         attempts: 1,
                         last_error: error.clone(),
                         park_now: bad_input,
+                        never_park: false,
                     });
                     1
                 }
             };
-            if unparkable {
-                // Not skipped: start over after the longest pause, so the entry is
-                // applied again (and again) until whatever fails it is mended.
-                error!(consumer = %name, seq = first.0, error = %error, "an entry this consumer never skips keeps failing; applying it again after a pause");
-                state.retry = None;
-                let delay = state.config.retry_backoff.delay(u32::MAX);
-                state.retry_scheduled = true;
-                myself.send_after(delay, || ConsumerMsg::RetryDue);
-                return false;
-            }
             warn!(consumer = %name, seq = first.0, attempts, panicked, bad_input, error = %error, "entry failed");
             if bad_input || attempts >= state.config.max_attempts {
                 return true; // the next step parks it

@@ -319,3 +319,45 @@ async fn a_proposal_the_following_agent_fails_on_is_applied_again_never_parked()
     pipeline.shutdown().await;
     scenario.teardown();
 }
+
+/// A failure that is the environment's (a full disk, a read-only index directory:
+/// [`ConsumerError::Unavailable`]) outlasts the retries: the entry is not parked — that
+/// would leave a hole in the projection — but applied again with backoff until it goes
+/// through, and nothing after it is skipped.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_entry_failing_for_the_environment_is_retried_never_parked() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = Store::open(dir.path(), &StoreOptions::default()).expect("store");
+    let failures = Arc::new(std::sync::atomic::AtomicU32::new(0));
+    let counted = failures.clone();
+    let factory: ConsumerFactory<SessionCatalog> = Arc::new(move |store: &Store| {
+        let counted = counted.clone();
+        SessionCatalog::with_reject(
+            store,
+            Arc::new(move |event: &Event| {
+                // More failures than the runner's attempts before it would park.
+                (event.event_id == "e5"
+                    && counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst) < 8)
+                    .then(|| ConsumerError::Unavailable("the disk is full".to_owned()))
+            }),
+        )
+    });
+    let pipeline = Pipeline::start(store.clone(), config(factory))
+        .await
+        .expect("start");
+    append(
+        &pipeline,
+        (0..10).map(|i| event(&format!("e{i}"), "s1", i)).collect(),
+    )
+    .await;
+    assert!(
+        pipeline.wait_caught_up(Duration::from_secs(20)).await,
+        "applied once the failures stopped"
+    );
+    assert!(
+        failures.load(std::sync::atomic::Ordering::SeqCst) > RunnerConfig::for_tests().max_attempts
+    );
+    assert!(store.dead_letters(10).expect("dead letters").is_empty());
+    assert_eq!(sessions(&store).get("s1").map(|s| s.0), Some(10), "no hole");
+    pipeline.shutdown().await;
+}

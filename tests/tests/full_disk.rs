@@ -155,3 +155,169 @@ async fn a_full_disk_acknowledges_nothing_unstored_and_says_so() -> anyhow::Resu
     drop(mount);
     Ok(())
 }
+
+/// Where the BM25 index stands: (committed cursor, log head, healthy, event documents).
+async fn bm25(client: &async_nats::Client) -> anyhow::Result<(u64, u64, bool, u64)> {
+    let status = request_json(client, "memory.query.full.teleport.status", &json!({})).await?;
+    Ok((
+        status["bm25_cursor"].as_u64().unwrap_or(0),
+        status["bm25_log_head"].as_u64().unwrap_or(u64::MAX),
+        status["bm25_healthy"].as_bool().unwrap_or(false),
+        status["bm25_doc_counts"]["event"].as_u64().unwrap_or(0),
+    ))
+}
+
+/// Makes a directory tree read-only for everyone, root included (`chattr -R +i`: no
+/// file in it can be created, renamed, removed or written), and writable again when
+/// dropped.
+struct Immutable(PathBuf);
+
+impl Immutable {
+    fn set(dir: &Path) -> anyhow::Result<Immutable> {
+        let output = Command::new("chattr")
+            .arg("-R")
+            .arg("+i")
+            .arg(dir)
+            .output()?;
+        if !output.status.success() {
+            bail!("{}", String::from_utf8_lossy(&output.stderr).trim());
+        }
+        Ok(Immutable(dir.to_path_buf()))
+    }
+}
+
+impl Drop for Immutable {
+    fn drop(&mut self) {
+        let _ = Command::new("chattr")
+            .arg("-R")
+            .arg("-i")
+            .arg(&self.0)
+            .output();
+    }
+}
+
+/// The BM25 index directory turns read-only (immutable, for root too) while events keep
+/// coming: ingest goes on (the index is not on its path), queries keep answering, the
+/// index says it is behind and unhealthy, its failed commits are retried and never
+/// parked, and once the directory is writable again the index catches up by itself —
+/// every event indexed, none in the dead letters — without a restart.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_index_directory_that_turns_read_only_catches_up_once_writable() -> anyhow::Result<()> {
+    let root = tempfile::tempdir()?;
+    let nats = NatsServer::start()?;
+    let data = root.path().join("data");
+    let index_dir = root.path().join("bm25");
+    let index = index_dir.display().to_string();
+    let env = [
+        ("AGENT_MEMORY_TELEPORT__VECTOR__ENABLED", "false"),
+        ("AGENT_MEMORY_TELEPORT__BM25__INDEX_PATH", index.as_str()),
+        // Retries every 2 s at most, so that the test sees the catch-up soon.
+        ("AGENT_MEMORY_CONSUMERS__RETRY_MAX_MS", "2000"),
+    ];
+    let (mut daemon, _) = serve_daemon(&nats.url(), &data, &env)?;
+    let client = nats.connect().await?;
+    let reply = request_json(&client, "memory.ingest.full", &batch(0)).await?;
+    assert_eq!(reply["accepted"].as_u64(), Some(100), "{reply}");
+    let caught_up = |wanted: u64, within: Duration| {
+        let client = client.clone();
+        async move {
+            let deadline = Instant::now() + within;
+            loop {
+                let (cursor, head, healthy, events) = bm25(&client).await?;
+                if cursor == head && healthy && events == wanted {
+                    return anyhow::Ok(());
+                }
+                if Instant::now() > deadline {
+                    bail!(
+                        "bm25 cursor {cursor} of {head}, healthy {healthy}, {events} events indexed, {wanted} wanted"
+                    );
+                }
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+        }
+    };
+    caught_up(100, Duration::from_secs(60)).await?;
+
+    let read_only = match Immutable::set(&index_dir) {
+        Ok(read_only) => read_only,
+        Err(err) if std::env::var_os("MEMORY_TEST_REQUIRE_MOUNT").is_none() => {
+            eprintln!(
+                "full_disk: read-only index not run, cannot chattr here ({err}); it needs root"
+            );
+            daemon.terminate()?;
+            return Ok(());
+        }
+        Err(err) => return Err(err.context("cannot make the index directory read-only")),
+    };
+    for n in 1..=3 {
+        let reply = request_json(&client, "memory.ingest.full", &batch(n)).await?;
+        assert_eq!(
+            reply["accepted"].as_u64(),
+            Some(100),
+            "ingest does not wait for the index: {reply}"
+        );
+    }
+    // The index cannot commit: it stays behind and says so; queries still answer.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let (cursor, head, healthy, _) = bm25(&client).await?;
+        if cursor < head && !healthy {
+            break;
+        }
+        if Instant::now() > deadline {
+            bail!("a read-only index went unnoticed: cursor {cursor} of {head}, healthy {healthy}");
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let answer = request_json(
+        &client,
+        "memory.query.full.search",
+        &json!({"query": "which TTL did we decide on for sessions"}),
+    )
+    .await?;
+    assert!(answer.get("error").is_none(), "{answer}");
+    let events = request_json(
+        &client,
+        "memory.query.full.events.get",
+        &json!({"session_id": "s0", "limit": 5}),
+    )
+    .await?;
+    assert!(
+        events["events"].as_array().is_some_and(|e| !e.is_empty()),
+        "{events}"
+    );
+
+    drop(read_only);
+    if let Err(err) = caught_up(400, Duration::from_secs(90)).await {
+        let log = daemon.stderr();
+        let tail: Vec<&str> = log
+            .lines()
+            .filter(|line| line.contains("entry failed") || line.contains("parked"))
+            .take(8)
+            .chain(
+                log.lines()
+                    .rev()
+                    .take(10)
+                    .collect::<Vec<_>>()
+                    .into_iter()
+                    .rev(),
+            )
+            .collect();
+        bail!("{err}; the daemon's log:\n{}", tail.join("\n"));
+    }
+    let status = request_json(&client, "memory.admin.status", &json!({})).await?;
+    let log = daemon.stderr();
+    let parked: Vec<&str> = log
+        .lines()
+        .filter(|line| line.contains("parked") || line.contains("entry failed"))
+        .take(6)
+        .collect();
+    assert_eq!(
+        status["dead_letters"].as_u64(),
+        Some(0),
+        "{status}\n{}",
+        parked.join("\n")
+    );
+    daemon.terminate()?;
+    Ok(())
+}

@@ -475,7 +475,21 @@ impl Bm25Handle {
         };
         let index_events = self.shared.settings.index_events;
         for item in items {
-            apply_item(&mut state.writer, store, item, index_events)?;
+            if let Err(err) = apply_item(&mut state.writer, store, item, index_events) {
+                if err.is_environmental() {
+                    // A writer thread died of the directory (it could not write a
+                    // segment): roll back to the last commit, which also starts new
+                    // threads, and replay from there once the directory is mended.
+                    warn!(error = %err, "bm25 writer failed; rolling back and replaying");
+                    if let Err(rollback_err) = state.writer.rollback() {
+                        warn!(error = %rollback_err, "bm25 rollback failed");
+                    }
+                    state.applied = self.committed_cursor();
+                    state.dirty = false;
+                    self.write_state().error = Some(format!("write failed: {err}"));
+                }
+                return Err(err);
+            }
         }
         state.applied = state.applied.max(up_to);
         state.dirty = true;
@@ -506,7 +520,8 @@ impl Bm25Handle {
     /// reported unhealthy; the caller replays from [`Bm25Handle::committed_cursor`].
     ///
     /// # Errors
-    /// [`ConsumerError::Transient`] when the commit failed.
+    /// [`ConsumerError::Unavailable`] when the commit failed (the directory could not be
+    /// written: never the items' fault).
     pub fn commit(&self, store: &Store) -> Result<(), ConsumerError> {
         let mut guard = lock(&self.shared.writer);
         let Some(state) = guard.as_mut() else {
@@ -572,7 +587,7 @@ impl Bm25Handle {
                 state.applied = committed;
                 state.dirty = false;
                 self.write_state().error = Some(format!("commit failed: {err}"));
-                Err(ConsumerError::Transient(format!(
+                Err(ConsumerError::Unavailable(format!(
                     "bm25 commit failed: {err}"
                 )))
             }
@@ -857,8 +872,14 @@ fn bm25_selector(kind: PruneKind) -> DocSelector {
     }
 }
 
+/// A tantivy failure as the runner should take it: the directory's
+/// ([`ConsumerError::Unavailable`], retried until mended, never parked) or not.
 fn to_transient(err: SearchError) -> ConsumerError {
-    ConsumerError::Transient(format!("bm25: {err}"))
+    if err.is_environmental() {
+        ConsumerError::Unavailable(format!("bm25: {err}"))
+    } else {
+        ConsumerError::Transient(format!("bm25: {err}"))
+    }
 }
 
 /// One feed item into the writer (see [`crate::index_docs`]).

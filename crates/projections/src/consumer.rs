@@ -32,6 +32,12 @@ pub enum ConsumerError {
     /// transient fault, and logged as an error when it is parked.
     #[error("{0}")]
     Internal(String),
+    /// What this consumer writes to cannot be written now — a full disk, a read-only
+    /// index directory: never the item's fault, so the runner retries it after its
+    /// longest backoff for as long as it takes and never parks it (parking would leave a
+    /// hole in the projection that only a rebuild mends).
+    #[error("{0}")]
+    Unavailable(String),
 }
 
 impl ConsumerError {
@@ -39,6 +45,18 @@ impl ConsumerError {
     #[must_use]
     pub fn is_bad_input(&self) -> bool {
         matches!(self, ConsumerError::BadInput(_))
+    }
+
+    /// Whether the failure is the environment's, not the item's: a store that cannot
+    /// write (or a poisoned one), or [`ConsumerError::Unavailable`]. The runner never
+    /// parks an item for it.
+    #[must_use]
+    pub fn is_environmental(&self) -> bool {
+        matches!(
+            self,
+            ConsumerError::Unavailable(_)
+                | ConsumerError::Store(StoreError::Storage(_) | StoreError::Poisoned)
+        )
     }
 }
 

@@ -931,7 +931,8 @@ impl OutboxConsumer for RollupBuilder {
     }
 }
 
-/// The grips a node's bullets cite, loaded (missing ones skipped).
+/// The grips a node's bullets cite, loaded (missing ones, and any of another project —
+/// grip ids are unique within a project only — skipped).
 ///
 /// # Errors
 /// Store or decoding failures.
@@ -942,6 +943,7 @@ pub fn bullet_grips(store: &Store, node: &TocNode) -> Result<Vec<Grip>, Consumer
         for grip_id in &bullet.grip_ids {
             if seen.insert(*grip_id)
                 && let Some(grip) = GripExtractor::grip(store, grip_id)?
+                && grip.project_id == node.project_id
             {
                 grips.push(grip);
             }

@@ -622,11 +622,11 @@ impl VectorHandle {
             if let Some(index) = guard.as_mut() {
                 let text = payload(writer.applied, writer.last_prune.as_ref());
                 // A commit that fails as a full disk would (the `failpoints` feature).
-                fail::fail_point!("vector_commit", |_| Err(ConsumerError::Transient(
+                fail::fail_point!("vector_commit", |_| Err(ConsumerError::Unavailable(
                     "vector commit failed: injected failure".to_owned()
                 )));
                 index.commit(&text).map_err(|err| {
-                    ConsumerError::Transient(format!("vector commit failed: {err}"))
+                    ConsumerError::Unavailable(format!("vector commit failed: {err}"))
                 })?;
             }
         }

@@ -72,4 +72,6 @@ mod hybrid_tests;
 #[cfg(test)]
 mod ideas_tests;
 #[cfg(test)]
+mod isolation_tests;
+#[cfg(test)]
 mod tests;

@@ -105,6 +105,8 @@ fn segment_events(
     let store = view.store;
     let segment_id = node.node_id.to_string();
     let seqs: Vec<u64> = match Segmenter::segment(store, &segment_id)? {
+        // A segment id is unique within its project only (see `load_events`).
+        Some(segment) if segment.project_id != view.project_id => Vec::new(),
         Some(segment) => segment.events.iter().map(|e| e.seq).collect(),
         None => {
             if open_segments.is_none() {
@@ -122,13 +124,18 @@ fn segment_events(
                 .unwrap_or_default()
         }
     };
-    load_events(store, &seqs)
+    load_events(store, view.project_id, &seqs)
 }
 
-fn load_events(store: &Store, seqs: &[u64]) -> crate::Result<Vec<Event>> {
+/// The events at `seqs` that belong to `project_id`. Segment and grip ids derive from
+/// their first event's time and id, which are unique within a project only: a record
+/// another project's identical ids wrote must never reach this project's answer.
+fn load_events(store: &Store, project_id: &str, seqs: &[u64]) -> crate::Result<Vec<Event>> {
     let mut events = Vec::with_capacity(seqs.len());
     for seq in seqs {
-        if let Some(event) = store.event(OutboxSeq(*seq))? {
+        if let Some(event) = store.event(OutboxSeq(*seq))?
+            && event.project_id == project_id
+        {
             events.push(event);
         }
     }
@@ -257,7 +264,10 @@ pub(crate) fn matching_grips(
             continue;
         }
         for grip_id in &bullet.grip_ids {
-            grips.extend(GripExtractor::grip(store, grip_id)?);
+            grips.extend(
+                GripExtractor::grip(store, grip_id)?
+                    .filter(|grip| grip.project_id == node.project_id),
+            );
         }
     }
     Ok(grips)

@@ -45,6 +45,24 @@ impl From<memory_types::UnknownDocType> for SearchError {
 }
 
 impl SearchError {
+    /// Whether the failure is the index directory's, not the documents': it cannot be
+    /// written (a full disk, a read-only directory) or a writer thread died of that.
+    /// Retrying once the directory is mended succeeds.
+    #[must_use]
+    pub fn is_environmental(&self) -> bool {
+        matches!(
+            self,
+            SearchError::OpenDirectory { .. }
+                | SearchError::Tantivy(
+                    TantivyError::IoError(_)
+                        | TantivyError::ErrorInThread(_)
+                        | TantivyError::OpenWriteError(_)
+                        | TantivyError::OpenDirectoryError(_)
+                        | TantivyError::OpenReadError(_)
+                )
+        )
+    }
+
     pub(crate) fn open_directory(path: &std::path::Path, error: &OpenDirectoryError) -> Self {
         Self::OpenDirectory {
             path: path.display().to_string(),
