@@ -135,10 +135,14 @@ pub enum StepOutcome {
         /// ([`ConsumerError::BadInput`]): retrying cannot help, so once isolated it is
         /// parked without waiting out the retries.
         bad_input: bool,
-        /// Whether the item is one the consumer never skips
-        /// ([`OutboxConsumer::never_park`]): instead of parking it, the consumer waits
-        /// out the longest backoff and applies it again, for as long as it fails.
+        /// Whether this failure is the environment's
+        /// ([`ConsumerError::is_environmental`]): held and applied again with backoff,
+        /// neither isolated nor parked, and not counted towards parking.
         unparkable: bool,
+        /// Whether the item is one the consumer never skips
+        /// ([`OutboxConsumer::never_park`]): from now on it is applied again with backoff
+        /// for as long as it fails, whatever the failure.
+        never_skipped: bool,
     },
     /// The item at `seq` was parked.
     Parked {
@@ -185,9 +189,11 @@ struct Retry {
     last_error: String,
     /// The item is bad input: park it at the next step, whatever the attempts.
     park_now: bool,
-    /// The item is never parked (the failure is the environment's, or the consumer
-    /// never skips it): retried with backoff for as long as it fails.
+    /// The consumer never skips the item: retried with backoff for as long as it fails.
     never_park: bool,
+    /// Failures held for the environment in a row (their backoff; they do not count
+    /// towards parking).
+    held: u32,
 }
 
 /// Mutable state.
@@ -535,6 +541,7 @@ fn start_step<C: OutboxConsumer>(myself: &ActorRef<ConsumerMsg<C>>, state: &mut 
                     panicked: true,
                     bad_input: false,
                     unparkable: false,
+                    never_skipped: false,
                 },
                 elapsed: started.elapsed(),
             },
@@ -565,6 +572,7 @@ fn run_step<C: OutboxConsumer>(
                 panicked: false,
                 bad_input: false,
                 unparkable: true,
+                never_skipped: false,
             };
         }
     };
@@ -587,7 +595,8 @@ fn run_step<C: OutboxConsumer>(
                 error: format!("{error} (never skipped: applied again after a pause)"),
                 panicked: false,
                 bad_input: false,
-                unparkable: true,
+                unparkable: false,
+                never_skipped: true,
             };
         }
         let payload = describe_item(item);
@@ -604,6 +613,7 @@ fn run_step<C: OutboxConsumer>(
                 // Parking failed for the environment (it writes too): not parked, and
                 // applied again once the environment is mended.
                 unparkable: err.is_environmental(),
+                never_skipped: false,
             },
         };
     }
@@ -620,6 +630,7 @@ fn run_step<C: OutboxConsumer>(
             panicked: false,
             bad_input: err.is_bad_input(),
             unparkable: err.is_environmental(),
+            never_skipped: false,
         },
     }
 }
@@ -687,6 +698,7 @@ fn on_step_done<C: OutboxConsumer>(
             panicked,
             bad_input,
             unparkable,
+            never_skipped,
         } => {
             state.counters.num_failures += 1;
             state.counters.last_error = Some(error.clone());
@@ -694,35 +706,37 @@ fn on_step_done<C: OutboxConsumer>(
                 .consumer_failures
                 .with_label_values(&[name.as_str()])
                 .inc();
-            let never_park = unparkable
+            let sticky = never_skipped
                 || state
                     .retry
                     .as_ref()
                     .is_some_and(|retry| retry.seq == first && retry.never_park);
-            if never_park {
+            if unparkable || sticky {
                 // Not the entry's fault (the disk, a read-only directory), or an entry
                 // this consumer never skips: no isolating, no parking — applied again
-                // with backoff (up to the longest) until whatever fails it is mended.
-                let attempts = match &mut state.retry {
+                // with backoff (up to the longest) until whatever fails it is mended. A
+                // later failure of another kind is handled as that kind.
+                let held = match &mut state.retry {
                     Some(retry) if retry.seq == first => {
-                        retry.attempts += 1;
+                        retry.held += 1;
                         retry.last_error = error.clone();
-                        retry.never_park = true;
-                        retry.attempts
+                        retry.never_park = sticky;
+                        retry.held
                     }
                     _ => {
                         state.retry = Some(Retry {
                             seq: first,
-                            attempts: 1,
+                            attempts: 0,
                             last_error: error.clone(),
                             park_now: false,
-                            never_park: true,
+                            never_park: sticky,
+                            held: 1,
                         });
                         1
                     }
                 };
-                error!(consumer = %name, seq = first.0, attempts, error = %error, "cannot apply; applying again after a pause (never parked: not the entry's fault, or an entry this consumer never skips)");
-                let delay = state.config.retry_backoff.delay(attempts - 1);
+                error!(consumer = %name, seq = first.0, held, error = %error, "cannot apply; applying again after a pause (never parked: not the entry's fault, or an entry this consumer never skips)");
+                let delay = state.config.retry_backoff.delay(held - 1);
                 state.retry_scheduled = true;
                 myself.send_after(delay, || ConsumerMsg::RetryDue);
                 return false;
@@ -747,6 +761,7 @@ fn on_step_done<C: OutboxConsumer>(
                         last_error: error.clone(),
                         park_now: bad_input,
                         never_park: false,
+                        held: 0,
                     });
                     1
                 }

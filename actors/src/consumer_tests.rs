@@ -361,3 +361,45 @@ async fn an_entry_failing_for_the_environment_is_retried_never_parked() {
     assert_eq!(sessions(&store).get("s1").map(|s| s.0), Some(10), "no hole");
     pipeline.shutdown().await;
 }
+
+/// A hold for the environment does not stick to the entry: once the environment is
+/// mended, an entry that is itself bad is isolated and parked as always.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bad_entry_is_still_parked_after_a_hold_for_the_environment() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = Store::open(dir.path(), &StoreOptions::default()).expect("store");
+    let calls = Arc::new(std::sync::atomic::AtomicU32::new(0));
+    let counted = calls.clone();
+    let factory: ConsumerFactory<SessionCatalog> = Arc::new(move |store: &Store| {
+        let counted = counted.clone();
+        SessionCatalog::with_reject(
+            store,
+            Arc::new(move |event: &Event| {
+                (event.event_id == "e5").then(|| {
+                    if counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst) < 2 {
+                        ConsumerError::Unavailable("the disk is full".to_owned())
+                    } else {
+                        ConsumerError::BadInput("unreadable".to_owned())
+                    }
+                })
+            }),
+        )
+    });
+    let pipeline = Pipeline::start(store.clone(), config(factory))
+        .await
+        .expect("start");
+    append(
+        &pipeline,
+        (0..10).map(|i| event(&format!("e{i}"), "s1", i)).collect(),
+    )
+    .await;
+    assert!(
+        pipeline.wait_caught_up(Duration::from_secs(20)).await,
+        "moved past the bad entry"
+    );
+    let dead = store.dead_letters(10).expect("dead letters");
+    assert_eq!(dead.len(), 1, "{dead:?}");
+    assert!(dead[0].1.error.contains("unreadable"));
+    assert_eq!(sessions(&store).get("s1").map(|s| s.0), Some(9));
+    pipeline.shutdown().await;
+}

@@ -228,18 +228,7 @@ async fn subscribe(
                 // Taken here, so that a full queue refuses without waiting.
                 let queued = admission.enqueue();
                 requests.spawn(async move {
-                    let admitted = match queued {
-                        Ok(queued) => queued.run().await,
-                        Err(refused) => Err(refused),
-                    };
-                    let body = match admitted {
-                        Ok(admitted) => {
-                            let body = answer(&store, &handler, &message).await;
-                            drop(admitted);
-                            body
-                        }
-                        Err(refused) => serde_json::to_vec(&refused).unwrap_or_default(),
-                    };
+                    let body = answer(&store, &handler, &message, queued).await;
                     if let Some(reply) = message.reply
                         && let Err(err) = client.publish(reply, body.into()).await
                     {
@@ -260,6 +249,7 @@ async fn answer(
     store: &Store,
     handler: &Arc<dyn QueryHandler>,
     message: &async_nats::Message,
+    queued: Result<memory_nats::Queued, ServiceError>,
 ) -> Vec<u8> {
     let encode = |result: Result<Value, ServiceError>| {
         match result {
@@ -267,6 +257,12 @@ async fn answer(
             Err(err) => serde_json::to_vec(&err),
         }
         .unwrap_or_default()
+    };
+    // A full queue refuses at once; a place to run is taken only after the wait for
+    // `min_seq`, which must not hold one while the replica catches up.
+    let queued = match queued {
+        Ok(queued) => queued,
+        Err(refused) => return encode(Err(refused)),
     };
     // `memory.q.<partition>.<project>.<method…>`
     let mut tokens = message.subject.as_str().splitn(5, '.').skip(3);
@@ -301,9 +297,14 @@ async fn answer(
         }
         payload = serde_json::to_vec(&Value::Object(request)).unwrap_or_default();
     }
+    let admitted = match queued.run().await {
+        Ok(admitted) => admitted,
+        Err(refused) => return encode(Err(refused)),
+    };
     let (handler, project, method) = (handler.clone(), project.to_owned(), method.to_owned());
     let result = tokio::task::spawn_blocking(move || handler.handle(&project, &method, &payload))
         .await
         .unwrap_or_else(|err| Err(ServiceError::internal(format!("query panicked: {err}"))));
+    drop(admitted);
     encode(result)
 }

@@ -321,13 +321,13 @@ impl Config {
         }
         if let Some(prefix) = &self.nats.inbox_prefix
             && (prefix.is_empty()
-                || prefix.contains(['*', '>', ' '])
-                || prefix.starts_with('.')
-                || prefix.ends_with('.'))
+                || prefix.contains(['*', '>'])
+                || prefix.chars().any(char::is_whitespace)
+                || prefix.split('.').any(str::is_empty))
         {
             return invalid(
                 "nats.inbox_prefix",
-                "must be a literal subject without wildcards or a leading or trailing dot",
+                "must be a literal subject: tokens without wildcards or whitespace, none empty",
             );
         }
         if self.nats.user.is_some() != self.nats.password.is_some() {

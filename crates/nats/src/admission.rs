@@ -107,8 +107,15 @@ impl Admission {
         };
         LazyLock::force(&METRICS);
         Admission {
-            admitted: Arc::new(Semaphore::new(limits.max_in_flight + limits.max_queued)),
-            running: Arc::new(Semaphore::new(limits.max_in_flight)),
+            admitted: Arc::new(Semaphore::new(
+                limits
+                    .max_in_flight
+                    .saturating_add(limits.max_queued)
+                    .min(Semaphore::MAX_PERMITS),
+            )),
+            running: Arc::new(Semaphore::new(
+                limits.max_in_flight.min(Semaphore::MAX_PERMITS),
+            )),
             limits,
         }
     }

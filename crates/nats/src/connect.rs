@@ -106,26 +106,39 @@ pub async fn connect(
         .map(|u| u.parse::<async_nats::ServerAddr>())
         .collect::<Result<_, _>>()
         .map_err(|err| fail(err.to_string()))?;
-    match options.clone().connect(addrs.clone()).await {
-        Ok(client) => Ok(client),
-        Err(err) => match refusal(&err) {
-            Some(why) => Err(fail(format!("{why}: {err}"))),
-            None => {
-                warn!(error = %err, "NATS cannot be reached yet; connecting in the background");
-                options
-                    .retry_on_initial_connect()
-                    .connect(addrs)
-                    .await
-                    .map_err(|err| fail(err.to_string()))
-            }
-        },
+    // Bounded: servers that do not answer at all are for the background retries.
+    let first = tokio::time::timeout(FIRST_ATTEMPT, options.clone().connect(addrs.clone())).await;
+    match first {
+        Ok(Ok(client)) => Ok(client),
+        Ok(Err(err)) if refusal(&err).is_some() => Err(fail(format!(
+            "{}: {err}",
+            refusal(&err).unwrap_or_default()
+        ))),
+        unreachable => {
+            let err = unreachable.map_or_else(
+                |_| "no answer within the first attempt".to_owned(),
+                |result| result.err().map(|err| err.to_string()).unwrap_or_default(),
+            );
+            warn!(error = %err, "NATS cannot be reached yet; connecting in the background");
+            options
+                .retry_on_initial_connect()
+                .connect(addrs)
+                .await
+                .map_err(|err| fail(err.to_string()))
+        }
     }
 }
+
+/// The longest the first connection attempt may take before the daemon goes on and
+/// connects in the background.
+const FIRST_ATTEMPT: Duration = Duration::from_secs(10);
 
 /// What a failed first connection says about the configuration, when retrying cannot
 /// help: the server refused the credentials, or the TLS handshake failed.
 fn refusal(err: &async_nats::ConnectError) -> Option<&'static str> {
     use async_nats::ConnectErrorKind;
+    // The certificate's own words (rustls: "invalid peer certificate: UnknownIssuer",
+    // "… NotValidForName"); a handshake cut short ("tls handshake eof") is not one.
     let text = format!("{err} {:?}", std::error::Error::source(err)).to_lowercase();
     match err.kind() {
         ConnectErrorKind::Authentication | ConnectErrorKind::AuthorizationViolation => Some(
@@ -136,7 +149,7 @@ fn refusal(err: &async_nats::ConnectError) -> Option<&'static str> {
             "the TLS handshake failed (is [nats] tls_ca_file the CA that signed the server's \
              certificate, and does the URL name the host it was issued for?)",
         ),
-        ConnectErrorKind::Io if text.contains("certificate") || text.contains("tls") => Some(
+        ConnectErrorKind::Io if text.contains("certificate") => Some(
             "the TLS handshake failed (is [nats] tls_ca_file the CA that signed the server's \
              certificate, and does the URL name the host it was issued for?)",
         ),

@@ -476,7 +476,9 @@ impl Bm25Handle {
         let index_events = self.shared.settings.index_events;
         for item in items {
             if let Err(err) = apply_item(&mut state.writer, store, item, index_events) {
-                if err.is_environmental() {
+                // The writer's or the directory's failure (a store read that failed
+                // is not the writer's, and keeps what the writer holds).
+                if matches!(err, ConsumerError::Unavailable(_)) {
                     // A writer thread died of the directory (it could not write a
                     // segment): roll back to the last commit, which also starts new
                     // threads, and replay from there once the directory is mended.

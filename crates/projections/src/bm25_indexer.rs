@@ -99,6 +99,10 @@ impl OutboxConsumer for Bm25Indexer {
     }
 
     fn on_idle(&mut self, store: &Store) -> Result<(), ConsumerError> {
+        // A commit that failed here rolled the writer back behind the runner, which has
+        // nothing left to apply: replay the gap (to the head; what comes after is
+        // applied again by the runner, and upserts are idempotent).
+        self.replay_gap(store, store.head().next())?;
         self.handle.commit(store)?;
         self.handle.note_caught_up(store);
         Ok(())

@@ -47,16 +47,17 @@ impl ConsumerError {
         matches!(self, ConsumerError::BadInput(_))
     }
 
-    /// Whether the failure is the environment's, not the item's: a store that cannot
-    /// write (or a poisoned one), or [`ConsumerError::Unavailable`]. The runner never
-    /// parks an item for it.
+    /// Whether the failure is the environment's, not the item's: the store's device
+    /// failed (`StoreError::is_environmental`: I/O, poisoned — not a record that does
+    /// not decode), or [`ConsumerError::Unavailable`]. The runner never parks an item
+    /// for it.
     #[must_use]
     pub fn is_environmental(&self) -> bool {
-        matches!(
-            self,
-            ConsumerError::Unavailable(_)
-                | ConsumerError::Store(StoreError::Storage(_) | StoreError::Poisoned)
-        )
+        match self {
+            ConsumerError::Unavailable(_) => true,
+            ConsumerError::Store(err) => err.is_environmental(),
+            _ => false,
+        }
     }
 }
 

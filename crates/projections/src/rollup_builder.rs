@@ -335,7 +335,10 @@ impl RollupBuilder {
                 ConsumerError::BadInput(format!("segment {segment_id} is not stored"))
             })?;
             let grips = GripExtractor::segment_grips(store, &segment_id)?;
-            let events = load_events(store, &segment.events)?;
+            // A segment id is unique within its project only: another project's record
+            // under this id lends this node none of its events.
+            let mut events = load_events(store, &segment.events)?;
+            events.retain(|event| event.project_id == node.project_id);
             let sources = summary_events(&events);
             let no_corpus = |_: &str| 0;
             let input = SegmentInput {
@@ -623,8 +626,11 @@ impl RollupBuilder {
         else {
             return Ok(());
         };
-        // A segment that closed meanwhile gets its final node from `grips_extracted`.
-        if Segmenter::segment(work.store, &open.segment_id)?.is_some() {
+        // A segment that closed meanwhile gets its final node from `grips_extracted`
+        // (this project's: another project's segment may share the id).
+        if Segmenter::segment(work.store, &open.segment_id)?
+            .is_some_and(|closed| closed.project_id == open.project_id)
+        {
             return Ok(());
         }
         let node_id = parse_node_id(&open.segment_id)?;

@@ -93,3 +93,23 @@ impl From<fjall::Error> for StoreError {
 
 /// `Result` with [`StoreError`].
 pub type Result<T> = std::result::Result<T, StoreError>;
+
+impl StoreError {
+    /// Whether the failure is the device's, not the data's: an I/O error (a full disk,
+    /// a read-only or failing device) or the poisoned state it leaves. Retrying once the
+    /// device is mended can succeed; a record that does not decode, or a checksum that
+    /// does not match, cannot.
+    #[must_use]
+    pub fn is_environmental(&self) -> bool {
+        match self {
+            StoreError::Poisoned => true,
+            StoreError::Storage(err) => matches!(
+                **err,
+                fjall::Error::Io(_)
+                    | fjall::Error::Poisoned
+                    | fjall::Error::Storage(fjall::LsmError::Io(_))
+            ),
+            _ => false,
+        }
+    }
+}

@@ -89,7 +89,12 @@ pub(super) async fn overload(args: &OverloadArgs) -> anyhow::Result<()> {
             })
             .collect(),
     );
-    let client = async_nats::connect(&args.url).await.context("connect")?;
+    // The client's own request timeout would race ours and count as an error.
+    let client = async_nats::ConnectOptions::new()
+        .request_timeout(Some(Duration::from_secs(30)))
+        .connect(&args.url)
+        .await
+        .context("connect")?;
     // Warm-up, unmeasured: every question once.
     for call in calls.iter() {
         ask(&client, call).await;
