@@ -62,8 +62,8 @@ OVERLOAD_FACTOR=${OVERLOAD_FACTOR:-4}
 export AGENT_MEMORY_TELEPORT__VECTOR__ENABLED=false
 
 cargo build --release -q -p memory-daemon -p memory-benches --bin memory-daemon --bin loadgen
-BIN=target/release/memory-daemon
-LOADGEN=target/release/loadgen
+BIN=${CARGO_TARGET_DIR:-target}/release/memory-daemon
+LOADGEN=${CARGO_TARGET_DIR:-target}/release/loadgen
 WORK=$(mktemp -d)
 stop_stack() {
     [[ -n "${DAEMON_PID:-}" ]] && kill "$DAEMON_PID" 2>/dev/null || true
