@@ -17,17 +17,18 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use memory_ideas::{
-    BatchMode, CONTEXT_EVENTS, ExtractBatch, ExtractError, IdeaExtractor, Lexicon, SessionEvents,
-    apply_changes, apply_recall, validate,
+    BatchMode, ExtractBatch, ExtractError, IdeaExtractor, Lexicon, SessionEvents, apply_changes,
+    apply_recall, validate,
 };
 use memory_store::{DerivedEntry, FeedItem, OutboxSeq, Store};
-use memory_types::{Clock, Event, EventKind, recalled_idea_ids};
+use memory_types::{Clock, Event, EventKind};
 use tracing::{info, info_span, warn};
 
 use crate::consumer::{ConsumerError, OutboxConsumer};
 use crate::ideas::graph::IdeaGraph;
 use crate::ideas::metrics::IDEAS_METRICS;
 use crate::ideas::proposals;
+use crate::ideas::reads::{read_context, recall_of};
 use crate::session_catalog::SessionCatalog;
 
 /// The consumer's name: cursor key and metrics label.
@@ -495,29 +496,6 @@ fn count_recalls((applied, unknown): (u64, u64)) {
         .recalls
         .with_label_values(&["unknown"])
         .inc_by(unknown);
-}
-
-/// Fills each session's `context` with the events just before its first event in the
-/// log (see `SessionEvents::context`): one short read per session and batch.
-pub(super) fn read_context(store: &Store, batch: &mut ExtractBatch) -> Result<(), ConsumerError> {
-    for session in &mut batch.sessions {
-        let (Some(first), Some(&seq)) = (session.events.first(), session.seqs.first()) else {
-            continue;
-        };
-        session.context = store.session_before(first, OutboxSeq(seq), CONTEXT_EVENTS)?;
-    }
-    Ok(())
-}
-
-/// The project and idea ids of a `memory_recalled` event.
-pub(super) fn recall_of(event: &Event) -> Result<(String, Vec<String>), ConsumerError> {
-    let ids = recalled_idea_ids(&event.metadata).map_err(|message| {
-        ConsumerError::BadInput(format!(
-            "memory_recalled event {:?}: {message}",
-            event.event_id
-        ))
-    })?;
-    Ok((event.project_id.clone(), ids))
 }
 
 impl OutboxConsumer for IndexingAgent {

@@ -6,6 +6,7 @@ mod agent;
 mod graph;
 mod metrics;
 mod proposals;
+mod reads;
 mod similarity;
 #[cfg(test)]
 mod test_support;

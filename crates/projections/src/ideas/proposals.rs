@@ -26,9 +26,9 @@ use memory_types::{Event, EventKind, IDEAS_PROPOSED_SESSION};
 use tracing::warn;
 
 use crate::consumer::ConsumerError;
-use crate::ideas::agent::{read_context, recall_of};
 use crate::ideas::graph::{GraphTxn, IdeaGraph};
 use crate::ideas::metrics::IDEAS_METRICS;
+use crate::ideas::reads::{read_context, recall_of};
 
 /// The engine label of what proposals stored (metrics).
 pub const PROPOSAL_ENGINE: &str = "proposal";
