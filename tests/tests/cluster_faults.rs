@@ -194,8 +194,11 @@ async fn produce_gateway(
             if since.elapsed() > RETRY_FOR {
                 bail!("the gateway never acknowledged batch {number}");
             }
+            // Short: a request the killed daemon took is sent again soon (the gateway's
+            // message ids make the retry a duplicate, not a second copy), so the faults
+            // do not starve the traffic the checks below need.
             let reply = tokio::time::timeout(
-                Duration::from_secs(10),
+                Duration::from_secs(3),
                 client.request(format!("memory.ingest.{project}"), body.clone().into()),
             )
             .await;
