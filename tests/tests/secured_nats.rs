@@ -10,7 +10,7 @@
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use memory_e2e_tests::{NatsServer, free_port, serve_daemon, spawn_serve};
+use memory_e2e_tests::{NatsServer, free_port, request_json, serve_daemon, spawn_serve};
 use serde_json::{Value, json};
 
 /// Starts a daemon with `env` on `url` and expects it to stop at start with an error
@@ -322,18 +322,8 @@ async fn tenant(url: &str, name: &str) -> anyhow::Result<async_nats::Client> {
 /// What `client` gets asking `subject` (an error when the server lets nothing through:
 /// a reply comes in milliseconds on loopback, so a second of silence is a refusal).
 async fn ask(client: &async_nats::Client, subject: String, body: &Value) -> anyhow::Result<Value> {
-    ask_within(client, subject, body, Duration::from_secs(1)).await
-}
-
-/// [`ask`] for a request that must be answered (within `timeout`).
-async fn ask_within(
-    client: &async_nats::Client,
-    subject: String,
-    body: &Value,
-    timeout: Duration,
-) -> anyhow::Result<Value> {
     let reply = tokio::time::timeout(
-        timeout,
+        Duration::from_secs(1),
         client.request(subject, serde_json::to_vec(body)?.into()),
     )
     .await??;
@@ -418,19 +408,12 @@ async fn tenants_cannot_reach_each_others_projects() -> anyhow::Result<()> {
             let turn = json!([{"event_id": format!("w{n}"), "session_id": "s1",
                 "timestamp": 1_790_000_001_000_u64 + u64::from(n), "kind": "user_message",
                 "text": "more work"}]);
-            let stored = ask_within(
-                other,
-                format!("memory.ingest.{theirs}"),
-                &turn,
-                Duration::from_secs(20),
-            )
-            .await?;
+            let stored = request_json(other, &format!("memory.ingest.{theirs}"), &turn).await?;
             anyhow::ensure!(stored["accepted"] == 1, "{stored}");
-            ask_within(
+            request_json(
                 other,
-                format!("memory.query.{theirs}.events.get"),
+                &format!("memory.query.{theirs}.events.get"),
                 &json!({"session_id": "s1"}),
-                Duration::from_secs(20),
             )
             .await?;
             anyhow::Ok(())
@@ -459,11 +442,10 @@ async fn tenants_cannot_reach_each_others_projects() -> anyhow::Result<()> {
     .connect(url.as_str())
     .await?;
     for project in ["proj-a", "proj-b"] {
-        let intruder = ask_within(
+        let intruder = request_json(
             &daemon_client,
-            format!("memory.query.{project}.events.get"),
+            &format!("memory.query.{project}.events.get"),
             &json!({"session_id": "intruder"}),
-            Duration::from_secs(20),
         )
         .await?;
         assert!(

@@ -168,3 +168,13 @@ impl Tenure {
         (self.renewed.elapsed() < LEASE_TTL / 2).then_some((self.epoch, self.tenure))
     }
 }
+
+/// Whether the lease is surely still held in `tenure` (the `(epoch, tenure)` a round
+/// began in), as work that runs apart from the renewals sees it through their watch.
+pub(crate) fn still_held(
+    watch: &tokio::sync::watch::Receiver<Option<Tenure>>,
+    tenure: Option<(u64, u64)>,
+) -> bool {
+    let current = watch.borrow().and_then(|held| held.current());
+    current.is_some() && current == tenure
+}

@@ -47,7 +47,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, info_span, warn};
 
 use crate::derived::{publish, seal};
-use crate::lease::Tenure;
+use crate::lease::{Tenure, still_held};
 use crate::metrics::REPLICA_METRICS;
 
 /// Most nodes asked for in one round.
@@ -154,12 +154,6 @@ pub(crate) async fn run(
             () = tokio::time::sleep(ROUND) => {}
         }
     }
-}
-
-/// Whether the lease is surely still held in `tenure`.
-fn still_held(watch: &watch::Receiver<Option<Tenure>>, tenure: Option<(u64, u64)>) -> bool {
-    let current = watch.borrow().and_then(|held| held.current());
-    current.is_some() && current == tenure
 }
 
 async fn summarize_round(

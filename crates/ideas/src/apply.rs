@@ -31,6 +31,21 @@ pub struct ApplyReport {
     pub new_ideas: BTreeSet<(String, String)>,
 }
 
+impl ApplyReport {
+    /// Adds `other`'s counts and ids to this report (a batch applied in parts).
+    pub fn absorb(&mut self, other: ApplyReport) {
+        for (intent, count) in other.ideas_by_intent {
+            *self.ideas_by_intent.entry(intent).or_insert(0) += count;
+        }
+        for (relation, count) in other.relations_by_type {
+            *self.relations_by_type.entry(relation).or_insert(0) += count;
+        }
+        self.new_entities += other.new_entities;
+        self.touched.extend(other.touched);
+        self.new_ideas.extend(other.new_ideas);
+    }
+}
+
 /// Applies `changes` to `graph`, resolving entity mentions with `lexicon`.
 ///
 /// # Errors

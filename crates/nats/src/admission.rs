@@ -220,7 +220,7 @@ mod tests {
             .run()
             .await
             .expect("runs");
-        let started = std::time::Instant::now();
+        // The running place is never given back: only the wait's bound can end it.
         let refused = admission
             .enqueue()
             .expect("queued")
@@ -229,7 +229,10 @@ mod tests {
             .err()
             .expect("no place within 20 ms");
         assert_eq!(refused.error.code, ErrorCode::Unavailable);
-        assert!(started.elapsed() < Duration::from_secs(2));
+        assert!(
+            refused.error.message.contains("within 20 ms"),
+            "{refused:?}"
+        );
         // Its place in the queue went with it.
         let queue: Vec<Queued> = (0..4)
             .map(|_| admission.enqueue().expect("the queue is empty again"))

@@ -110,15 +110,12 @@ pub async fn connect(
     let first = tokio::time::timeout(FIRST_ATTEMPT, options.clone().connect(addrs.clone())).await;
     match first {
         Ok(Ok(client)) => Ok(client),
-        Ok(Err(err)) if refusal(&err).is_some() => Err(fail(format!(
-            "{}: {err}",
-            refusal(&err).unwrap_or_default()
-        ))),
+        Ok(Err(err)) if let Some(why) = refusal(&err) => Err(fail(format!("{why}: {err}"))),
         unreachable => {
-            let err = unreachable.map_or_else(
-                |_| "no answer within the first attempt".to_owned(),
-                |result| result.err().map(|err| err.to_string()).unwrap_or_default(),
-            );
+            let err = match unreachable {
+                Ok(Err(err)) => err.to_string(),
+                _ => "no answer within the first attempt".to_owned(),
+            };
             warn!(error = %err, "NATS cannot be reached yet; connecting in the background");
             options
                 .retry_on_initial_connect()

@@ -257,15 +257,7 @@ impl IndexingAgent {
             let valid = validate(&changes, part, &self.graph, self.settings.clock.now_ms())
                 .map_err(graph_err)?;
             let applied = apply_changes(&mut txn, Lexicon::shipped(), &valid).map_err(graph_err)?;
-            for (intent, count) in applied.ideas_by_intent {
-                *report.ideas_by_intent.entry(intent).or_insert(0) += count;
-            }
-            for (relation, count) in applied.relations_by_type {
-                *report.relations_by_type.entry(relation).or_insert(0) += count;
-            }
-            report.new_entities += applied.new_entities;
-            report.touched.extend(applied.touched);
-            report.new_ideas.extend(applied.new_ideas);
+            report.absorb(applied);
             rejected.extend(valid.rejected);
         }
 

@@ -161,7 +161,7 @@ fn apply_proposal(
     let valid =
         validate(&proposal.changes, &batch, &*txn, proposal.recorded_ms).map_err(graph_err)?;
     let report = apply_changes(txn, Lexicon::shipped(), &valid).map_err(graph_err)?;
-    merge(&mut followed.report, report);
+    followed.report.absorb(report);
     followed.rejected.extend(valid.rejected);
     chain.head = Some(event.event_id.clone());
     chain.covered_seq = last;
@@ -207,18 +207,6 @@ fn covered_events(
         events.push((seq.0, event));
     }
     Ok(Ok(events))
-}
-
-fn merge(into: &mut ApplyReport, report: ApplyReport) {
-    for (intent, count) in report.ideas_by_intent {
-        *into.ideas_by_intent.entry(intent).or_insert(0) += count;
-    }
-    for (relation, count) in report.relations_by_type {
-        *into.relations_by_type.entry(relation).or_insert(0) += count;
-    }
-    into.new_entities += report.new_entities;
-    into.touched.extend(report.touched);
-    into.new_ideas.extend(report.new_ideas);
 }
 
 /// The next proposal's batch for `project` (the lease holder's): its conversation
