@@ -61,11 +61,9 @@ impl From<IngestError> for ServiceError {
             // The disk is full or failing: nothing of the request was stored, and the
             // caller may try again once the operator has freed space (or restarted a
             // poisoned store).
-            IngestError::Store(StoreError::Storage(_) | StoreError::Poisoned) => {
-                ServiceError::unavailable(format!(
-                    "the store cannot write, nothing of this request was stored: {err}"
-                ))
-            }
+            IngestError::Store(ref store) if store.is_environmental() => ServiceError::unavailable(
+                format!("the store cannot write, nothing of this request was stored: {err}"),
+            ),
             IngestError::Store(_) => ServiceError::internal(err.to_string()),
         }
     }

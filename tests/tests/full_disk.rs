@@ -1,11 +1,12 @@
 //! A full disk, for real: the daemon's data dir on a size-limited tmpfs the test mounts
 //! (it needs root and the right to mount; where it cannot, it says so and does not
-//! run — `MEMORY_TEST_REQUIRE_MOUNT=1` makes that a failure). Ingest fills it; the
-//! request whose write fails gets `unavailable` with a clear message and nothing of it
-//! is acknowledged; `/readyz` turns 503 naming the store's error; queries keep
-//! answering from what is there. With space freed, a restart (fjall poisons a store
-//! whose write failed) recovers: every acknowledged event is there, and ingest works
-//! again.
+//! run — `MEMORY_TEST_REQUIRE_MOUNT=1` makes that a failure). Ingest fills it down to
+//! the store's reserve (`[store] min_free_mb`); the request refused there gets
+//! `unavailable` with a clear message and nothing of it is acknowledged; `/readyz`
+//! turns 503 naming the reason; queries keep answering from what is there. Once space
+//! is freed (the tmpfs grown in place) the same daemon, not restarted, is ready again,
+//! ingests, and its projections catch up: every acknowledged event is there once,
+//! nothing was dead-lettered.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -14,8 +15,6 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 use memory_e2e_tests::{NatsServer, export_events, http_get, request_json, serve_daemon};
 use serde_json::{Value, json};
-
-const ENV: &[(&str, &str)] = &[("AGENT_MEMORY_TELEPORT__VECTOR__ENABLED", "false")];
 
 /// A tmpfs mounted for the test, unmounted when dropped.
 struct Mount(PathBuf);
@@ -68,7 +67,153 @@ fn batch(n: u64) -> Value {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_full_disk_acknowledges_nothing_unstored_and_says_so() -> anyhow::Result<()> {
+async fn a_full_disk_acknowledges_nothing_unstored_and_resumes_without_a_restart()
+-> anyhow::Result<()> {
+    let root = tempfile::tempdir()?;
+    let mount = match Mount::tmpfs(&root.path().join("disk"), "16m") {
+        Ok(mount) => mount,
+        Err(err) if std::env::var_os("MEMORY_TEST_REQUIRE_MOUNT").is_none() => {
+            eprintln!("full_disk: not run, cannot mount a tmpfs here ({err}); it needs root");
+            return Ok(());
+        }
+        Err(err) => return Err(err.context("cannot mount a tmpfs")),
+    };
+    let data = mount.0.join("data");
+    let nats = NatsServer::start()?;
+    let env = [
+        ("AGENT_MEMORY_TELEPORT__VECTOR__ENABLED", "false"),
+        ("AGENT_MEMORY_STORE__MIN_FREE_MB", "6"),
+        // Retries every 2 s at most, so that the test sees the catch-up soon.
+        ("AGENT_MEMORY_CONSUMERS__RETRY_MAX_MS", "2000"),
+    ];
+    let (mut daemon, metrics) = serve_daemon(&nats.url(), &data, &env)?;
+    let client = nats.connect().await?;
+
+    let (mut acked, message) = fill(&client).await?;
+    assert!(message.contains("min_free_mb"), "{message}");
+
+    // Not ready, with the reason; queries still answer.
+    let readyz = |want: u16, naming: &'static str| {
+        let url = format!("http://{metrics}/readyz");
+        async move {
+            let deadline = Instant::now() + Duration::from_secs(30);
+            loop {
+                let (status, body) = http_get(&url)?;
+                if status == want && body.contains(naming) {
+                    return anyhow::Ok(());
+                }
+                if Instant::now() > deadline {
+                    bail!("/readyz stayed {status}: {body}");
+                }
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+        }
+    };
+    readyz(503, "min_free_mb").await?;
+    let session = request_json(
+        &client,
+        "memory.query.full.events.get",
+        &json!({"session_id": "s0", "limit": 5}),
+    )
+    .await?;
+    assert!(
+        session["events"]
+            .as_array()
+            .is_some_and(|events| !events.is_empty()),
+        "{session}"
+    );
+
+    // Space freed in place: the same process is ready again and ingests.
+    mount.resize("64m")?;
+    readyz(200, "").await?;
+    let reply = request_json(&client, "memory.ingest.full", &batch(9_999)).await?;
+    assert_eq!(reply["accepted"].as_u64(), Some(100), "{reply}");
+    acked.extend((0..100).map(|i| format!("b9999-{i}")));
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let (cursor, head, healthy, events) = bm25(&client).await?;
+        if cursor == head && healthy && events == acked.len() as u64 {
+            break;
+        }
+        if Instant::now() > deadline {
+            bail!(
+                "bm25 cursor {cursor} of {head}, healthy {healthy}, {events} of {} events",
+                acked.len()
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let status = request_json(&client, "memory.admin.status", &json!({})).await?;
+    assert_eq!(status["dead_letters"].as_u64(), Some(0), "{status}");
+    let log = daemon.stderr();
+    assert!(
+        !log.contains("poisoned"),
+        "the store was poisoned: {}",
+        log.lines()
+            .filter(|l| l.contains("poisoned"))
+            .take(3)
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    daemon.terminate()?;
+
+    all_stored_once(&data, &acked)?;
+    drop(mount);
+    Ok(())
+}
+
+/// Ingests batches of 100 until one is refused: the ids acknowledged before, and the
+/// refusal's message (checked: `unavailable`, nothing of it stored, at least 500
+/// acknowledged before).
+async fn fill(client: &async_nats::Client) -> anyhow::Result<(Vec<String>, String)> {
+    let mut acked = Vec::new();
+    for n in 0..2_000_u64 {
+        let reply = request_json(client, "memory.ingest.full", &batch(n)).await?;
+        if reply.get("error").is_some() {
+            assert_eq!(reply["error"]["code"], "unavailable", "{reply}");
+            let message = reply["error"]["message"].as_str().unwrap_or_default();
+            assert!(
+                message.contains("cannot write") && message.contains("nothing of this request"),
+                "{message}"
+            );
+            assert!(
+                acked.len() >= 500,
+                "{} acknowledged before the disk filled",
+                acked.len()
+            );
+            return Ok((acked, message.to_owned()));
+        }
+        anyhow::ensure!(reply["accepted"].as_u64() == Some(100), "{reply}");
+        acked.extend((0..100).map(|i| format!("b{n}-{i}")));
+    }
+    bail!("the disk never filled")
+}
+
+/// Every acknowledged event is in the stopped daemon's log, none twice.
+fn all_stored_once(data: &Path, acked: &[String]) -> anyhow::Result<()> {
+    let stored: Vec<String> = export_events(data, "full")?
+        .iter()
+        .filter_map(|event| event["event_id"].as_str().map(str::to_owned))
+        .collect();
+    let unique: std::collections::BTreeSet<&String> = stored.iter().collect();
+    anyhow::ensure!(unique.len() == stored.len(), "an event is stored twice");
+    let lost: Vec<&String> = acked.iter().filter(|id| !unique.contains(id)).collect();
+    anyhow::ensure!(
+        lost.is_empty(),
+        "{} acknowledged events lost, e.g. {:?}",
+        lost.len(),
+        lost.first()
+    );
+    Ok(())
+}
+
+/// Without the reserve (`min_free_mb = 0`) the disk fills under fjall, whose failed
+/// write poisons the store for good: the daemon says so and exits with a failure by
+/// itself (for its supervisor to restart it) instead of serving on without ever
+/// ingesting again; restarted with space freed, every acknowledged event is there and
+/// ingest works.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_store_poisoned_by_a_full_disk_stops_the_daemon_for_a_restart() -> anyhow::Result<()> {
     let root = tempfile::tempdir()?;
     let mount = match Mount::tmpfs(&root.path().join("disk"), "12m") {
         Ok(mount) => mount,
@@ -80,78 +225,28 @@ async fn a_full_disk_acknowledges_nothing_unstored_and_says_so() -> anyhow::Resu
     };
     let data = mount.0.join("data");
     let nats = NatsServer::start()?;
-    let (mut daemon, metrics) = serve_daemon(&nats.url(), &data, ENV)?;
+    let env = [
+        ("AGENT_MEMORY_TELEPORT__VECTOR__ENABLED", "false"),
+        ("AGENT_MEMORY_STORE__MIN_FREE_MB", "0"),
+    ];
+    let (mut daemon, _) = serve_daemon(&nats.url(), &data, &env)?;
     let client = nats.connect().await?;
+    let (acked, _) = fill(&client).await?;
+    let status = daemon
+        .wait_exit(Duration::from_secs(30))
+        .context("a poisoned store left the daemon running")?;
+    assert!(!status.success(), "{status}");
+    let log = daemon.stderr();
+    assert!(log.contains("poisoned"), "{log}");
 
-    let mut acked = Vec::new();
-    let mut refusal = None;
-    for n in 0..2_000_u64 {
-        let reply = request_json(&client, "memory.ingest.full", &batch(n)).await?;
-        if reply.get("error").is_some() {
-            refusal = Some(reply);
-            break;
-        }
-        anyhow::ensure!(reply["accepted"].as_u64() == Some(100), "{reply}");
-        acked.extend((0..100).map(|i| format!("b{n}-{i}")));
-    }
-    let refusal = refusal.context("the disk never filled")?;
-    assert_eq!(refusal["error"]["code"], "unavailable", "{refusal}");
-    let message = refusal["error"]["message"].as_str().unwrap_or_default();
-    assert!(
-        message.contains("cannot write") && message.contains("nothing of this request"),
-        "{message}"
-    );
-    assert!(
-        acked.len() >= 500,
-        "{} acknowledged before the disk filled",
-        acked.len()
-    );
-
-    // Not ready, with the reason; queries still answer.
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let (status, body) = http_get(&format!("http://{metrics}/readyz"))?;
-        if status == 503 && body.contains("cannot write") {
-            break;
-        }
-        if Instant::now() > deadline {
-            bail!("/readyz stayed {status}: {body}");
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-    let root_node = request_json(
-        &client,
-        "memory.query.full.events.get",
-        &json!({"session_id": "s0", "limit": 5}),
-    )
-    .await?;
-    assert!(
-        root_node["events"]
-            .as_array()
-            .is_some_and(|events| !events.is_empty()),
-        "{root_node}"
-    );
-    let _ = daemon.terminate();
-
-    // Space freed, a restart: everything acknowledged is there, and ingest works again.
     mount.resize("64m")?;
-    let (mut daemon, metrics) = serve_daemon(&nats.url(), &data, ENV)?;
+    let (mut daemon, metrics) = serve_daemon(&nats.url(), &data, &env)?;
     let reply = request_json(&client, "memory.ingest.full", &batch(9_999)).await?;
     assert_eq!(reply["accepted"].as_u64(), Some(100), "{reply}");
     let (status, body) = http_get(&format!("http://{metrics}/readyz"))?;
     assert_eq!(status, 200, "{body}");
     daemon.terminate()?;
-    let stored: std::collections::BTreeSet<String> = export_events(&data, "full")?
-        .iter()
-        .filter_map(|event| event["event_id"].as_str().map(str::to_owned))
-        .collect();
-    let lost: Vec<&String> = acked.iter().filter(|id| !stored.contains(*id)).collect();
-    assert!(
-        lost.is_empty(),
-        "{} acknowledged events lost, e.g. {:?}",
-        lost.len(),
-        lost.first()
-    );
+    all_stored_once(&data, &acked)?;
     drop(mount);
     Ok(())
 }

@@ -23,6 +23,13 @@ pub struct StoreConfig {
     pub durability: DurabilityConfig,
     /// Block cache size in MiB. Default 64.
     pub cache_size_mb: u64,
+    /// Free space kept on the data dir's filesystem, in MiB. Ingest answers
+    /// `unavailable` (and `/readyz` turns 503) while less is free; projections may go
+    /// on down to half of it; the rest is for the store's flushes and compactions. A
+    /// write that fails on a full disk would poison the store until a restart, so the
+    /// store stops short of it and resumes by itself once space is freed. 0 turns the
+    /// check off. Default 256.
+    pub min_free_mb: u64,
 }
 
 impl Default for StoreConfig {
@@ -30,6 +37,7 @@ impl Default for StoreConfig {
         StoreConfig {
             durability: DurabilityConfig::SyncAll,
             cache_size_mb: 64,
+            min_free_mb: 256,
         }
     }
 }

@@ -80,7 +80,7 @@ pub async fn run(
     }
     let store = open_store(&config, &data_dir)?;
     health.set_ready("store", true, data_dir.display().to_string());
-    watch_writes(store.clone(), health.clone(), http_shutdown.clone());
+    let poisoned = watch_writes(store.clone(), health.clone(), http_shutdown.clone());
     let pipeline = start_pipeline_with(&config, store.clone(), |pipeline| {
         // In cluster mode the group's lease holder closes idle segments, has the model
         // summarize and runs the LLM indexing engine, through the log.
@@ -121,10 +121,11 @@ pub async fn run(
         .await;
         let waited = match result {
             Ok(replica) => {
-                tokio::select! {
-                    _ = sigterm.recv() => info!("SIGTERM: shutting down"),
-                    _ = sigint.recv() => info!("SIGINT: shutting down"),
-                }
+                let exit = tokio::select! {
+                    _ = sigterm.recv() => { info!("SIGTERM: shutting down"); ExitCode::SUCCESS }
+                    _ = sigint.recv() => { info!("SIGINT: shutting down"); ExitCode::SUCCESS }
+                    () = poisoned.cancelled() => ExitCode::FAILURE,
+                };
                 health.set_ready("store", false, "shutting down");
                 let (shutdown, replica, gateway, queries, admin, holder, recall_writer) = replica;
                 shutdown.cancel();
@@ -136,7 +137,7 @@ pub async fn run(
                     let _ = call.await;
                 }
                 replica.join().await;
-                Ok(ExitCode::SUCCESS)
+                Ok(exit)
             }
             Err(err) => Err(err),
         };
@@ -274,10 +275,11 @@ pub async fn run(
         "memory-daemon serving"
     );
 
-    tokio::select! {
-        _ = sigterm.recv() => info!("SIGTERM: shutting down"),
-        _ = sigint.recv() => info!("SIGINT: shutting down"),
-    }
+    let exit = tokio::select! {
+        _ = sigterm.recv() => { info!("SIGTERM: shutting down"); ExitCode::SUCCESS }
+        _ = sigint.recv() => { info!("SIGINT: shutting down"); ExitCode::SUCCESS }
+        () = poisoned.cancelled() => ExitCode::FAILURE,
+    };
     health.set_ready("store", false, "shutting down");
     shutdown.cancel();
     request_reply.join().await;
@@ -297,7 +299,7 @@ pub async fn run(
         Err(_) => warn!("pipeline still referenced at shutdown; not drained"),
     }
     finish(&client, &http_shutdown, http).await;
-    Ok(ExitCode::SUCCESS)
+    Ok(exit)
 }
 
 /// The last steps of every shutdown: what is queued for NATS flushed (bounded: NATS
@@ -606,10 +608,23 @@ async fn spawn_admin_calls(
 }
 
 /// Keeps `/readyz` honest about writes: not ready (503, with the store's error) while
-/// its last write failed — a full disk, an I/O error, a store poisoned by one — and
-/// ready again once a write succeeds. Checked every second until `stop`.
-fn watch_writes(store: memory_store::Store, health: Health, stop: CancellationToken) {
+/// its last write failed — refused under the free-space reserve, an I/O error — and
+/// ready again once a write succeeds (or, for the reserve, once the space is there).
+/// Checked every second until `stop`.
+///
+/// A store poisoned by a failed write refuses writes until it is opened anew, which
+/// only a new process can do (every projection holds its handles): the returned token
+/// fires then, and the daemon stops with a failure for its supervisor to restart it
+/// (`Restart=on-failure` in the shipped unit) on the last durable batch — rather than
+/// serve on without ever ingesting again.
+fn watch_writes(
+    store: memory_store::Store,
+    health: Health,
+    stop: CancellationToken,
+) -> CancellationToken {
     health.set_ready("writes", true, "the last write succeeded");
+    let poisoned = CancellationToken::new();
+    let poisoned_out = poisoned.clone();
     tokio::spawn(async move {
         let mut failing = false;
         loop {
@@ -618,6 +633,13 @@ fn watch_writes(store: memory_store::Store, health: Health, stop: CancellationTo
                 () = tokio::time::sleep(Duration::from_secs(1)) => {}
             }
             match store.write_failure() {
+                Some(reason) if store.is_poisoned() => {
+                    tracing::error!(%reason, "the store is poisoned by a failed write; \
+                        stopping so the supervisor restarts the daemon on the last durable batch");
+                    health.set_ready("writes", false, format!("the store cannot write: {reason}"));
+                    poisoned.cancel();
+                    return;
+                }
                 Some(reason) => {
                     if !failing {
                         tracing::error!(%reason, "the store cannot write; not ready until it can");
@@ -633,6 +655,7 @@ fn watch_writes(store: memory_store::Store, health: Health, stop: CancellationTo
             }
         }
     });
+    poisoned_out
 }
 
 /// `memory.admin.rebuild`: `{"projection": "toc"}` deletes and replays the TOC (the

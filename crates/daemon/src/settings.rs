@@ -25,6 +25,7 @@ pub fn store_options(config: &Config) -> StoreOptions {
             DurabilityConfig::Buffer => Durability::Buffer,
         },
         cache_size_mb: config.store.cache_size_mb,
+        min_free_mb: config.store.min_free_mb,
     }
 }
 

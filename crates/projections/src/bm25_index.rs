@@ -535,6 +535,12 @@ impl Bm25Handle {
             }
             return Ok(());
         }
+        // Not into the store's reserve: the writer keeps what it applied (upserts are
+        // idempotent, so the runner's retry applying it again is harmless) and commits
+        // once there is room.
+        store
+            .check_space_beside(&self.shared.settings.index_dir)
+            .map_err(|err| ConsumerError::Unavailable(format!("bm25 commit waits: {err}")))?;
         let last_prune = self.read_state().committed.last_prune.clone();
         self.commit_locked(store, state, last_prune)
     }

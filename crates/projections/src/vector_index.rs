@@ -617,6 +617,11 @@ impl VectorHandle {
         if !writer.dirty {
             return Ok(());
         }
+        // Not into the store's reserve: what was applied stays and is committed once
+        // there is room.
+        store
+            .check_space_beside(&self.shared.settings.index_dir)
+            .map_err(|err| ConsumerError::Unavailable(format!("vector commit waits: {err}")))?;
         {
             let mut guard = self.index_mut();
             if let Some(index) = guard.as_mut() {

@@ -21,6 +21,22 @@ pub enum StoreError {
     /// to the last durable batch; an operator should check the disk.
     #[error("store is poisoned after a failed write; restart to recover the last durable batch")]
     Poisoned,
+    /// The data dir's filesystem has less free space than the store keeps in reserve
+    /// (`[store] min_free_mb`): the write was refused before it could fail (and poison
+    /// the store). Writes resume by themselves once space is freed.
+    #[error(
+        "the data dir's filesystem ({path}) has {} free, under the {} the store keeps in \
+         reserve ([store] min_free_mb); writes resume once space is freed",
+        mib(*available), mib(*reserve)
+    )]
+    NoSpace {
+        /// The data directory.
+        path: PathBuf,
+        /// Bytes free when the write was refused.
+        available: u64,
+        /// The configured reserve, in bytes.
+        reserve: u64,
+    },
     /// An I/O or storage-engine failure.
     #[error("storage error: {0}")]
     Storage(Arc<fjall::Error>),
@@ -95,6 +111,19 @@ impl From<fjall::Error> for StoreError {
 pub type Result<T> = std::result::Result<T, StoreError>;
 
 impl StoreError {
+    /// A short name for metrics: `no_space`, `io`, `poisoned` or `other`.
+    #[must_use]
+    pub fn kind(&self) -> &'static str {
+        match self {
+            StoreError::NoSpace { .. } => "no_space",
+            StoreError::Poisoned => "poisoned",
+            StoreError::Storage(err) if matches!(**err, fjall::Error::Poisoned) => "poisoned",
+            StoreError::Io { .. } => "io",
+            err if err.is_environmental() => "io",
+            _ => "other",
+        }
+    }
+
     /// Whether the failure is the device's, not the data's: an I/O error (a full disk,
     /// a read-only or failing device) or the poisoned state it leaves. Retrying once the
     /// device is mended can succeed; a record that does not decode, or a checksum that
@@ -102,7 +131,7 @@ impl StoreError {
     #[must_use]
     pub fn is_environmental(&self) -> bool {
         match self {
-            StoreError::Poisoned => true,
+            StoreError::Poisoned | StoreError::NoSpace { .. } => true,
             StoreError::Storage(err) => matches!(
                 **err,
                 fjall::Error::Io(_)
@@ -112,4 +141,11 @@ impl StoreError {
             _ => false,
         }
     }
+}
+
+/// `bytes` as MiB with one decimal, for messages.
+fn mib(bytes: u64) -> String {
+    #[allow(clippy::cast_precision_loss)]
+    let mib = bytes as f64 / f64::from(1u32 << 20);
+    format!("{mib:.1} MiB")
 }

@@ -34,6 +34,7 @@ mod error;
 mod keys;
 mod metrics;
 mod records;
+mod space;
 mod store;
 
 pub use compact::{
@@ -44,6 +45,7 @@ pub use fjall::Keyspace;
 pub use memory_types::{AppendOutcome, OutboxSeq};
 pub use metrics::{STORE_METRICS, StoreMetrics};
 pub use records::{DeadLetter, DerivedEntry, FeedItem};
+pub use space::WriteShare;
 pub use store::{
     Durability, ForgetBatch, ProjectionBatch, STORE_FORMAT_VERSION, Store, StoreCopy, StoreOptions,
     StoreStatus, StoreView,

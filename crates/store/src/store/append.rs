@@ -12,6 +12,7 @@ use super::handle::{Inner, META_LAST_SEQ, META_PROJECT_COUNT_PREFIX, Store, Writ
 use crate::error::Result;
 use crate::keys;
 use crate::records::{OutboxRecordV1, encode_event, encode_outbox, encode_u64};
+use crate::space::WriteShare;
 
 impl Store {
     /// Appends events in one atomic batch, deduplicating by `(project_id, event_id)`
@@ -28,6 +29,7 @@ impl Store {
     ) -> Result<Vec<AppendOutcome>> {
         let started = Instant::now();
         let inner = &self.inner;
+        self.check_space(WriteShare::Ingest)?;
         let mut writer = self.writer();
         let mut batch = inner.db.batch();
         let now = memory_types::now_ms();

@@ -7,6 +7,7 @@ use crate::error::Result;
 use crate::keys;
 use crate::metrics::STORE_METRICS;
 use crate::records::{DeadLetter, decode_dead_letter, decode_u64, encode_dead_letter, encode_u64};
+use crate::space::WriteShare;
 
 impl Store {
     /// Parks one entry in the dead-letter partition, durably. `dedupe_key` names the
@@ -21,6 +22,7 @@ impl Store {
         dedupe_key: Option<&str>,
     ) -> Result<u64> {
         let inner = &self.inner;
+        self.check_space(WriteShare::Derived)?;
         let mut writer = self.writer();
         let key_record = dedupe_key.map(|key| {
             let mut record = META_DEAD_LETTER_KEY_PREFIX.to_vec();

@@ -11,6 +11,7 @@ use crate::keys;
 use crate::records::{
     FeedItem, OutboxRecordV1, decode_event, decode_outbox, decode_u64, encode_u64,
 };
+use crate::space::WriteShare;
 
 impl Store {
     /// The lowest position still in the outbox, `head + 1` when it is empty.
@@ -102,6 +103,7 @@ impl Store {
     /// # Errors
     /// Storage failures.
     pub fn set_cursor(&self, consumer: &str, seq: OutboxSeq) -> Result<()> {
+        self.check_space(WriteShare::Derived)?;
         self.inner
             .cursors
             .insert(consumer.as_bytes(), encode_u64(seq.0)?)?;

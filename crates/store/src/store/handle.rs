@@ -14,6 +14,7 @@ use super::options::{Durability, StoreOptions};
 use crate::error::{Result, StoreError};
 use crate::metrics::STORE_METRICS;
 use crate::records::{decode_u64, encode_u64};
+use crate::space::{SpaceReserve, WriteShare};
 
 /// A snapshot of the store for `status`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -55,8 +56,20 @@ pub(super) struct Inner {
     pub(super) meta: Keyspace,
     writer: Mutex<WriterState>,
     head: watch::Sender<OutboxSeq>,
+    /// The free space kept on the data dir's filesystem.
+    pub(super) reserve: SpaceReserve,
     /// Why the last write failed, until one succeeds ([`Store::write_failure`]).
-    write_failure: Mutex<Option<String>>,
+    write_failure: Mutex<Option<WriteFailure>>,
+}
+
+/// A failed write, remembered until one succeeds.
+struct WriteFailure {
+    reason: String,
+    /// Refused for want of free space: over as soon as there is enough again, even
+    /// before the next write.
+    no_space: bool,
+    /// The write poisoned the store: only reopening it ends this.
+    poisoned: bool,
 }
 
 /// The event log and its change feed. Cheap to clone; all clones share one database.
@@ -163,6 +176,7 @@ impl Store {
             .outbox_head
             .set(i64::try_from(last_seq.0).unwrap_or(i64::MAX));
         let (head, _) = watch::channel(last_seq);
+        let reserve = SpaceReserve::new(&path, options.min_free_mb.saturating_mul(1 << 20));
         Ok(Store {
             inner: Arc::new(Inner {
                 path,
@@ -182,6 +196,7 @@ impl Store {
                     events_by_project,
                 }),
                 head,
+                reserve,
                 write_failure: Mutex::new(None),
             }),
         })
@@ -190,13 +205,66 @@ impl Store {
     /// Why the store's last write failed (a full disk, an I/O error, a store poisoned
     /// by one), while no write has succeeded since: the daemon reports itself not
     /// ready with it, and ingest answers `unavailable`.
+    ///
+    /// A write refused for want of free space stops counting as soon as the
+    /// filesystem has the reserve free again, so readiness comes back without waiting
+    /// for the next write.
     #[must_use]
     pub fn write_failure(&self) -> Option<String> {
+        let mut failure = self
+            .inner
+            .write_failure
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if failure.as_ref().is_some_and(|failure| failure.no_space)
+            && self.inner.reserve.check(WriteShare::Ingest).is_ok()
+        {
+            tracing::info!("the data dir's filesystem has its reserve free again");
+            *failure = None;
+        }
+        failure.as_ref().map(|failure| failure.reason.clone())
+    }
+
+    /// Whether a failed write poisoned the store: it refuses every write until the
+    /// process opens it anew (fjall cannot vouch for its journal after that). The
+    /// reserve keeps a full disk from getting here; an I/O error still can.
+    #[must_use]
+    pub fn is_poisoned(&self) -> bool {
         self.inner
             .write_failure
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clone()
+            .as_ref()
+            .is_some_and(|failure| failure.poisoned)
+    }
+
+    /// Refuses a write of `share` while the filesystem has less free than that share's
+    /// part of the reserve (`[store] min_free_mb`), before fjall is asked to write
+    /// (a failed fjall write poisons the store until it is reopened). Callers outside
+    /// the store — an index on the same filesystem — check it before they write too,
+    /// so they do not take the room fjall's flushes need.
+    ///
+    /// # Errors
+    /// [`StoreError::NoSpace`], recorded for [`Store::write_failure`].
+    pub fn check_space(&self, share: WriteShare) -> Result<()> {
+        match self.inner.reserve.check(share) {
+            Ok(()) => Ok(()),
+            Err(err) => self.wrote(Err(err)),
+        }
+    }
+
+    /// [`Store::check_space`] for a write of derived work into `dir` outside the store
+    /// (an index): checked only when `dir` is on the data dir's filesystem, where it
+    /// would take the room fjall's flushes need.
+    ///
+    /// # Errors
+    /// [`StoreError::NoSpace`].
+    pub fn check_space_beside(&self, dir: &Path) -> Result<()> {
+        if self.inner.reserve.shares_filesystem(dir) {
+            self.check_space(WriteShare::Derived)
+        } else {
+            Ok(())
+        }
     }
 
     /// Notes how a write went, for [`Store::write_failure`].
@@ -212,7 +280,19 @@ impl Store {
                 *failure = None;
             }
             Ok(_) => {}
-            Err(err) => *failure = Some(err.to_string()),
+            Err(err) => {
+                if failure.is_none() {
+                    STORE_METRICS
+                        .write_failures
+                        .with_label_values(&[err.kind()])
+                        .inc();
+                }
+                *failure = Some(WriteFailure {
+                    reason: err.to_string(),
+                    no_space: matches!(err, StoreError::NoSpace { .. }),
+                    poisoned: err.kind() == "poisoned",
+                });
+            }
         }
         result
     }

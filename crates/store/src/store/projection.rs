@@ -10,6 +10,7 @@ use crate::metrics::STORE_METRICS;
 use crate::records::{
     DeadLetter, DerivedEntry, OutboxRecordV1, encode_dead_letter, encode_outbox, encode_u64,
 };
+use crate::space::WriteShare;
 
 /// Writes a projection commits atomically with its cursor and derived outbox entries.
 pub struct ProjectionBatch {
@@ -92,6 +93,7 @@ impl Store {
             dead_letters,
             cursor,
         } = projection;
+        self.check_space(WriteShare::Derived)?;
         let mut writer = self.writer();
         let mut next_seq = writer.last_seq;
         let mut assigned = Vec::with_capacity(derived.len());

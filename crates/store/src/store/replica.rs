@@ -9,6 +9,7 @@ use super::append::{apply_staged, stage_totals};
 use super::handle::Store;
 use crate::error::Result;
 use crate::records::{decode_u64, encode_u64};
+use crate::space::WriteShare;
 
 /// The meta key of the last applied stream sequence.
 pub(super) const META_APPLIED_STREAM_SEQ: &[u8] = b"applied_stream_seq";
@@ -66,6 +67,7 @@ impl Store {
         stream_seq: u64,
     ) -> Result<Vec<AppendOutcome>> {
         let inner = &self.inner;
+        self.check_space(WriteShare::Ingest)?;
         let mut writer = self.writer();
         let mut batch = inner.db.batch();
         let staged = self.stage_appends(
@@ -83,8 +85,12 @@ impl Store {
             META_APPLIED_STREAM_SEQ,
             encode_u64(stream_seq)?,
         );
-        batch.commit()?;
-        inner.db.persist(inner.durability.persist_mode())?;
+        self.wrote(
+            batch
+                .commit()
+                .and_then(|()| inner.db.persist(inner.durability.persist_mode()))
+                .map_err(crate::StoreError::from),
+        )?;
         let next_seq = staged.next_seq;
         apply_staged(&mut writer, next_seq, totals);
         drop(writer);
