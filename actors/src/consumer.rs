@@ -20,6 +20,9 @@ use serde::Serialize;
 use tokio::task::JoinHandle;
 use tracing::{debug, error, info, warn};
 
+/// How long stopping a consumer waits for the step it has running.
+const STOP_WAIT: Duration = Duration::from_secs(30);
+
 use crate::ask::ask;
 use crate::error::ActorError;
 use crate::metrics::ACTOR_METRICS;
@@ -220,6 +223,10 @@ pub struct ConsumerState<C> {
     reset_start: OutboxSeq,
     notifier: Option<JoinHandle<()>>,
     poller: Option<JoinHandle<()>>,
+    /// The step or exclusive job running on the background threads: stopping waits
+    /// for it (bounded), so nothing of a stopped consumer still runs when the process
+    /// exits (the background runtime is never dropped, which would have waited).
+    in_flight: Option<JoinHandle<()>>,
     counters: ConsumerCounters,
 }
 
@@ -236,7 +243,7 @@ impl<C: OutboxConsumer> Actor for ConsumerActor<C> {
         let store = args.store.clone();
         let factory = args.factory.clone();
         let (consumer, cursor) =
-            tokio::task::spawn_blocking(move || -> Result<(C, OutboxSeq), ConsumerError> {
+            crate::background::spawn_blocking(move || -> Result<(C, OutboxSeq), ConsumerError> {
                 let mut consumer = factory(&store)?;
                 let cursor = consumer.load_cursor(&store)?;
                 Ok((consumer, cursor))
@@ -279,6 +286,7 @@ impl<C: OutboxConsumer> Actor for ConsumerActor<C> {
             reset_start: OutboxSeq::ZERO,
             notifier: Some(notifier),
             poller: Some(poller),
+            in_flight: None,
             counters,
         })
     }
@@ -293,6 +301,11 @@ impl<C: OutboxConsumer> Actor for ConsumerActor<C> {
         }
         if let Some(poller) = state.poller.take() {
             poller.abort();
+        }
+        if let Some(in_flight) = state.in_flight.take()
+            && tokio::time::timeout(STOP_WAIT, in_flight).await.is_err()
+        {
+            warn!(consumer = %state.name, "a step still runs after {STOP_WAIT:?}; stopping without it");
         }
         Ok(())
     }
@@ -345,7 +358,7 @@ impl<C: OutboxConsumer> Actor for ConsumerActor<C> {
                         state.counters.num_panics += 1;
                         let store = state.store.clone();
                         let factory = state.factory.clone();
-                        Some(tokio::task::spawn_blocking(move || factory(&store)).await??)
+                        Some(crate::background::spawn_blocking(move || factory(&store)).await??)
                     }
                 };
                 let progressed = on_step_done(&myself, state, outcome);
@@ -384,13 +397,13 @@ impl<C: OutboxConsumer> Actor for ConsumerActor<C> {
                         state.counters.num_panics += 1;
                         let store = state.store.clone();
                         let factory = state.factory.clone();
-                        Some(tokio::task::spawn_blocking(move || factory(&store)).await??)
+                        Some(crate::background::spawn_blocking(move || factory(&store)).await??)
                     }
                 };
                 // The job may have moved the durable cursor (it owns the projection).
                 let store = state.store.clone();
                 if let Some(mut consumer) = state.consumer.take() {
-                    let (consumer, cursor) = tokio::task::spawn_blocking(move || {
+                    let (consumer, cursor) = crate::background::spawn_blocking(move || {
                         let cursor = consumer.load_cursor(&store);
                         (consumer, cursor)
                     })
@@ -434,7 +447,7 @@ async fn do_reset<C: OutboxConsumer>(state: &mut ConsumerState<C>) {
     };
     let store = state.store.clone();
     let start = state.reset_start;
-    let joined = tokio::task::spawn_blocking(move || {
+    let joined = crate::background::spawn_blocking(move || {
         let result = consumer.reset(&store, start).map(|()| start);
         (consumer, result)
     })
@@ -456,7 +469,7 @@ async fn do_reset<C: OutboxConsumer>(state: &mut ConsumerState<C>) {
     if state.consumer.is_none() {
         let store = state.store.clone();
         let factory = state.factory.clone();
-        if let Ok(Ok(consumer)) = tokio::task::spawn_blocking(move || factory(&store)).await {
+        if let Ok(Ok(consumer)) = crate::background::spawn_blocking(move || factory(&store)).await {
             state.consumer = Some(consumer);
         }
     }
@@ -478,8 +491,8 @@ fn start_job<C: OutboxConsumer>(
     };
     let store = state.store.clone();
     let myself = myself.clone();
-    tokio::spawn(async move {
-        let joined = tokio::task::spawn_blocking(move || {
+    state.in_flight = Some(tokio::spawn(async move {
+        let joined = crate::background::spawn_blocking(move || {
             job(&mut consumer, &store);
             consumer
         })
@@ -487,7 +500,7 @@ fn start_job<C: OutboxConsumer>(
         if myself.cast(ConsumerMsg::JobDone(joined.ok())).is_err() {
             debug!("consumer stopped during an exclusive job");
         }
-    });
+    }));
 }
 
 /// Starts a step on the blocking pool unless one is running or a retry is waiting.
@@ -518,9 +531,9 @@ fn start_step<C: OutboxConsumer>(myself: &ActorRef<ConsumerMsg<C>>, state: &mut 
         .map(|retry| (retry.attempts, retry.last_error.clone()));
     let name = state.name.clone();
     let myself = myself.clone();
-    tokio::spawn(async move {
+    state.in_flight = Some(tokio::spawn(async move {
         let started = Instant::now();
-        let joined = tokio::task::spawn_blocking(move || {
+        let joined = crate::background::spawn_blocking(move || {
             let outcome = run_step(&mut consumer, &store, &name, cursor, batch_size, park);
             (consumer, outcome)
         })
@@ -549,7 +562,7 @@ fn start_step<C: OutboxConsumer>(myself: &ActorRef<ConsumerMsg<C>>, state: &mut 
         if myself.cast(message).is_err() {
             debug!("consumer stopped during a step");
         }
-    });
+    }));
 }
 
 fn run_step<C: OutboxConsumer>(

@@ -257,11 +257,11 @@ fn start_commit_if_idle(myself: &ActorRef<IngestMsg>, state: &mut IngestState) {
         async move {
             let started = Instant::now();
             let (requests, result) = tokio::task::spawn_blocking(move || {
-                let all: Vec<Event> = requests
-                    .iter()
-                    .flat_map(|r| r.events.iter().cloned())
-                    .collect();
-                let result = store.append_events(&all).map_err(IngestError::from);
+                // Borrowed, not copied: a copy of every text and metadata map was a
+                // fifth of the commit path's time.
+                let result = store
+                    .append_events(requests.iter().flat_map(|r| r.events.iter()))
+                    .map_err(IngestError::from);
                 (requests, result)
             })
             .await

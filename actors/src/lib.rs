@@ -23,6 +23,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used))]
 
 mod ask;
+pub mod background;
 mod consumer;
 mod error;
 mod ingest;

@@ -150,7 +150,7 @@ impl Pipeline {
         // writer lock), queries share it.
         let bm25 = match config.bm25.clone() {
             Some(settings) => Some(
-                tokio::task::spawn_blocking(move || Bm25Handle::open(settings))
+                crate::background::spawn_blocking(move || Bm25Handle::open(settings))
                     .await
                     .map_err(|err| SpawnErr::StartupFailed(Box::new(err)))?,
             ),
@@ -158,7 +158,7 @@ impl Pipeline {
         };
         let vector = match config.vector.clone() {
             Some(settings) => Some(
-                tokio::task::spawn_blocking(move || VectorHandle::open(settings))
+                crate::background::spawn_blocking(move || VectorHandle::open(settings))
                     .await
                     .map_err(|err| SpawnErr::StartupFailed(Box::new(err)))?,
             ),

@@ -174,7 +174,7 @@ impl Actor for IndexPruner {
                 let cutoffs = state.args.retention.cutoffs(state.args.clock.now_ms());
                 let myself = myself.clone();
                 tokio::spawn(async move {
-                    let report = tokio::task::spawn_blocking(move || {
+                    let report = crate::background::spawn_blocking(move || {
                         prune_indexes(&store, bm25.as_ref(), vector.as_ref(), &cutoffs)
                     })
                     .await

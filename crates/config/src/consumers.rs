@@ -23,6 +23,11 @@ pub struct ConsumerConfig {
     pub restart_base_ms: u64,
     /// Longest restart delay, milliseconds. Default 30000.
     pub restart_max_ms: u64,
+    /// The nice value (0–19) of the threads background work runs on: what consumers
+    /// apply (indexing, embedding, the TOC), and the store's flushes and compactions.
+    /// Under load they then leave the CPU to ingest and queries, and still use every
+    /// idle cycle. 0 runs them at the daemon's priority. Default 10.
+    pub background_nice: i32,
 }
 
 impl Default for ConsumerConfig {
@@ -36,6 +41,7 @@ impl Default for ConsumerConfig {
             linger_ms: 20,
             restart_base_ms: 100,
             restart_max_ms: 30_000,
+            background_nice: 10,
         }
     }
 }

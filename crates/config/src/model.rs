@@ -145,6 +145,9 @@ impl Config {
                 "must not exceed consumers.retry_max_ms",
             );
         }
+        if !(0..=19).contains(&self.consumers.background_nice) {
+            return invalid("consumers.background_nice", "must be between 0 and 19");
+        }
         if self.consumers.restart_base_ms > self.consumers.restart_max_ms {
             return invalid(
                 "consumers.restart_base_ms",

@@ -12,8 +12,14 @@ use memory_telemetry::{LogFormat, TracingConfig, TracingGuard};
 use crate::settings::{pipeline_config, store_options};
 
 /// Opens the store with a message that says which data dir failed.
+///
+/// Opened on a thread at the background priority (`[consumers] background_nice`), so
+/// the store's flush and compaction workers, which inherit it, do not compete with
+/// ingest and queries for CPU; the commit path itself runs on the caller's threads.
 pub fn open_store(config: &Config, data_dir: &Path) -> anyhow::Result<Store> {
-    Store::open(data_dir, &store_options(config))
+    memory_actors::background::set_nice(config.consumers.background_nice);
+    memory_actors::background::run_lowered(|| Store::open(data_dir, &store_options(config)))
+        .context("cannot start a thread to open the store")?
         .with_context(|| format!("cannot open the store at {}", data_dir.display()))
 }
 

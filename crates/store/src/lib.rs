@@ -2,7 +2,8 @@
 //! idempotency and time indexes, the outbox (the change feed every projection consumes),
 //! consumer cursors and the dead-letter partition, in one fjall database.
 //!
-//! An append writes each event, its index entries and its outbox entry in one atomic
+//! An append writes each event and its index entries (the feed reads events from the
+//! log itself; the outbox holds derived entries) in one atomic
 //! batch and makes it durable before returning, so an acknowledged event survives
 //! `kill -9`. Positions ([`OutboxSeq`]) follow commit order.
 //!

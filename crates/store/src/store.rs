@@ -1,6 +1,6 @@
 //! [`Store`]: the event log, its indexes, the outbox, cursors and dead letters in one
-//! fjall database, so that an event, its index entries and its outbox entry are written
-//! in one atomic batch.
+//! fjall database, so that an event and its index entries are written in one atomic
+//! batch, and a projection's writes with its derived outbox entries and cursor.
 
 mod append;
 mod dead_letters;

@@ -190,33 +190,102 @@ fn a_redelivered_dead_letter_is_parked_once() {
 }
 
 #[test]
-fn truncated_outbox_is_replayed_from_the_log() {
+fn the_feed_merges_the_log_with_what_the_outbox_keeps() {
     let dir = tempfile::tempdir().expect("tempdir");
     let store = open(dir.path());
-    let events: Vec<Event> = (0..50)
+    let derived = |key: &str| {
+        let mut batch = store.projection_batch();
+        batch.append_derived(DerivedEntry {
+            kind: "k".into(),
+            project_id: "p".into(),
+            key: key.into(),
+        });
+        store.commit_projection(batch).expect("commit");
+    };
+    // Events 1-20, derived 21, events 22-41, derived 42, derived 43.
+    let events = |from: u64| -> Vec<Event> {
+        (from..from + 20)
+            .map(|i| event("p", &format!("e{i}"), "s", i))
+            .collect()
+    };
+    store.append_events(&events(0)).expect("append");
+    derived("d1");
+    store.append_events(&events(20)).expect("append");
+    derived("d2");
+    derived("d3");
+    // Events never go to the outbox: only the three derived entries are there.
+    assert_eq!(store.outbox_low().expect("low"), OutboxSeq(21));
+    let read_all = |page: usize| {
+        let mut cursor = OutboxSeq::ZERO;
+        let mut seen = Vec::new();
+        loop {
+            let items = store.read_feed(cursor, page).expect("feed");
+            let Some(last) = items.last() else { break };
+            cursor = last.seq();
+            seen.extend(items.into_iter().map(|item| match item {
+                FeedItem::Event { seq, event } => (seq.0, event.event_id),
+                FeedItem::Derived { seq, entry } => (seq.0, entry.key),
+                FeedItem::Truncated { seq } => (seq.0, "truncated".to_owned()),
+            }));
+        }
+        (seen, cursor)
+    };
+    let mut expected: Vec<(u64, String)> = (0..20).map(|i| (i + 1, format!("e{i}"))).collect();
+    expected.push((21, "d1".into()));
+    expected.extend((20..40).map(|i| (i + 2, format!("e{i}"))));
+    expected.extend([(42, "d2".into()), (43, "d3".into())]);
+    for page in [1, 7, 1000] {
+        assert_eq!(read_all(page).0, expected, "page {page}");
+    }
+
+    // Truncated below every cursor, d1 and d2 go; a replay from zero still sees every
+    // event in order, and the entry the outbox keeps.
+    store.set_cursor("slow", OutboxSeq(42)).expect("cursor");
+    store.set_cursor("fast", OutboxSeq(43)).expect("cursor");
+    assert_eq!(store.truncate_outbox().expect("truncate"), 2);
+    assert_eq!(store.outbox_low().expect("low"), OutboxSeq(43));
+    expected.retain(|(_, key)| key != "d1" && key != "d2");
+    assert_eq!(read_all(7).0, expected);
+
+    // A truncated entry at the head: the reader's cursor still reaches it.
+    store.set_cursor("slow", OutboxSeq(43)).expect("cursor");
+    store.truncate_outbox().expect("truncate");
+    expected.pop();
+    expected.push((43, "truncated".into()));
+    let (seen, cursor) = read_all(7);
+    assert_eq!(seen, expected);
+    assert_eq!(cursor, store.head());
+}
+
+#[test]
+fn a_store_whose_outbox_still_names_its_events_feeds_each_event_once() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = open(dir.path());
+    let events: Vec<Event> = (0..5)
         .map(|i| event("p", &format!("e{i}"), "s", i))
         .collect();
     store.append_events(&events).expect("append");
-    store.set_cursor("slow", OutboxSeq(30)).expect("cursor");
-    store.set_cursor("fast", OutboxSeq(50)).expect("cursor");
-    assert_eq!(store.truncate_outbox().expect("truncate"), 30);
-    assert_eq!(store.outbox_low().expect("low"), OutboxSeq(31));
-    // A consumer reset to zero sees every event again, in order, across the boundary.
-    let mut cursor = OutboxSeq::ZERO;
-    let mut seen = Vec::new();
-    loop {
-        let items = store.read_feed(cursor, 7).expect("feed");
-        let Some(last) = items.last() else { break };
-        cursor = last.seq();
-        seen.extend(items.into_iter().map(|item| match item {
-            FeedItem::Event { event, .. } => event.event_id,
-            FeedItem::Derived { .. } | FeedItem::Truncated { .. } => {
-                panic!("no derived entries here")
-            }
-        }));
+    // What builds before the outbox left events out wrote beside each event.
+    for seq in 1..=5 {
+        let record = crate::records::encode_outbox(&crate::records::OutboxRecordV1::Event {
+            project_id: "p".into(),
+        })
+        .expect("encode");
+        store
+            .inner
+            .outbox
+            .insert(crate::keys::seq_key(OutboxSeq(seq)), record)
+            .expect("insert");
     }
-    let expected: Vec<String> = (0..50).map(|i| format!("e{i}")).collect();
-    assert_eq!(seen, expected);
+    let feed = store.read_feed(OutboxSeq::ZERO, 100).expect("feed");
+    let ids: Vec<String> = feed
+        .into_iter()
+        .map(|item| match item {
+            FeedItem::Event { event, .. } => event.event_id,
+            other => panic!("unexpected {other:?}"),
+        })
+        .collect();
+    assert_eq!(ids, ["e0", "e1", "e2", "e3", "e4"]);
 }
 
 #[test]

@@ -1,4 +1,4 @@
-//! [`Store::append_events`]: the append path — events, their index entries and outbox entries in one durable group commit.
+//! [`Store::append_events`]: the append path — events and their index entries in one durable group commit (the feed reads events from the log, so they get no outbox entry).
 
 use std::collections::HashMap;
 use std::time::Instant;
@@ -11,7 +11,7 @@ use fjall::OwnedWriteBatch;
 use super::handle::{Inner, META_LAST_SEQ, META_PROJECT_COUNT_PREFIX, Store, WriterState};
 use crate::error::Result;
 use crate::keys;
-use crate::records::{OutboxRecordV1, encode_event, encode_outbox, encode_u64};
+use crate::records::{encode_event, encode_u64};
 use crate::space::WriteShare;
 
 impl Store {
@@ -39,10 +39,15 @@ impl Store {
             return Ok(staged.outcomes);
         }
         let totals = stage_totals(inner, &writer, &mut batch, &staged)?;
+        let staged_us = started.elapsed().as_micros();
+        let mut committed_us = 0;
         self.wrote(
             batch
                 .commit()
-                .and_then(|()| inner.db.persist(inner.durability.persist_mode()))
+                .and_then(|()| {
+                    committed_us = started.elapsed().as_micros();
+                    inner.db.persist(inner.durability.persist_mode())
+                })
                 .map_err(crate::StoreError::from),
         )?;
         let next_seq = staged.next_seq;
@@ -51,6 +56,8 @@ impl Store {
         drop(writer);
         debug!(
             last_seq = next_seq.0,
+            staged_us,
+            committed_us,
             elapsed_us = started.elapsed().as_micros(),
             "events appended"
         );
@@ -109,13 +116,6 @@ impl Store {
                     seq,
                 ),
                 [],
-            );
-            batch.insert(
-                &inner.outbox,
-                keys::seq_key(seq),
-                encode_outbox(&OutboxRecordV1::Event {
-                    project_id: event.project_id.clone(),
-                })?,
             );
             *counts.entry(event.project_id.as_str()).or_default() += 1;
             seen_in_call.insert(id_key, seq);

@@ -6,15 +6,17 @@ use memory_types::OutboxSeq;
 use tracing::info;
 
 use super::handle::Store;
-use crate::error::{Result, StoreError};
+use crate::error::Result;
 use crate::keys;
 use crate::records::{
-    FeedItem, OutboxRecordV1, decode_event, decode_outbox, decode_u64, encode_u64,
+    DerivedEntry, FeedItem, OutboxRecordV1, decode_event, decode_outbox, decode_u64, encode_u64,
 };
 use crate::space::WriteShare;
 
 impl Store {
-    /// The lowest position still in the outbox, `head + 1` when it is empty.
+    /// The lowest position still in the outbox, `head + 1` when it is empty. The outbox
+    /// holds derived entries only (and, in stores written before they left it, entries
+    /// naming events): events are read from the log itself.
     ///
     /// # Errors
     /// Storage failures.
@@ -25,10 +27,14 @@ impl Store {
         }
     }
 
-    /// Up to `limit` feed items after `after`, in order, up to the durable head. Items
-    /// the outbox no longer holds (truncated below every cursor) are replayed from the
-    /// event log itself; derived entries that old are not replayed, because their
-    /// producers rebuild them.
+    /// Up to `limit` feed items after `after`, in order, up to the durable head: the
+    /// log's events merged with the outbox's derived entries by position. Derived
+    /// entries truncated below every cursor are not replayed (their producers rebuild
+    /// them); when the read ends at the head past positions that held them, a
+    /// [`FeedItem::Truncated`] at the head lets the reader's cursor reach it.
+    ///
+    /// Why events are not in the outbox: the log is keyed by position already, so a
+    /// copy there was one more write per event on the commit path for nothing.
     ///
     /// # Errors
     /// Storage or decoding failures.
@@ -38,50 +44,52 @@ impl Store {
         if after >= head || limit == 0 {
             return Ok(Vec::new());
         }
-        let mut start = after.next();
-        let low = self.outbox_low()?;
+        let range = keys::seq_key(after.next())..=keys::seq_key(head);
+        let mut events = inner.events.range(range.clone());
+        let mut outbox = inner.outbox.range(range);
+        let mut next_event: Option<(OutboxSeq, fjall::Slice)> = None;
+        let mut next_derived: Option<(OutboxSeq, DerivedEntry)> = None;
         let mut items = Vec::with_capacity(limit.min(1024));
-        if start < low {
-            let range = keys::seq_key(start)..keys::seq_key(low);
-            for guard in inner.events.range(range).take(limit) {
+        while items.len() < limit {
+            if next_event.is_none()
+                && let Some(guard) = events.next()
+            {
                 let (key, value) = guard.into_inner()?;
-                items.push(FeedItem::Event {
-                    seq: keys::seq_from_key("events", &key)?,
-                    event: decode_event(&value)?,
-                });
+                next_event = Some((keys::seq_from_key("events", &key)?, value));
             }
-            if items.len() == limit {
-                return Ok(items);
-            }
-            // The rest below `low` were derived entries, truncated: step over them.
-            let last_below_low = OutboxSeq(low.0 - 1).min(head);
-            if items.last().map_or(after, FeedItem::seq) < last_below_low {
-                items.push(FeedItem::Truncated {
-                    seq: last_below_low,
-                });
-                if items.len() == limit {
-                    return Ok(items);
+            while next_derived.is_none() {
+                let Some(guard) = outbox.next() else { break };
+                let (key, value) = guard.into_inner()?;
+                match decode_outbox(&value)? {
+                    // Written by older builds beside the event: the log has it.
+                    OutboxRecordV1::Event { .. } => {}
+                    OutboxRecordV1::Derived(entry) => {
+                        next_derived = Some((keys::seq_from_key("outbox", &key)?, entry));
+                    }
                 }
             }
-            start = low;
-        }
-        let remaining = limit - items.len();
-        for guard in inner
-            .outbox
-            .range(keys::seq_key(start)..=keys::seq_key(head))
-            .take(remaining)
-        {
-            let (key, value) = guard.into_inner()?;
-            let seq = keys::seq_from_key("outbox", &key)?;
-            match decode_outbox(&value)? {
-                OutboxRecordV1::Event { .. } => {
-                    let event = self.event(seq)?.ok_or_else(|| StoreError::CorruptKey {
-                        keyspace: "outbox",
-                        detail: format!("outbox entry {seq} names an event the log does not hold"),
-                    })?;
-                    items.push(FeedItem::Event { seq, event });
+            let event_first = match (&next_event, &next_derived) {
+                (Some((event, _)), Some((derived, _))) => event < derived,
+                (Some(_), None) => true,
+                (None, Some(_)) => false,
+                (None, None) => {
+                    // Everything up to the head was read: the positions after the last
+                    // item held truncated derived entries.
+                    if items.last().map_or(after, FeedItem::seq) < head {
+                        items.push(FeedItem::Truncated { seq: head });
+                    }
+                    break;
                 }
-                OutboxRecordV1::Derived(entry) => items.push(FeedItem::Derived { seq, entry }),
+            };
+            if event_first {
+                if let Some((seq, value)) = next_event.take() {
+                    items.push(FeedItem::Event {
+                        seq,
+                        event: decode_event(&value)?,
+                    });
+                }
+            } else if let Some((seq, entry)) = next_derived.take() {
+                items.push(FeedItem::Derived { seq, entry });
             }
         }
         Ok(items)
