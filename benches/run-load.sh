@@ -34,6 +34,7 @@
 # BM25_EVENTS), HYBRID_REQUESTS (default BM25_REQUESTS), HYBRID_CONCURRENCY (default 1,8),
 # HYBRID_DATA_DIR (keep the preloaded data dir there and reuse it on the next run).
 # The vector index is off in every section but hybrid (embedding is measured there).
+# MEMORY_DAEMON_BIN runs another build of the daemon (an anchor, in the same run).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 scripts/setup.sh >/dev/null
@@ -62,7 +63,7 @@ OVERLOAD_FACTOR=${OVERLOAD_FACTOR:-4}
 export AGENT_MEMORY_TELEPORT__VECTOR__ENABLED=false
 
 cargo build --release -q -p memory-daemon -p memory-benches --bin memory-daemon --bin loadgen
-BIN=${CARGO_TARGET_DIR:-target}/release/memory-daemon
+BIN=${MEMORY_DAEMON_BIN:-${CARGO_TARGET_DIR:-target}/release/memory-daemon}
 LOADGEN=${CARGO_TARGET_DIR:-target}/release/loadgen
 WORK=$(mktemp -d)
 stop_stack() {

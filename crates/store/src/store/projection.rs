@@ -94,8 +94,15 @@ impl Store {
             cursor,
         } = projection;
         self.check_space(WriteShare::Derived)?;
-        let mut writer = self.writer();
-        let mut next_seq = writer.last_seq;
+        // Only what must be numbered (derived entries, dead letters) takes the writer's
+        // lock, which the commit path takes for every append: a large projection batch
+        // (a replay, a rebuild) would otherwise hold acknowledgements back for as long
+        // as it commits. The batch is atomic on its own, its cursor with it.
+        let mut writer = (!derived.is_empty() || !dead_letters.is_empty()).then(|| self.writer());
+        let (last_seq, last_dead_letter) = writer.as_ref().map_or((OutboxSeq::ZERO, 0), |w| {
+            (w.last_seq, w.last_dead_letter_id)
+        });
+        let mut next_seq = last_seq;
         let mut assigned = Vec::with_capacity(derived.len());
         for entry in derived {
             next_seq = next_seq.next();
@@ -106,10 +113,10 @@ impl Store {
             );
             assigned.push(next_seq);
         }
-        if next_seq != writer.last_seq {
+        if next_seq != last_seq {
             batch.insert(&inner.meta, META_LAST_SEQ, encode_u64(next_seq.0)?);
         }
-        let mut next_dead_letter = writer.last_dead_letter_id;
+        let mut next_dead_letter = last_dead_letter;
         for dead_letter in &dead_letters {
             next_dead_letter += 1;
             batch.insert(
@@ -118,7 +125,7 @@ impl Store {
                 encode_dead_letter(dead_letter)?,
             );
         }
-        if next_dead_letter != writer.last_dead_letter_id {
+        if next_dead_letter != last_dead_letter {
             batch.insert(
                 &inner.meta,
                 META_LAST_DEAD_LETTER,
@@ -134,9 +141,11 @@ impl Store {
                 .and_then(|()| inner.db.persist(PersistMode::Buffer))
                 .map_err(crate::StoreError::from),
         )?;
-        writer.last_seq = next_seq;
-        writer.last_dead_letter_id = next_dead_letter;
-        self.publish_head(next_seq);
+        if let Some(writer) = writer.as_mut() {
+            writer.last_seq = next_seq;
+            writer.last_dead_letter_id = next_dead_letter;
+            self.publish_head(next_seq);
+        }
         drop(writer);
         if !dead_letters.is_empty() {
             STORE_METRICS.dead_letters.inc_by(dead_letters.len() as u64);
