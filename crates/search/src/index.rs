@@ -26,6 +26,9 @@ use crate::query::DocSelector;
 use crate::schema::{Bm25Schema, DocType, SearchDoc, doc_key};
 use crate::{Result, SearchError};
 
+/// How far past the cut [`Bm25Index::search`] looks to settle a tie that straddles it.
+const TIE_WINDOW: usize = 256;
+
 /// tantivy's file naming the committed segments.
 pub const META_FILE: &str = "meta.json";
 
@@ -261,10 +264,15 @@ impl Bm25Index {
                 total_hits,
             });
         }
-        let (top_docs, total_hits) = searcher.search(
+        // One more than asked tells whether equal scores straddle the cut.
+        let (mut top_docs, total_hits) = searcher.search(
             &*tantivy_query,
-            &(TopDocs::with_limit(limit).order_by_score(), Count),
+            &(TopDocs::with_limit(limit + 1).order_by_score(), Count),
         )?;
+        if top_docs.len() > limit && top_docs[limit].0 == top_docs[limit - 1].0 {
+            top_docs = self.settle_tie_at_cut(&searcher, &*tantivy_query, limit)?;
+        }
+        top_docs.truncate(limit);
         let snippet_generator_opt = match query.snippet_max_chars_opt() {
             Some(max_chars) => {
                 let mut generator =
@@ -289,10 +297,60 @@ impl Bm25Index {
             }
             hits.push(hit);
         }
+        // Equal scores in a stable order (newer first, then by id) rather than by where
+        // the documents sit in the index, which differs between replicas and rebuilds.
+        hits.sort_by(|a, b| {
+            b.score
+                .total_cmp(&a.score)
+                .then(b.timestamp_ms.cmp(&a.timestamp_ms))
+                .then_with(|| a.doc_id.cmp(&b.doc_id))
+        });
         Ok(SearchResults {
             hits,
             total_hits: total_hits as u64,
         })
+    }
+
+    /// The best `limit` hits when equal scores straddle the cut: which of the tied
+    /// documents make it is decided by time (newer first) and id, not by where they sit
+    /// in the index — so replicas, a rebuilt index and a restored backup return the same
+    /// set. Looks at most [`TIE_WINDOW`] hits past the cut (a larger tie keeps index
+    /// order beyond it).
+    fn settle_tie_at_cut(
+        &self,
+        searcher: &Searcher,
+        query: &dyn tantivy::query::Query,
+        limit: usize,
+    ) -> Result<Vec<(f32, tantivy::DocAddress)>> {
+        let mut top_docs = searcher.search(
+            query,
+            &TopDocs::with_limit(limit + TIE_WINDOW).order_by_score(),
+        )?;
+        let boundary = top_docs[limit - 1].0;
+        let first_tied = top_docs
+            .iter()
+            .position(|(score, _)| *score == boundary)
+            .unwrap_or(limit - 1);
+        let mut tied = Vec::new();
+        for (score, address) in top_docs.drain(first_tied..) {
+            if score != boundary {
+                break;
+            }
+            let document: TantivyDocument = searcher.doc(address)?;
+            let timestamp_ms = document
+                .get_first(self.schema.timestamp_ms)
+                .and_then(|value| value.as_u64())
+                .unwrap_or(0);
+            let doc_id = optional_text(&document, self.schema.doc_id).unwrap_or_default();
+            tied.push((timestamp_ms, doc_id, address));
+        }
+        tied.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+        top_docs.extend(
+            tied.into_iter()
+                .take(limit - first_tied)
+                .map(|(_, _, address)| (boundary, address)),
+        );
+        Ok(top_docs)
     }
 
     /// How many live documents `selector` matches.

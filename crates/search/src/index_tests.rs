@@ -470,3 +470,42 @@ fn add_does_not_replace() -> Result<()> {
     assert_eq!(index.num_docs(), 1);
     Ok(())
 }
+
+#[test]
+fn a_tie_at_the_cut_is_settled_by_time_and_id_not_by_index_order() -> Result<()> {
+    // Twelve documents with the same text score the same; a limit of 5 cuts through
+    // them. Two indexes holding them in opposite orders, one in many segments, agree
+    // on which five and in which order: the newest, then by id.
+    let docs: Vec<SearchDoc> = (0..12_u64)
+        .map(|n| {
+            doc(
+                DocType::Event,
+                &format!("evt-{n:02}"),
+                "alpha",
+                "we decided the jwt expiry",
+                1_000 + (n % 4) * 10,
+            )
+        })
+        .collect();
+    let forward = index_with(&docs)?;
+    let backward = Bm25Index::create_in_ram(BUDGET)?;
+    let mut writer = backward.writer()?;
+    for (n, doc) in docs.iter().rev().enumerate() {
+        writer.upsert(doc)?;
+        writer.commit_with_payload(&n.to_string())?;
+    }
+    let jwt = query("jwt expiry", "alpha")?;
+    let settled = |index: &Bm25Index| -> Result<Vec<String>> {
+        Ok(index
+            .search(&jwt, 5)?
+            .hits
+            .into_iter()
+            .map(|hit| hit.doc_id)
+            .collect())
+    };
+    // Timestamps 1030 (n = 3, 7, 11), then 1020 (n = 2, 6, 10): ids ascending within.
+    let expected = ["evt-03", "evt-07", "evt-11", "evt-02", "evt-06"];
+    assert_eq!(settled(&forward)?, expected);
+    assert_eq!(settled(&backward)?, expected);
+    Ok(())
+}
