@@ -9,10 +9,12 @@
 //! every idle cycle and is never starved; it only stops competing with the requests.
 //!
 //! Everything a consumer does on its blocking threads (applying a batch, opening,
-//! rebuilding) runs on [`spawn_blocking`] here; threads started from these threads —
-//! ONNX Runtime's pool of an embedder loaded here, fjall's flush and compaction
-//! workers of a store opened through [`run_lowered`] — inherit the priority. The nice
-//! value is `[consumers] background_nice` ([`set_nice`], default
+//! rebuilding, the scheduled prune) runs on [`spawn_blocking`] here; threads started
+//! from these threads inherit the priority (tantivy's indexing threads of the BM25
+//! writer opened here, the HNSW builds' pool). Not lowered: the commit path, queries,
+//! the embedders (the query embedder is loaded with the indexing one), and the store's
+//! flush and compaction workers, which an append waits for when memtables pile up.
+//! The nice value is `[consumers] background_nice` ([`set_nice`], default
 //! [`DEFAULT_NICE`]); 0 leaves everything at the process's priority.
 
 use std::sync::OnceLock;
@@ -48,33 +50,6 @@ where
     R: Send + 'static,
 {
     runtime().spawn_blocking(work)
-}
-
-/// Runs `work` on a fresh thread at the background priority and waits for it: for
-/// what starts long-lived threads of its own that should inherit the priority (fjall's
-/// flush and compaction workers when the store is opened). Blocking.
-///
-/// # Errors
-/// When the thread cannot be started.
-///
-/// # Panics
-/// When `work` panics (the panic is carried over).
-pub fn run_lowered<F, R>(work: F) -> std::io::Result<R>
-where
-    F: FnOnce() -> R + Send,
-    R: Send,
-{
-    std::thread::scope(|scope| {
-        let handle = std::thread::Builder::new()
-            .name("memory-background-open".to_owned())
-            .spawn_scoped(scope, || {
-                lower_this_thread();
-                work()
-            })?;
-        Ok(handle
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
-    })
 }
 
 fn runtime() -> &'static Runtime {
@@ -129,13 +104,7 @@ mod tests {
         let theirs = spawn_blocking(own_nice).await.expect("join");
         assert_eq!(theirs, DEFAULT_NICE.max(ours), "background thread");
         assert_eq!(own_nice(), ours, "the caller keeps its priority");
-        let opened = run_lowered(own_nice).expect("thread");
-        assert_eq!(
-            opened,
-            DEFAULT_NICE.max(ours),
-            "a thread started to open the store"
-        );
-        // Threads it starts inherit the priority (fjall's and ONNX Runtime's workers).
+        // Threads it starts inherit the priority (tantivy's indexing threads).
         let inherited = spawn_blocking(|| std::thread::spawn(own_nice).join().expect("join"))
             .await
             .expect("join");

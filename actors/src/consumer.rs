@@ -21,7 +21,9 @@ use tokio::task::JoinHandle;
 use tracing::{debug, error, info, warn};
 
 /// How long stopping a consumer waits for the step it has running.
-const STOP_WAIT: Duration = Duration::from_secs(30);
+/// Below the supervisor's 30 s and systemd's `TimeoutStopSec=30`, so the final index
+/// commits and the store's sync still come before a SIGKILL.
+const STOP_WAIT: Duration = Duration::from_secs(10);
 
 use crate::ask::ask;
 use crate::error::ActorError;

@@ -474,7 +474,7 @@ impl EventSink for IngestHandle {
         })
         .await
         .map_err(|err| ServiceError::internal(err.to_string()))?
-        .map_err(|err| ServiceError::internal(err.to_string()))?;
+        .map_err(|err| ServiceError::from(IngestError::Store(err)))?;
         Ok(())
     }
 }

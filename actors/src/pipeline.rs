@@ -158,7 +158,10 @@ impl Pipeline {
         };
         let vector = match config.vector.clone() {
             Some(settings) => Some(
-                crate::background::spawn_blocking(move || VectorHandle::open(settings))
+                // Not on the background threads: the query embedder is loaded here too,
+                // and its ONNX Runtime threads (query_threads > 1) would inherit the
+                // lower priority.
+                tokio::task::spawn_blocking(move || VectorHandle::open(settings))
                     .await
                     .map_err(|err| SpawnErr::StartupFailed(Box::new(err)))?,
             ),

@@ -24,7 +24,7 @@ pub struct ConsumerConfig {
     /// Longest restart delay, milliseconds. Default 30000.
     pub restart_max_ms: u64,
     /// The nice value (0–19) of the threads background work runs on: what consumers
-    /// apply (indexing, embedding, the TOC), and the store's flushes and compactions.
+    /// apply (indexing, embedding, the TOC), index opens and rebuilds, the prune.
     /// Under load they then leave the CPU to ingest and queries, and still use every
     /// idle cycle. 0 runs them at the daemon's priority. Default 10.
     pub background_nice: i32,

@@ -28,7 +28,7 @@ pub struct StoreConfig {
     /// on down to half of it; the rest is for the store's flushes and compactions. A
     /// write that fails on a full disk would poison the store until a restart, so the
     /// store stops short of it and resumes by itself once space is freed. 0 turns the
-    /// check off. Default 256.
+    /// check off. Default 1024.
     pub min_free_mb: u64,
 }
 
@@ -37,7 +37,7 @@ impl Default for StoreConfig {
         StoreConfig {
             durability: DurabilityConfig::SyncAll,
             cache_size_mb: 64,
-            min_free_mb: 256,
+            min_free_mb: 1024,
         }
     }
 }

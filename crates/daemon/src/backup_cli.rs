@@ -152,6 +152,14 @@ pub fn take_backup(
     if std::fs::read_dir(&to).is_ok_and(|mut entries| entries.next().is_some()) {
         anyhow::bail!("{} is not empty: back up to a new directory", to.display());
     }
+    // On the data dir's filesystem, the copy must not eat the store's reserve.
+    let head = store.head();
+    let size = store.status().map_or(0, |status| status.disk_bytes)
+        + bm25.map_or(0, |bm25| bm25.status(head).index_size_bytes)
+        + vector.map_or(0, |vector| vector.status(head).size_bytes);
+    store
+        .check_space_for(&parent, size)
+        .context("no room for the backup")?;
     let partial = parent.join(format!(".{name}.partial-{}", ulid::Ulid::new()));
     let manifest = memory_projections::snapshot::take(store, bm25, vector, &partial)
         .map_err(|err| anyhow::anyhow!("cannot take the backup: {err}"))

@@ -632,8 +632,9 @@ fn watch_writes(
                 () = stop.cancelled() => return,
                 () = tokio::time::sleep(Duration::from_secs(1)) => {}
             }
+            let poisoned_now = store.is_poisoned();
             match store.write_failure() {
-                Some(reason) if store.is_poisoned() => {
+                Some(reason) if poisoned_now => {
                     tracing::error!(%reason, "the store is poisoned by a failed write; \
                         stopping so the supervisor restarts the daemon on the last durable batch");
                     health.set_ready("writes", false, format!("the store cannot write: {reason}"));

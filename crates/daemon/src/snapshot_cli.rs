@@ -130,6 +130,12 @@ impl Snapshotter {
             std::fs::remove_dir_all(&staging)
                 .with_context(|| format!("cannot clear {}", staging.display()))?;
         }
+        // The copy and its tar take about twice the store and indexes: not into the
+        // store's reserve.
+        let size = self.store.status().map_or(0, |status| status.disk_bytes);
+        self.store
+            .check_space_for(self.store.path(), size.saturating_mul(2))
+            .context("no room for a snapshot")?;
         let dir = staging.join(ulid::Ulid::new().to_string());
         let (store, bm25, vector, into) = (
             self.store.clone(),

@@ -469,6 +469,10 @@ impl Bm25Handle {
         items: &[FeedItem],
         up_to: OutboxSeq,
     ) -> Result<(), ConsumerError> {
+        // tantivy writes segments once its memory budget fills, before any commit.
+        store
+            .check_space_beside(&self.shared.settings.index_dir)
+            .map_err(|err| ConsumerError::Unavailable(format!("bm25 indexing waits: {err}")))?;
         let mut guard = lock(&self.shared.writer);
         let Some(state) = guard.as_mut() else {
             return Ok(());
@@ -671,6 +675,13 @@ impl Bm25Handle {
                 "a read-only view cannot rebuild the index".to_owned(),
             ));
         }
+        // A new generation is written beside the current one: it takes about as much.
+        store
+            .check_space_for(
+                &self.shared.settings.index_dir,
+                self.shared.dir.size_bytes(),
+            )
+            .map_err(|err| ConsumerError::Unavailable(format!("bm25 rebuild: {err}")))?;
         let started = Instant::now();
         let num_events_total = store
             .status()

@@ -226,7 +226,8 @@ impl SnapshotManifest {
                 self.format
             )));
         }
-        if self.store.format_version != memory_store::STORE_FORMAT_VERSION {
+        // An older store is upgraded when it is opened; a newer one is not read.
+        if self.store.format_version > memory_store::STORE_FORMAT_VERSION {
             return Err(SnapshotError::Incompatible(format!(
                 "store format {} (this build reads {})",
                 self.store.format_version,

@@ -527,6 +527,9 @@ impl VectorHandle {
             lock(&self.shared.writer).applied = up_to;
             return Ok(());
         }
+        store
+            .check_space_beside(&self.shared.settings.index_dir)
+            .map_err(|err| ConsumerError::Unavailable(format!("vector indexing waits: {err}")))?;
         let mut changes: Vec<VectorChange> = Vec::new();
         for item in items {
             collect(store, item, self.shared.settings.index_events, &mut changes)?;

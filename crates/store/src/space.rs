@@ -63,13 +63,20 @@ impl SpaceReserve {
     /// filesystem has less free than that share's part of the reserve. A filesystem
     /// that cannot tell its free space does not block writes (it is logged).
     pub(crate) fn check(&self, share: WriteShare) -> Result<(), StoreError> {
+        self.check_with(share, 0)
+    }
+
+    /// [`SpaceReserve::check`] for a write of about `extra` bytes (a snapshot, a
+    /// backup, an index generation): that much must fit above the share's part.
+    pub(crate) fn check_with(&self, share: WriteShare, extra: u64) -> Result<(), StoreError> {
         if self.bytes == 0 {
             return Ok(());
         }
         let needed = match share {
             WriteShare::Ingest => self.bytes,
             WriteShare::Derived => self.bytes / 2,
-        };
+        }
+        .saturating_add(extra);
         let available = fs4::available_space(&self.path);
         if let Ok(available) = &available {
             crate::STORE_METRICS

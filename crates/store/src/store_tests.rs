@@ -277,6 +277,28 @@ fn a_store_whose_outbox_still_names_its_events_feeds_each_event_once() {
             .insert(crate::keys::seq_key(OutboxSeq(seq)), record)
             .expect("insert");
     }
+    // A format-1 store: opened again, it is upgraded and its event entries are gone.
+    store
+        .inner
+        .meta
+        .insert(
+            super::handle::META_FORMAT,
+            crate::records::encode_u64(1).expect("encode"),
+        )
+        .expect("insert");
+    drop(store);
+    let store = open(dir.path());
+    assert_eq!(store.outbox_low().expect("low"), store.head().next());
+    let format = store
+        .inner
+        .meta
+        .get(super::handle::META_FORMAT)
+        .expect("get")
+        .expect("format");
+    assert_eq!(
+        crate::records::decode_u64(&format).expect("decode"),
+        STORE_FORMAT_VERSION
+    );
     let feed = store.read_feed(OutboxSeq::ZERO, 100).expect("feed");
     let ids: Vec<String> = feed
         .into_iter()
@@ -824,4 +846,32 @@ fn a_replica_remembers_its_partitions() {
         store.replica_partitions().expect("read"),
         Some(vec![0, 7, 300])
     );
+}
+
+#[test]
+fn derived_work_that_succeeds_does_not_end_a_refusal_of_ingest() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let available = fs4::available_space(dir.path()).expect("free space");
+    // Ingest needs more than there is, derived work half of that: less.
+    let store = Store::open(
+        dir.path(),
+        &StoreOptions {
+            min_free_mb: (available + available / 2) >> 20,
+            ..StoreOptions::default()
+        },
+    )
+    .expect("store");
+    let err = store
+        .append_events(&[event("p", "e1", "s", 1)])
+        .expect_err("refused");
+    assert!(matches!(err, StoreError::NoSpace { .. }), "{err}");
+    assert!(store.write_failure().is_some());
+    let mut batch = store.projection_batch();
+    batch.set_cursor("c", OutboxSeq::ZERO);
+    store
+        .commit_projection(batch)
+        .expect("derived work goes on");
+    let failure = store.write_failure().expect("still refusing ingest");
+    assert!(failure.contains("min_free_mb"), "{failure}");
+    assert!(!store.is_poisoned());
 }

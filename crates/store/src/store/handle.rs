@@ -83,8 +83,43 @@ pub(super) const META_LAST_DEAD_LETTER: &[u8] = b"last_dead_letter";
 pub(super) const META_FORMAT: &[u8] = b"format_version";
 pub(super) const META_PROJECT_COUNT_PREFIX: &[u8] = b"events:";
 pub(super) const META_DEAD_LETTER_KEY_PREFIX: &[u8] = b"dead_letter_key:";
-/// The store format this build reads and writes (`meta/format_version`).
-pub const STORE_FORMAT_VERSION: u64 = 1;
+/// The store format this build reads and writes (`meta/format_version`). 2: events
+/// have no outbox entry (the feed reads them from the log); a version-1 store is
+/// upgraded when opened, and a build that reads only version 1 refuses it afterwards
+/// (it would feed nothing of what was appended since: it reads events above the
+/// outbox's first entry from the outbox alone).
+pub const STORE_FORMAT_VERSION: u64 = 2;
+
+/// Removes what version 1 wrote into the outbox beside each event, in batches, so the
+/// feed does not step over them on every read. Idempotent: an upgrade cut short is
+/// finished at the next open (the version is written after).
+fn drop_event_outbox_entries(db: &Database, outbox: &Keyspace) -> Result<()> {
+    use crate::records::{OutboxRecordV1, decode_outbox};
+    loop {
+        let mut batch = db.batch();
+        let mut removed = 0usize;
+        let mut scanned = 0usize;
+        for guard in outbox.iter() {
+            let (key, value) = guard.into_inner()?;
+            scanned += 1;
+            if matches!(decode_outbox(&value)?, OutboxRecordV1::Event { .. }) {
+                batch.remove(outbox, key);
+                removed += 1;
+                if removed == 10_000 {
+                    break;
+                }
+            }
+        }
+        if removed == 0 {
+            return Ok(());
+        }
+        batch.commit()?;
+        info!(
+            removed,
+            scanned, "upgrading the store: outbox entries of events removed"
+        );
+    }
+}
 pub(super) const PROJECTION_PREFIX: &str = "proj_";
 /// Set by `admin forget` with its rewrite; gone once the compaction swapped a fresh
 /// database in (the copy leaves it out).
@@ -145,8 +180,18 @@ impl Store {
                     return Err(StoreError::UnknownVersion {
                         what: "store",
                         found: u8::try_from(found).unwrap_or(u8::MAX),
-                        supported: 1,
+                        supported: u8::try_from(STORE_FORMAT_VERSION).unwrap_or(u8::MAX),
                     });
+                }
+                if found < 2 {
+                    drop_event_outbox_entries(&db, &outbox)?;
+                    meta.insert(META_FORMAT, encode_u64(STORE_FORMAT_VERSION)?)?;
+                    db.persist(PersistMode::SyncAll)?;
+                    info!(
+                        from = found,
+                        to = STORE_FORMAT_VERSION,
+                        "store format upgraded"
+                    );
                 }
             }
             None => meta.insert(META_FORMAT, encode_u64(STORE_FORMAT_VERSION)?)?,
@@ -230,12 +275,38 @@ impl Store {
     /// reserve keeps a full disk from getting here; an I/O error still can.
     #[must_use]
     pub fn is_poisoned(&self) -> bool {
-        self.inner
+        let mut failure = self
+            .inner
             .write_failure
             .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .as_ref()
-            .is_some_and(|failure| failure.poisoned)
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if failure.as_ref().is_some_and(|failure| failure.poisoned) {
+            return true;
+        }
+        // A write refused for space never reaches fjall, and a background flush or
+        // compaction that failed poisons it without any write of ours failing: ask.
+        if self.probe_poisoned() {
+            *failure = Some(WriteFailure {
+                reason: StoreError::Poisoned.to_string(),
+                no_space: false,
+                poisoned: true,
+            });
+            STORE_METRICS
+                .write_failures
+                .with_label_values(&["poisoned"])
+                .inc();
+            return true;
+        }
+        false
+    }
+
+    /// Whether fjall refuses writes as poisoned: handing its journal buffer to the OS
+    /// (cheap, no fsync) is refused exactly then.
+    fn probe_poisoned(&self) -> bool {
+        matches!(
+            self.inner.db.persist(PersistMode::Buffer),
+            Err(fjall::Error::Poisoned)
+        )
     }
 
     /// Refuses a write of `share` while the filesystem has less free than that share's
@@ -260,8 +331,22 @@ impl Store {
     /// # Errors
     /// [`StoreError::NoSpace`].
     pub fn check_space_beside(&self, dir: &Path) -> Result<()> {
+        self.check_space_for(dir, 0)
+    }
+
+    /// [`Store::check_space_beside`] for a write of about `bytes` into `dir` (a
+    /// snapshot, a backup, a rebuilt index generation): refused unless that much fits
+    /// above the derived share of the reserve.
+    ///
+    /// # Errors
+    /// [`StoreError::NoSpace`] (not recorded as a failed write: nothing was tried).
+    pub fn check_space_for(&self, dir: &Path, bytes: u64) -> Result<()> {
         if self.inner.reserve.shares_filesystem(dir) {
-            self.check_space(WriteShare::Derived)
+            match self.inner.reserve.check_with(WriteShare::Derived, bytes) {
+                Ok(()) => Ok(()),
+                Err(err) if bytes == 0 => self.wrote(Err(err)),
+                Err(err) => Err(err),
+            }
         } else {
             Ok(())
         }
@@ -275,22 +360,36 @@ impl Store {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         match &result {
+            // A poisoned store stays poisoned; a refusal for space ends when ingest
+            // would be let through again, not when derived work (allowed into half the
+            // reserve) succeeds.
+            Ok(_) if failure.as_ref().is_some_and(|f| f.poisoned) => {}
+            Ok(_)
+                if failure.as_ref().is_some_and(|f| f.no_space)
+                    && self.inner.reserve.check(WriteShare::Ingest).is_err() => {}
             Ok(_) if failure.is_some() => {
                 tracing::info!("the store writes again");
                 *failure = None;
             }
             Ok(_) => {}
             Err(err) => {
-                if failure.is_none() {
+                let poisoned = err.kind() == "poisoned"
+                    || failure.as_ref().is_some_and(|f| f.poisoned)
+                    || (err.is_environmental() && self.probe_poisoned());
+                let no_space = matches!(err, StoreError::NoSpace { .. });
+                if failure
+                    .as_ref()
+                    .is_none_or(|f| f.no_space != no_space || f.poisoned != poisoned)
+                {
                     STORE_METRICS
                         .write_failures
-                        .with_label_values(&[err.kind()])
+                        .with_label_values(&[if poisoned { "poisoned" } else { err.kind() }])
                         .inc();
                 }
                 *failure = Some(WriteFailure {
                     reason: err.to_string(),
-                    no_space: matches!(err, StoreError::NoSpace { .. }),
-                    poisoned: err.kind() == "poisoned",
+                    no_space,
+                    poisoned,
                 });
             }
         }

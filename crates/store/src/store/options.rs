@@ -36,7 +36,7 @@ pub struct StoreOptions {
     pub cache_size_mb: u64,
     /// Free space kept on the data dir's filesystem, in MiB: ingest is refused below
     /// it, derived work below half of it (see [`crate::WriteShare`]). 0 turns the check
-    /// off. Default 256.
+    /// off. Default 1024.
     pub min_free_mb: u64,
 }
 
@@ -45,7 +45,7 @@ impl Default for StoreOptions {
         StoreOptions {
             durability: Durability::SyncAll,
             cache_size_mb: 64,
-            min_free_mb: 256,
+            min_free_mb: 1024,
         }
     }
 }
