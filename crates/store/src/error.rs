@@ -88,6 +88,10 @@ pub enum StoreError {
         /// Why it failed.
         source: Arc<std::io::Error>,
     },
+    /// The thread that commits projection batches stopped (it panicked) while one was
+    /// in its hands: whether it was written is unknown; the consumer applies it again.
+    #[error("{0}")]
+    Committer(&'static str),
     /// A key that should be well-formed is not: the store was written by something else.
     #[error("corrupt key in {keyspace}: {detail}")]
     CorruptKey {

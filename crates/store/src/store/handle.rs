@@ -60,6 +60,33 @@ pub(super) struct Inner {
     pub(super) reserve: SpaceReserve,
     /// Why the last write failed, until one succeeds ([`Store::write_failure`]).
     write_failure: Mutex<Option<WriteFailure>>,
+    /// Where projection batches are committed ([`Store::commit_projection`]).
+    pub(super) committer: std::sync::mpsc::Sender<CommitJob>,
+}
+
+/// A projection commit handed to the committer thread.
+pub(super) type CommitJob = Box<dyn FnOnce() + Send>;
+
+/// The name of the thread that commits projection batches at the daemon's priority.
+pub(super) const COMMITTER_THREAD: &str = "memory-store-committer";
+
+/// Starts the committer: it runs what it is handed until the store is dropped. Started
+/// when the store is opened, so it has the priority of the thread that opened it.
+fn start_committer() -> Result<std::sync::mpsc::Sender<CommitJob>> {
+    let (committer, jobs) = std::sync::mpsc::channel::<CommitJob>();
+    std::thread::Builder::new()
+        .name(COMMITTER_THREAD.to_owned())
+        .spawn(move || {
+            for job in jobs {
+                job();
+            }
+        })
+        .map_err(|err| StoreError::Io {
+            op: "start the committer thread",
+            path: PathBuf::new(),
+            source: Arc::new(err),
+        })?;
+    Ok(committer)
 }
 
 /// A failed write, remembered until one succeeds.
@@ -243,6 +270,7 @@ impl Store {
                 head,
                 reserve,
                 write_failure: Mutex::new(None),
+                committer: start_committer()?,
             }),
         })
     }

@@ -3,7 +3,10 @@
 use fjall::{Keyspace, KeyspaceCreateOptions, OwnedWriteBatch, PersistMode};
 use memory_types::OutboxSeq;
 
-use super::handle::{META_LAST_DEAD_LETTER, META_LAST_SEQ, PROJECTION_PREFIX, Store};
+use super::handle::{
+    COMMITTER_THREAD, CommitJob, META_LAST_DEAD_LETTER, META_LAST_SEQ, PROJECTION_PREFIX, Store,
+};
+use crate::StoreError;
 use crate::error::Result;
 use crate::keys;
 use crate::metrics::STORE_METRICS;
@@ -86,6 +89,27 @@ impl Store {
     /// # Errors
     /// Storage failures; then nothing of the batch was written.
     pub fn commit_projection(&self, projection: ProjectionBatch) -> Result<Vec<OutboxSeq>> {
+        // On the store's committer thread, at the daemon's priority: projections apply
+        // on lowered threads, and a lowered thread holding the writer's lock or fjall's
+        // journal lock while other work takes the CPU would hold acknowledgements back.
+        if std::thread::current().name() == Some(COMMITTER_THREAD) {
+            return self.commit_projection_here(projection);
+        }
+        let (reply, answer) = std::sync::mpsc::sync_channel(1);
+        let store = self.clone();
+        let job: CommitJob = Box::new(move || {
+            let _ = reply.send(store.commit_projection_here(projection));
+        });
+        if let Err(std::sync::mpsc::SendError(job)) = self.inner.committer.send(job) {
+            // The committer is gone (it panicked): commit on this thread.
+            job();
+        }
+        answer.recv().unwrap_or(Err(StoreError::Committer(
+            "the store's committer thread stopped during the commit",
+        )))
+    }
+
+    fn commit_projection_here(&self, projection: ProjectionBatch) -> Result<Vec<OutboxSeq>> {
         let inner = &self.inner;
         let ProjectionBatch {
             mut batch,
