@@ -337,6 +337,9 @@ pub(super) enum AdminOp {
     TocRebuild,
     /// `memory.admin.rebuild {"projection": "ideas"}`.
     IdeasRebuild,
+    /// `memory.admin.rebuild {"index_type": "vector"}`: the whole log embedded again
+    /// (slow: only to mend a diverged vector index, never a trial's call).
+    VectorRebuild,
 }
 
 impl AdminOp {
@@ -347,6 +350,7 @@ impl AdminOp {
             AdminOp::IdeasBackfill => "ideas-backfill",
             AdminOp::TocRebuild => "toc-rebuild",
             AdminOp::IdeasRebuild => "ideas-rebuild",
+            AdminOp::VectorRebuild => "vector-rebuild",
         }
     }
 
@@ -356,8 +360,15 @@ impl AdminOp {
             AdminOp::IdeasBackfill => ("memory.admin.backfill_ideas", json!({})),
             AdminOp::TocRebuild => ("memory.admin.rebuild", json!({"projection": "toc"})),
             AdminOp::IdeasRebuild => ("memory.admin.rebuild", json!({"projection": "ideas"})),
+            AdminOp::VectorRebuild => ("memory.admin.rebuild", json!({"index_type": "vector"})),
         }
     }
+}
+
+/// Makes `op` now and waits for its reply; how it ended (`ok in 1.2s`, or the error).
+pub(super) async fn admin_call_now(client: async_nats::Client, op: AdminOp) -> String {
+    let (_never, stop) = watch::channel(false);
+    admin_call(client, op, Duration::ZERO, stop).await
 }
 
 /// Makes `op` after `after`; how it ended (`ok in 1.2s`, the error, or `killed` when
