@@ -9,9 +9,11 @@ SHELL := bash
 CARGO ?= cargo
 # Models scripts/setup-llm.sh installs: 0.5b, 1.5b or all.
 LLM_MODELS ?= 0.5b
+# Trials of `make soak`.
+SOAK_TRIALS ?= 100
 
 .DEFAULT_GOAL := help
-.PHONY: help setup setup-llm llm-server build demo test test-cluster test-llm test-props bench bench-cluster bench-snapshot fmt lint clean distclean
+.PHONY: help setup setup-llm llm-server build demo test test-cluster test-llm test-props bench bench-cluster bench-snapshot soak fmt lint clean distclean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-13s %s\n", $$1, $$2}'
@@ -53,6 +55,9 @@ bench-cluster: setup ## Cluster mode against a bare JetStream publish and single
 
 bench-snapshot: setup ## A new replica from its group's snapshot against a full replay (benches/run-snapshot.sh)
 	@bash benches/run-snapshot.sh
+
+soak: setup ## The crash soak: SOAK_TRIALS (100) trials of load, kill -9, restart and check (benches/run-soak.sh; release build; about an hour, not in `test`)
+	@bash benches/run-soak.sh $(SOAK_TRIALS)
 
 fmt: ## Format all crates in place
 	$(CARGO) fmt --all

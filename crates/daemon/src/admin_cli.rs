@@ -1,5 +1,6 @@
-//! `admin`: back up and restore (`backup`, `restore`: `crate::backup_cli`),
-//! rebuild the TOC or the ideas graph (`rebuild --projection toc|ideas`),
+//! `admin`: back up and restore (`backup`, `restore`: `crate::backup_cli`), check a
+//! stopped daemon's data dir against its log (`verify`: `crate::verify_cli`, offline
+//! only), rebuild the TOC or the ideas graph (`rebuild --projection toc|ideas`),
 //! backfill the ideas graph (`backfill-ideas`), rebuild an accelerator index
 //! (`rebuild-index`), prune the BM25 and vector indexes (`prune-index`). Each works on the data dir in
 //! this process (embedded mode) or asks a running daemon (`--nats-url`), which answers on
@@ -104,6 +105,7 @@ pub async fn run(
         AdminCommand::Backup { to, remote, json } => {
             crate::backup_cli::backup(config, data_dir, to, remote, json).await
         }
+        AdminCommand::Verify(args) => crate::verify_cli::run(config, data_dir, args).await,
         AdminCommand::Restore { from, json } => {
             crate::backup_cli::restore(config, data_dir, &from, json)
         }

@@ -416,6 +416,12 @@ pub enum AdminCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Check a stopped daemon's data dir against its log, changing nothing: every
+    /// consumer caught up, every index healthy, every projection (catalog, segments,
+    /// grips, TOC, ideas) equal to a rebuild from the log in a scratch dir, and each
+    /// index holding exactly the documents the log implies. Prints what differs; exits
+    /// 1 when anything does.
+    Verify(VerifyArgs),
     /// Restore a backup into an empty data dir (the daemon stopped); the daemon started
     /// on it catches up from the backup's position.
     Restore {
@@ -426,6 +432,24 @@ pub enum AdminCommand {
         #[arg(long)]
         json: bool,
     },
+}
+
+/// `admin verify`.
+#[derive(Clone, Debug, Default, Args)]
+pub struct VerifyArgs {
+    /// Where to make the scratch dir the rebuild runs in (about the store's size; removed
+    /// afterwards). Default: the system's temp dir.
+    #[arg(long)]
+    pub scratch_dir: Option<PathBuf>,
+    /// Keep the scratch dir (its path is printed), to look at the rebuilt store.
+    #[arg(long)]
+    pub keep_scratch: bool,
+    /// Differences shown per projection and index.
+    #[arg(long, default_value_t = 3)]
+    pub examples: usize,
+    /// Print the report as JSON (with `ok`, `diverged`, `behind`, `unhealthy`).
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `cluster`.

@@ -29,6 +29,7 @@ mod settings;
 mod snapshot_cli;
 mod status;
 mod teleport_cli;
+mod verify_cli;
 
 use std::process::ExitCode;
 

@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 
 use memory_search::{
     Bm25Index, Bm25Query, Bm25Writer, DocCounts, DocSelector, DocType, IndexDir, OpenOutcome,
-    SearchDoc, SearchError, SearchResults, event_doc,
+    SearchDoc, SearchError, SearchResults,
 };
 use memory_store::{FeedItem, OutboxSeq, Store};
 use tracing::{info, warn};
@@ -40,11 +40,9 @@ use crate::bm25_records::{
 };
 use crate::breaker::SearchBreaker;
 use crate::consumer::ConsumerError;
-use crate::grip_extractor::GripExtractor;
-use crate::index_docs::{DocChange, all_idea_docs, doc_changes, grip_doc, toc_node_doc};
+use crate::index_docs::{DocChange, doc_changes};
 use crate::lifecycle::{PruneKind, PruneReport};
 use crate::metrics::BM25_METRICS;
-use crate::rollup_builder::RollupBuilder;
 use crate::snapshot::{IndexPart, SnapshotError, io_error, link_or_copy};
 
 /// The indexer's name: cursor key (mirror), metrics label, dead-letter source.
@@ -53,8 +51,6 @@ pub const BM25_INDEXER: &str = "bm25_indexer";
 /// steady trickle of events is searchable within about a second without a commit (and
 /// a new tantivy segment) per event.
 pub const CAUGHT_UP_COMMIT_GAP: Duration = Duration::from_secs(1);
-/// Feed items read per step of a rebuild or replay.
-const REBUILD_BATCH: usize = 10_000;
 
 struct ReaderState {
     index: Option<Bm25Index>,
@@ -229,6 +225,13 @@ impl Bm25Handle {
             .reader
             .write()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Every live document of the current commit as stored (`admin verify`), `None`
+    /// when no index is open ([`Bm25Handle::error`] says why).
+    #[must_use]
+    pub fn documents(&self) -> Option<Result<Vec<memory_search::Hit>, SearchError>> {
+        self.read_state().index.as_ref().map(Bm25Index::documents)
     }
 
     /// The committed cursor: every outbox entry up to it is searchable.
@@ -765,38 +768,13 @@ impl Bm25Handle {
             }
             Ok(())
         };
-        if self.shared.settings.index_events {
-            let mut after = OutboxSeq::ZERO;
-            while after < start {
-                let items = store.read_feed(after, REBUILD_BATCH)?;
-                let Some(last) = items.last().map(FeedItem::seq) else {
-                    break;
-                };
-                for item in &items {
-                    if item.seq() > start {
-                        break;
-                    }
-                    if let FeedItem::Event { event, .. } = item
-                        && let Some(doc) = event_doc(event)
-                    {
-                        add(&mut writer, &doc)?;
-                    }
-                }
-                after = last;
-            }
-        }
-        self.set_phase("toc_nodes");
-        for node in RollupBuilder::all_nodes(store)?.values() {
-            add(&mut writer, &toc_node_doc(node))?;
-        }
-        self.set_phase("grips");
-        for grip in GripExtractor::all_grips(store) {
-            add(&mut writer, &grip_doc(&grip?))?;
-        }
-        self.set_phase("ideas");
-        for doc in all_idea_docs(store)? {
-            add(&mut writer, &doc)?;
-        }
+        crate::index_docs::for_each_implied_doc(
+            store,
+            self.shared.settings.index_events,
+            start,
+            &mut |phase| self.set_phase(phase),
+            &mut |doc| add(&mut writer, doc),
+        )?;
         self.set_phase("committing");
         let payload = CommitPayload {
             format: PAYLOAD_FORMAT,

@@ -24,8 +24,8 @@ pub const GRIP_EXTRACTOR: &str = "grip_extractor";
 /// Outbox entry kind announcing a segment's grips; its key is the segment id.
 pub const GRIPS_EXTRACTED: &str = "grips_extracted";
 const GRIPS_KEYSPACE: &str = "grips";
-const SEGMENT_GRIPS_KEYSPACE: &str = "segment_grips";
-const TERM_DF_KEYSPACE: &str = "term_df";
+pub(crate) const SEGMENT_GRIPS_KEYSPACE: &str = "segment_grips";
+pub(crate) const TERM_DF_KEYSPACE: &str = "term_df";
 const RECORD_VERSION: u8 = 1;
 
 /// The consumer.

@@ -6,7 +6,7 @@
 
 use memory_ideas::{GraphView, Idea};
 use memory_search::{DocType, SearchDoc, event_doc};
-use memory_store::{FeedItem, Store};
+use memory_store::{FeedItem, OutboxSeq, Store};
 use memory_toc::{Grip, TocNode};
 use memory_types::DocSelector;
 
@@ -74,6 +74,77 @@ pub(crate) fn all_idea_docs(store: &Store) -> Result<Vec<SearchDoc>, ConsumerErr
     for idea in graph.every_idea().map_err(read)? {
         docs.push(idea_doc_with_names(&graph, &idea)?);
     }
+    Ok(docs)
+}
+
+/// Feed items read at a time while walking the log for its event documents.
+const READ_BATCH: usize = 10_000;
+
+/// Every document the store implies for an accelerator index, in the order a rebuild
+/// adds them: the events up to `up_to` (when `index_events`), then every TOC node, grip
+/// and idea as stored. `phase` hears the name of each part as it starts (`toc_nodes`,
+/// `grips`, `ideas`). One walk shared by the BM25 rebuild (which adds what it visits) and
+/// `admin verify` (which compares it with what each index holds), so the two cannot
+/// disagree about what an index should hold.
+///
+/// # Errors
+/// Store or decoding failures, or what `visit` returns.
+pub(crate) fn for_each_implied_doc(
+    store: &Store,
+    index_events: bool,
+    up_to: OutboxSeq,
+    phase: &mut dyn FnMut(&str),
+    visit: &mut dyn FnMut(&SearchDoc) -> Result<(), ConsumerError>,
+) -> Result<(), ConsumerError> {
+    if index_events {
+        let mut after = OutboxSeq::ZERO;
+        while after < up_to {
+            let items = store.read_feed(after, READ_BATCH)?;
+            let Some(last) = items.last().map(FeedItem::seq) else {
+                break;
+            };
+            for item in &items {
+                if item.seq() > up_to {
+                    break;
+                }
+                if let FeedItem::Event { event, .. } = item
+                    && let Some(doc) = event_doc(event)
+                {
+                    visit(&doc)?;
+                }
+            }
+            after = last;
+        }
+    }
+    phase("toc_nodes");
+    for node in RollupBuilder::all_nodes(store)?.values() {
+        visit(&toc_node_doc(node))?;
+    }
+    phase("grips");
+    for grip in GripExtractor::all_grips(store) {
+        visit(&grip_doc(&grip?))?;
+    }
+    phase("ideas");
+    for doc in all_idea_docs(store)? {
+        visit(&doc)?;
+    }
+    Ok(())
+}
+
+/// Every document the store implies for an index that indexes raw events when
+/// `index_events`, up to the store's head: see [`for_each_implied_doc`].
+///
+/// # Errors
+/// Store or decoding failures.
+pub fn implied_documents(
+    store: &Store,
+    index_events: bool,
+) -> Result<Vec<SearchDoc>, ConsumerError> {
+    let mut docs = Vec::new();
+    for_each_implied_doc(store, index_events, store.head(), &mut |_| {}, &mut |doc| {
+        docs.push(doc.clone());
+        Ok(())
+    })?;
     Ok(docs)
 }
 

@@ -58,6 +58,7 @@ mod term_df;
 pub mod testsuite;
 mod vector_index;
 mod vector_indexer;
+pub mod verify;
 
 pub use bm25_index::{BM25_INDEXER, Bm25Handle, CAUGHT_UP_COMMIT_GAP, bm25_identity};
 pub use bm25_indexer::Bm25Indexer;
@@ -72,6 +73,7 @@ pub use ideas::{
     INDEXING_AGENT, IdeaGraph, IdeasMetrics, IndexingAgent, IndexingSettings, PROPOSAL_ENGINE,
     RECALL_SESSION, model_similarity, proposal_batch, proposal_chains,
 };
+pub use index_docs::implied_documents;
 pub use lifecycle::{PruneKind, PruneReport, Retention};
 pub use metrics::{BM25_METRICS, Bm25Metrics, VECTOR_METRICS, VectorMetrics};
 pub use prune::{IndexPruneReport, prune_indexes};
@@ -84,6 +86,7 @@ pub use segmenter::{
 };
 pub use session_catalog::{RejectEvent, SESSION_CATALOG, SessionCatalog, SessionSummary};
 pub use vector_index::{
-    VECTOR_INDEXER, VectorHandle, VectorSettings, VectorTierError, VectorTierStatus, model_identity,
+    CommittedVectors, VECTOR_INDEXER, VectorHandle, VectorSettings, VectorTierError,
+    VectorTierStatus, model_identity, read_committed_vectors,
 };
 pub use vector_indexer::VectorIndexer;

@@ -61,9 +61,9 @@ pub const ROLLUP_BUILDER: &str = "rollup_builder";
 /// node id.
 pub const TOC_NODE_WRITTEN: &str = "toc_node_written";
 const NODES_KEYSPACE: &str = "toc_nodes";
-const CHILDREN_KEYSPACE: &str = "toc_children";
-const TERM_DF_KEYSPACE: &str = "toc_term_df";
-const MODEL_SUMMARIES_KEYSPACE: &str = "toc_model_summaries";
+pub(crate) const CHILDREN_KEYSPACE: &str = "toc_children";
+pub(crate) const TERM_DF_KEYSPACE: &str = "toc_term_df";
+pub(crate) const MODEL_SUMMARIES_KEYSPACE: &str = "toc_model_summaries";
 const RECORD_VERSION: u8 = 1;
 
 /// How the rollup builder writes nodes. Its time zone is the segmenter's

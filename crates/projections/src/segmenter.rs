@@ -422,6 +422,56 @@ impl Segmenter {
         Ok(out)
     }
 
+    /// Every open-segment record, including one that holds only the context carried from
+    /// the session's last closed segment, as (project, session, `Debug` of the record)
+    /// with the wall-clock time of its last apply zeroed: that time is when this
+    /// process applied the event, not a function of the log (`admin verify` compares
+    /// the rest).
+    ///
+    /// # Errors
+    /// Store or decoding failures.
+    pub fn open_records(store: &Store) -> Result<Vec<(String, String, String)>, ConsumerError> {
+        let keyspace = store.projection_keyspace(OPEN_KEYSPACE)?;
+        let mut records = Vec::new();
+        for guard in keyspace.iter() {
+            let (_, value) = guard.into_inner().map_err(StoreError::from)?;
+            let open: OpenSegment = codec::decode("open segment", RECORD_VERSION, &value)?;
+            let open = OpenSegment {
+                last_applied_wall_ms: 0,
+                ..open
+            };
+            records.push((
+                open.project_id.clone(),
+                open.session_id.clone(),
+                format!("{open:?}"),
+            ));
+        }
+        Ok(records)
+    }
+
+    /// Every lease fence (per project and lease group, the highest `(epoch, tenure)` of
+    /// a `segment_close` applied) as (project, group, `(epoch, tenure)`).
+    ///
+    /// # Errors
+    /// Store failures.
+    pub fn fences(store: &Store) -> Result<Vec<(String, String, String)>, ConsumerError> {
+        let keyspace = store.projection_keyspace(FENCE_KEYSPACE)?;
+        let mut records = Vec::new();
+        for guard in keyspace.iter() {
+            let (key, value) = guard.into_inner().map_err(StoreError::from)?;
+            let text = String::from_utf8_lossy(&key).into_owned();
+            let (project, group) = text.split_once('\0').unwrap_or((&text, ""));
+            let number =
+                |bytes: &[u8]| <[u8; 8]>::try_from(bytes).map_or(u64::MAX, u64::from_be_bytes);
+            let rendered = match value.len() {
+                16 => format!("({}, {})", number(&value[..8]), number(&value[8..])),
+                _ => format!("{:?}", value.as_ref()),
+            };
+            records.push((project.to_owned(), group.to_owned(), rendered));
+        }
+        Ok(records)
+    }
+
     fn load_open(&self, key: &[u8]) -> Result<Option<OpenSegment>, ConsumerError> {
         Ok(codec::get_record(
             &self.open,

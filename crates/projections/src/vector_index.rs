@@ -246,6 +246,61 @@ fn parse_payload(text: &str) -> Option<CommitPayload> {
     (payload.format == PAYLOAD_FORMAT).then_some(payload)
 }
 
+/// What a vector index's last commit holds, as `admin verify` reads it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CommittedVectors {
+    /// The key of every live document.
+    pub doc_keys: Vec<DocKey>,
+    /// Every outbox entry up to here is in the commit.
+    pub cursor: OutboxSeq,
+    /// The last lifecycle prune, if any.
+    pub last_prune: Option<PruneReport>,
+}
+
+/// Reads the last commit of the vector index in `index_dir` without changing it: its
+/// files are hard-linked (or copied) into `scratch` (created; it must be empty) and
+/// the copy is opened, because opening an index removes files its manifest does not
+/// name — leftovers to the index, perhaps a segment being built to a daemon. Opening
+/// only reads the files it keeps, so the links share nothing that is written. `None`
+/// when there is no index directory.
+///
+/// # Errors
+/// A file that cannot be linked or copied ([`SnapshotError::Io`]), an index that does
+/// not open or whose commit payload does not parse ([`SnapshotError::Index`]).
+pub fn read_committed_vectors(
+    index_dir: &Path,
+    scratch: &Path,
+) -> Result<Option<CommittedVectors>, SnapshotError> {
+    if !index_dir.is_dir() {
+        return Ok(None);
+    }
+    std::fs::create_dir_all(scratch).map_err(io_error("create", scratch))?;
+    for entry in std::fs::read_dir(index_dir).map_err(io_error("read", index_dir))? {
+        let entry = entry.map_err(io_error("read", index_dir))?;
+        let name = entry.file_name();
+        if name == memory_vector::MANIFEST_TMP_FILE || !entry.path().is_file() {
+            continue;
+        }
+        link_or_copy(&entry.path(), &scratch.join(&name))?;
+    }
+    let invalid = |detail: String| SnapshotError::Index {
+        index: "vector",
+        detail,
+    };
+    let index = VectorIndex::open(scratch, VectorConfig::new(memory_embed::MINILM_DIMS))
+        .map_err(|err| invalid(format!("does not open: {err}")))?;
+    let payload = match index.last_payload() {
+        None => CommitPayload::default(),
+        Some(text) => parse_payload(text)
+            .ok_or_else(|| invalid(format!("commit payload {text:?} does not parse")))?,
+    };
+    Ok(Some(CommittedVectors {
+        doc_keys: index.doc_keys().cloned().collect(),
+        cursor: OutboxSeq(payload.cursor),
+        last_prune: payload.last_prune,
+    }))
+}
+
 /// The vector documents of one lifecycle kind (the BM25 index prunes the same).
 fn vector_selector(kind: PruneKind) -> DocSelector {
     let selector = DocSelector::new(kind.doc_type());

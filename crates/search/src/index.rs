@@ -12,7 +12,7 @@
 use std::path::Path;
 
 use memory_text::truncate_bytes;
-use tantivy::collector::{Count, TopDocs};
+use tantivy::collector::{Count, DocSetCollector, TopDocs};
 use tantivy::directory::Directory;
 use tantivy::directory::MmapDirectory;
 use tantivy::query::TermQuery;
@@ -357,6 +357,20 @@ impl Bm25Index {
     pub fn count_matching(&self, selector: &DocSelector) -> Result<u64> {
         let query = crate::query::selector_query(selector, &self.schema);
         Ok(self.reader.searcher().search(&*query, &Count)? as u64)
+    }
+
+    /// Every live document of the current commit, as stored (score 0, full text), in
+    /// no particular order: what `admin verify` compares with the documents the log
+    /// implies. Reads every stored document, so it costs a full scan of the index.
+    pub fn documents(&self) -> Result<Vec<Hit>> {
+        let searcher = self.reader.searcher();
+        let addresses = searcher.search(&tantivy::query::AllQuery, &DocSetCollector)?;
+        let mut documents = Vec::with_capacity(addresses.len());
+        for address in addresses {
+            let document: TantivyDocument = searcher.doc(address)?;
+            documents.push(self.hit_of(&document, 0.0)?);
+        }
+        Ok(documents)
     }
 
     /// A searcher on the current commit, for callers that need tantivy directly.

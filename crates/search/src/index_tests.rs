@@ -208,6 +208,17 @@ fn upsert_replaces_and_delete_removes() -> Result<()> {
     writer.commit_with_payload("3")?;
     assert!(ids(&index, &query("Caroline", "alpha")?)?.is_empty());
     assert_eq!(index.num_docs(), 4);
+    // Every live document as stored: the replaced one once, with its latest text, and
+    // the deleted one gone.
+    let documents = index.documents()?;
+    assert_eq!(documents.len(), 4);
+    let grips: Vec<&Hit> = documents
+        .iter()
+        .filter(|hit| hit.doc_id == "grip:2:a")
+        .collect();
+    assert_eq!(grips.len(), 1);
+    assert_eq!(grips[0].text, "changed again");
+    assert!(documents.iter().all(|hit| hit.doc_id != "evt-plan"));
     Ok(())
 }
 

@@ -2,7 +2,7 @@
 //! merging, jobs racing with writes, durability and recovery, a model-based random
 //! walk, and the v1 format fixture.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -647,6 +647,15 @@ fn merges_keep_exactly_the_live_documents() -> Result<()> {
     assert_eq!(segment_files(temp.path()).len(), 4 + 3);
     index.commit("after merge")?;
     assert_eq!(segment_files(temp.path()).len(), 1);
+    // The live keys, sealed and buffered, are exactly the live documents, also as a
+    // reopened index reads them from its commit.
+    let expected: BTreeSet<DocKey> = live.values().map(VectorDoc::key).collect();
+    assert_eq!(index.doc_keys().cloned().collect::<BTreeSet<_>>(), expected);
+    let reopened = VectorIndex::open(temp.path(), small_config(dims))?;
+    assert_eq!(
+        reopened.doc_keys().cloned().collect::<BTreeSet<_>>(),
+        expected
+    );
     Ok(())
 }
 

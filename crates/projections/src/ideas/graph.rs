@@ -542,6 +542,54 @@ impl IdeaGraph {
         Ok(records)
     }
 
+    /// [`IdeaGraph::dump`] readable: each record as its project, its key (the table
+    /// letter and the parts after the project, NUL shown as ` | `) and its value decoded
+    /// (`Debug`; the index tables' values are empty, an alias's is an entity id), for
+    /// `admin verify` to compare and show.
+    ///
+    /// # Errors
+    /// Store or decoding failures.
+    pub fn dump_rendered(&self) -> Result<Vec<(String, String, String)>, GraphError> {
+        let mut records = Vec::new();
+        for (key, value) in self.dump()? {
+            let text = String::from_utf8_lossy(&key).into_owned();
+            let mut parts = text.split('\0');
+            let table = parts.next().unwrap_or_default().to_owned();
+            let project = parts.next().unwrap_or_default().to_owned();
+            let rest: Vec<&str> = parts.collect();
+            let rendered_key = format!("{table} | {}", rest.join(" | "));
+            let rendered = match table.as_str() {
+                "i" => format!(
+                    "{:?}",
+                    codec::decode::<Idea>("idea", IDEA_VERSION, &value).map_err(graph_error)?
+                ),
+                "e" => format!(
+                    "{:?}",
+                    codec::decode::<Entity>("entity", ENTITY_VERSION, &value)
+                        .map_err(graph_error)?
+                ),
+                "l" => format!(
+                    "{:?}",
+                    codec::decode::<Relation>("relation", RELATION_VERSION, &value)
+                        .map_err(graph_error)?
+                ),
+                "p" => format!(
+                    "{:?}",
+                    codec::decode::<TopicSpan>("topic span", SPAN_VERSION, &value)
+                        .map_err(graph_error)?
+                ),
+                "z" => format!(
+                    "{:?}",
+                    codec::decode::<SkippedEvent>("skipped event", SKIPPED_VERSION, &value)
+                        .map_err(graph_error)?
+                ),
+                _ => String::from_utf8_lossy(&value).into_owned(),
+            };
+            records.push((project, rendered_key, rendered));
+        }
+        Ok(records)
+    }
+
     /// Deletes every record (a rebuild).
     ///
     /// # Errors

@@ -196,6 +196,12 @@ impl VectorIndex {
         self.locations.len()
     }
 
+    /// The keys of every live document (buffered or sealed), in no particular order:
+    /// what `admin verify` compares with the documents the log implies.
+    pub fn doc_keys(&self) -> impl Iterator<Item = &DocKey> {
+        self.locations.keys()
+    }
+
     /// Whether a document with `key` is live.
     #[must_use]
     pub fn contains(&self, key: &DocKey) -> bool {
