@@ -32,6 +32,19 @@ impl Mount {
         Ok(Mount(at.to_path_buf()))
     }
 
+    /// [`Mount::tmpfs`], or `None` (said on stderr) where the test cannot mount and
+    /// `MEMORY_TEST_REQUIRE_MOUNT` is not set.
+    fn tmpfs_or_skip(at: &Path, size: &str) -> anyhow::Result<Option<Mount>> {
+        match Mount::tmpfs(at, size) {
+            Ok(mount) => Ok(Some(mount)),
+            Err(err) if std::env::var_os("MEMORY_TEST_REQUIRE_MOUNT").is_none() => {
+                eprintln!("full_disk: not run, cannot mount a tmpfs here ({err}); it needs root");
+                Ok(None)
+            }
+            Err(err) => Err(err.context("cannot mount a tmpfs")),
+        }
+    }
+
     fn resize(&self, size: &str) -> anyhow::Result<()> {
         let output = Command::new("mount")
             .args(["-o", &format!("remount,size={size}")])
@@ -70,13 +83,8 @@ fn batch(n: u64) -> Value {
 async fn a_full_disk_acknowledges_nothing_unstored_and_resumes_without_a_restart()
 -> anyhow::Result<()> {
     let root = tempfile::tempdir()?;
-    let mount = match Mount::tmpfs(&root.path().join("disk"), "16m") {
-        Ok(mount) => mount,
-        Err(err) if std::env::var_os("MEMORY_TEST_REQUIRE_MOUNT").is_none() => {
-            eprintln!("full_disk: not run, cannot mount a tmpfs here ({err}); it needs root");
-            return Ok(());
-        }
-        Err(err) => return Err(err.context("cannot mount a tmpfs")),
+    let Some(mount) = Mount::tmpfs_or_skip(&root.path().join("disk"), "16m")? else {
+        return Ok(());
     };
     let data = mount.0.join("data");
     let nats = NatsServer::start()?;
@@ -215,13 +223,8 @@ fn all_stored_once(data: &Path, acked: &[String]) -> anyhow::Result<()> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_store_poisoned_by_a_full_disk_stops_the_daemon_for_a_restart() -> anyhow::Result<()> {
     let root = tempfile::tempdir()?;
-    let mount = match Mount::tmpfs(&root.path().join("disk"), "12m") {
-        Ok(mount) => mount,
-        Err(err) if std::env::var_os("MEMORY_TEST_REQUIRE_MOUNT").is_none() => {
-            eprintln!("full_disk: not run, cannot mount a tmpfs here ({err}); it needs root");
-            return Ok(());
-        }
-        Err(err) => return Err(err.context("cannot mount a tmpfs")),
+    let Some(mount) = Mount::tmpfs_or_skip(&root.path().join("disk"), "12m")? else {
+        return Ok(());
     };
     let data = mount.0.join("data");
     let nats = NatsServer::start()?;
