@@ -38,8 +38,7 @@ pub fn set_nice(nice: i32) {
 }
 
 /// The configured nice value.
-#[must_use]
-pub fn nice() -> i32 {
+fn nice() -> i32 {
     NICE.load(Ordering::Relaxed)
 }
 

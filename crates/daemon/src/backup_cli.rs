@@ -154,7 +154,7 @@ pub fn take_backup(
     }
     // On the data dir's filesystem, the copy must not eat the store's reserve.
     let head = store.head();
-    let size = store.status().map_or(0, |status| status.disk_bytes)
+    let size = store.disk_bytes().unwrap_or(0)
         + bm25.map_or(0, |bm25| bm25.status(head).index_size_bytes)
         + vector.map_or(0, |vector| vector.status(head).size_bytes);
     store

@@ -132,7 +132,7 @@ impl Snapshotter {
         }
         // The copy and its tar take about twice the store and indexes: not into the
         // store's reserve.
-        let size = self.store.status().map_or(0, |status| status.disk_bytes);
+        let size = self.store.disk_bytes().unwrap_or(0);
         self.store
             .check_space_for(self.store.path(), size.saturating_mul(2))
             .context("no room for a snapshot")?;

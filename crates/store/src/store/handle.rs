@@ -471,6 +471,14 @@ impl Store {
         self.inner.head.subscribe()
     }
 
+    /// Bytes the store takes on disk (what a copy of it needs).
+    ///
+    /// # Errors
+    /// Storage failures.
+    pub fn disk_bytes(&self) -> Result<u64> {
+        Ok(self.inner.db.disk_space()?)
+    }
+
     /// A snapshot for `status`.
     ///
     /// # Errors
@@ -491,7 +499,7 @@ impl Store {
             outbox_low: self.outbox_low()?.0,
             cursors: self.cursors()?,
             dead_letters,
-            disk_bytes: self.inner.db.disk_space()?,
+            disk_bytes: self.disk_bytes()?,
         })
     }
 
