@@ -156,6 +156,8 @@ struct Totals {
     backfills_killed: usize,
     /// Trials after which the state was mended before the next trial's load.
     healed: usize,
+    /// Trials whose `status` reported an index behind that was not.
+    stale_mirror_trials: usize,
 }
 
 /// The online rebuilds that mend what a trial's `admin verify` found diverged, in the
@@ -298,10 +300,11 @@ async fn run(cli: Cli) -> anyhow::Result<bool> {
         totals.diverged_trials
     );
     println!(
-        "also: failed trials {:?}, behind {}, unhealthy {}, changed text {}, rejected {}, internal query errors {}; backfills {} completed, {} killed; {} trials mended by rebuilds before the next; {} events acknowledged; {minutes:.1} min; seed {seed}",
+        "also: failed trials {:?}, behind {}, unhealthy {}, stale index lag in status {}, changed text {}, rejected {}, internal query errors {}; backfills {} completed, {} killed; {} trials mended by rebuilds before the next; {} events acknowledged; {minutes:.1} min; seed {seed}",
         totals.failed_trials,
         totals.behind_trials,
         totals.unhealthy_trials,
+        totals.stale_mirror_trials,
         totals.changed.len(),
         totals.rejected,
         totals.internal_errors,
@@ -512,6 +515,16 @@ async fn run_trial(
     }
     if verified.dead_letters > 0 {
         failures.push(format!("{} dead letters", verified.dead_letters));
+    }
+    if let Ok(progress) = &caught_up
+        && !progress.stale_mirrors.is_empty()
+    {
+        totals.stale_mirror_trials += 1;
+        failures.push(format!(
+            "status reports index lag {:?} while the indexes' own commits are at the head \
+             (the cursor mirrored into the store is stale)",
+            progress.stale_mirrors
+        ));
     }
     if let Err(err) = &caught_up {
         failures.push(format!("catch-up: {err:#}"));

@@ -38,7 +38,14 @@ pub(super) struct Progress {
     /// What lagged last while [`Stack::wait_caught_up`] waited (`jetstream` for the
     /// stream's backlog).
     pub(super) last_lagging: Vec<String>,
+    /// Indexes at the head by their own commits whose cursor mirrored into the store
+    /// (what `status` and `memory_consumer_lag` report) still lags, with that lag.
+    pub(super) stale_mirrors: Vec<(String, u64)>,
 }
+
+/// The indexes, which keep their cursors in their own commits and mirror them into the
+/// store's cursors after each commit.
+const INDEXERS: [&str; 2] = ["bm25_indexer", "vector_indexer"];
 
 impl Stack {
     /// Starts the nats-server; the daemon is started by [`Stack::start`].
@@ -174,19 +181,27 @@ impl Stack {
         }
     }
 
-    /// `memory.admin.status` of the running daemon.
+    /// How far the running daemon is: `memory.admin.status` for the store's
+    /// consumers, and `teleport.status` for the two indexes, whose own commits are
+    /// their truth (the store holds a mirror, written after each commit: a consumer
+    /// without a cursor yet — the vector indexer embedding its first batch — is not
+    /// listed by `status` at all).
     pub(super) async fn progress(&self) -> anyhow::Result<Progress> {
-        let reply = tokio::time::timeout(
-            Duration::from_secs(10),
-            self.client.request("memory.admin.status", "{}".into()),
-        )
-        .await
-        .context("memory.admin.status timed out")??;
-        let status: Value = serde_json::from_slice(&reply.payload)?;
+        let ask = |subject: &'static str| async move {
+            let reply = tokio::time::timeout(
+                Duration::from_secs(10),
+                self.client.request(subject, "{}".into()),
+            )
+            .await
+            .with_context(|| format!("{subject} timed out"))??;
+            anyhow::Ok(serde_json::from_slice::<Value>(&reply.payload)?)
+        };
+        let status = ask("memory.admin.status").await?;
+        let teleport = ask("memory.query.soak.teleport.status").await?;
         let head = status["outbox_head"]
             .as_u64()
             .with_context(|| format!("unexpected status reply: {status}"))?;
-        let consumers: Vec<(String, u64)> = status["consumers"]
+        let listed: Vec<(String, u64)> = status["consumers"]
             .as_array()
             .into_iter()
             .flatten()
@@ -197,19 +212,32 @@ impl Stack {
                 ))
             })
             .collect();
-        // A consumer that never committed has no cursor yet and is not listed (the
-        // vector indexer embedding its first batch): it lags by the whole head.
-        let mut lagging: Vec<(String, u64)> = self
-            .consumers
-            .iter()
-            .filter(|name| !consumers.iter().any(|(listed, _)| listed == *name))
-            .map(|name| ((*name).to_owned(), head))
-            .collect();
-        lagging.extend(consumers.into_iter().filter(|(_, lag)| *lag > 0));
+        let mut lagging = Vec::new();
+        let mut stale_mirrors = Vec::new();
+        for name in &self.consumers {
+            let mirrored = listed
+                .iter()
+                .find(|(listed, _)| listed == name)
+                .map(|(_, lag)| *lag);
+            let lag = match *name {
+                "bm25_indexer" => teleport["bm25_log_head"]
+                    .as_u64()
+                    .zip(teleport["bm25_cursor"].as_u64())
+                    .map_or(head, |(log_head, cursor)| log_head.saturating_sub(cursor)),
+                "vector_indexer" => teleport["vector_lag"].as_u64().unwrap_or(head),
+                _ => mirrored.unwrap_or(head),
+            };
+            if lag > 0 {
+                lagging.push(((*name).to_owned(), lag));
+            } else if INDEXERS.contains(name) && mirrored.unwrap_or(head) > 0 {
+                stale_mirrors.push(((*name).to_owned(), mirrored.unwrap_or(head)));
+            }
+        }
         Ok(Progress {
             head,
             lagging,
             last_lagging: Vec::new(),
+            stale_mirrors,
         })
     }
 
@@ -225,17 +253,23 @@ impl Stack {
     /// Waits until JetStream is drained and every consumer is at the head, the same
     /// twice in a row half a second apart (recalls and commits move the head after the
     /// load stops); the progress then, or an error naming what still lags at `timeout`.
+    /// An index's mirrored cursor gets 10 s more to follow its commit; one that does not
+    /// is in [`Progress::stale_mirrors`].
     pub(super) async fn wait_caught_up(&self, timeout: Duration) -> anyhow::Result<Progress> {
         let deadline = Instant::now() + timeout;
         let mut last_head = None;
         let mut last_lagging = Vec::new();
         let started = Instant::now();
         let mut timeline = Vec::new();
+        let mut mirror_deadline = None;
         loop {
             let backlog = self.jetstream_backlog().await.unwrap_or(u64::MAX);
             let state = match self.progress().await {
                 Ok(progress) if backlog == 0 && progress.lagging.is_empty() => {
-                    if last_head == Some(progress.head) {
+                    let mirrors_due = *mirror_deadline
+                        .get_or_insert_with(|| Instant::now() + Duration::from_secs(10));
+                    let settled = progress.stale_mirrors.is_empty() || Instant::now() > mirrors_due;
+                    if settled && last_head == Some(progress.head) {
                         self.note(&format!("catch-up: {}", timeline.join("; ")))?;
                         return Ok(Progress {
                             last_lagging,
@@ -243,10 +277,14 @@ impl Stack {
                         });
                     }
                     last_head = Some(progress.head);
-                    format!("head {} still moving", progress.head)
+                    format!(
+                        "head {} still moving, mirrors {:?}",
+                        progress.head, progress.stale_mirrors
+                    )
                 }
                 Ok(progress) => {
                     last_head = None;
+                    mirror_deadline = None;
                     timeline.push(format!(
                         "{:.1}s head {} {:?} js {backlog}",
                         started.elapsed().as_secs_f64(),
