@@ -31,6 +31,10 @@ pub struct StatusReport {
     pub dead_letters: u64,
     /// Bytes on disk.
     pub disk_bytes: u64,
+    /// An ideas backfill that has not finished (running, or cut short and carried on
+    /// by the indexing agent): how far it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ideas_backfill: Option<memory_projections::BackfillProgress>,
 }
 
 /// One project.
@@ -86,6 +90,8 @@ pub fn report(store: &Store) -> anyhow::Result<StatusReport> {
         consumers,
         dead_letters: status.dead_letters,
         disk_bytes: status.disk_bytes,
+        ideas_backfill: memory_projections::unfinished_backfill(store)
+            .context("cannot read the ideas backfill's progress")?,
     })
 }
 
@@ -153,6 +159,12 @@ fn print_report(report: &StatusReport, json: bool) {
         println!(
             "  {:<24} cursor {:>8}  lag {}",
             consumer.name, consumer.cursor, consumer.lag
+        );
+    }
+    if let Some(backfill) = &report.ideas_backfill {
+        println!(
+            "ideas backfill: unfinished, {} of {} sessions done (the indexing agent carries it on)",
+            backfill.sessions_done, backfill.sessions_total
         );
     }
     println!("dead letters: {}", report.dead_letters);

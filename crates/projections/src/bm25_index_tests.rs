@@ -54,6 +54,22 @@ fn the_pipeline_indexes_events_nodes_and_grips_and_a_restart_keeps_them() {
     assert_eq!(store.cursor(BM25_INDEXER).expect("cursor"), store.head());
 }
 
+/// A crash between an index's commit and the store's mirror of its cursor: the index
+/// is at the head and commits nothing more, so the mirror (what `status` and the lag
+/// gauge report) is set right when the indexer starts.
+#[test]
+fn a_stale_cursor_mirror_is_set_right_when_the_indexer_starts() {
+    let temp = tempfile::tempdir().expect("tempdir");
+    let (store, settings) = sample_store_with_bm25(temp.path());
+    let head = store.head();
+    store
+        .set_cursor(BM25_INDEXER, OutboxSeq(head.0 - 6))
+        .expect("stale mirror");
+    let mut indexer = Bm25Indexer::new(Bm25Handle::open(settings));
+    assert_eq!(indexer.load_cursor(&store).expect("cursor"), head);
+    assert_eq!(store.cursor(BM25_INDEXER).expect("cursor"), head);
+}
+
 /// A crash after `apply` but before the commit loses only what replay restores: the
 /// reopened index is at the old cursor, without the uncommitted documents.
 #[test]

@@ -14,7 +14,7 @@
 use memory_store::{DeadLetter, FeedItem, OutboxSeq, Store};
 
 use crate::bm25_index::{BM25_INDEXER, Bm25Handle};
-use crate::consumer::{ConsumerError, OutboxConsumer};
+use crate::consumer::{ConsumerError, OutboxConsumer, mirror_index_cursor};
 
 /// Feed items read per step when replaying after a failed commit.
 const REPLAY_BATCH: usize = 1_000;
@@ -59,7 +59,7 @@ impl OutboxConsumer for Bm25Indexer {
     /// The commit payload's cursor. A new, deleted or unreadable index is first
     /// populated from the store in bulk (much faster than replaying the feed, and it
     /// works after the outbox was truncated); a broken one starts at the head and
-    /// waits for a rebuild.
+    /// waits for a rebuild. The store's mirror of the cursor is set right.
     fn load_cursor(&mut self, store: &Store) -> Result<OutboxSeq, ConsumerError> {
         if self.handle.error().is_some() {
             return Ok(store.head());
@@ -68,7 +68,9 @@ impl OutboxConsumer for Bm25Indexer {
             let report = self.handle.rebuild(store, store.head())?;
             return Ok(OutboxSeq(report.cursor));
         }
-        Ok(self.handle.committed_cursor())
+        let committed = self.handle.committed_cursor();
+        mirror_index_cursor(store, BM25_INDEXER, committed);
+        Ok(committed)
     }
 
     fn apply(

@@ -139,3 +139,19 @@ pub trait OutboxConsumer: Send + 'static {
 
 /// Builds a consumer; called at start, after a panic and after a supervisor restart.
 pub type ConsumerFactory<C> = Arc<dyn Fn(&Store) -> Result<C, ConsumerError> + Send + Sync>;
+
+/// Writes an index's committed cursor into the store's cursors when the two differ, as
+/// the index starts. An index keeps its cursor in its own commit and mirrors it into the
+/// store after each commit (for `status`, `memory_consumer_lag` and the outbox's
+/// truncation); a crash between the two leaves the mirror behind, and an index at the
+/// head has nothing more to commit, so without this it would be reported behind for
+/// good (the crash soak found it). A mirror ahead of the index (its directory deleted
+/// or restored older) is lowered the same way, so the outbox keeps what it needs.
+pub(crate) fn mirror_index_cursor(store: &Store, name: &str, committed: OutboxSeq) {
+    if store.cursor(name).ok() == Some(committed) {
+        return;
+    }
+    if let Err(err) = store.set_cursor(name, committed) {
+        tracing::warn!(index = name, error = %err, "cannot mirror the index's cursor into the store");
+    }
+}

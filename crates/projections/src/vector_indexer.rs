@@ -11,7 +11,7 @@
 
 use memory_store::{DeadLetter, FeedItem, OutboxSeq, Store};
 
-use crate::consumer::{ConsumerError, OutboxConsumer};
+use crate::consumer::{ConsumerError, OutboxConsumer, mirror_index_cursor};
 use crate::vector_index::{VECTOR_INDEXER, VectorHandle};
 
 /// The consumer.
@@ -32,9 +32,12 @@ impl OutboxConsumer for VectorIndexer {
         VECTOR_INDEXER
     }
 
-    /// The commit payload's cursor (zero for a new index: it embeds the whole log).
-    fn load_cursor(&mut self, _store: &Store) -> Result<OutboxSeq, ConsumerError> {
-        Ok(self.handle.committed_cursor())
+    /// The commit payload's cursor (zero for a new index: it embeds the whole log); the
+    /// store's mirror of it is set right.
+    fn load_cursor(&mut self, store: &Store) -> Result<OutboxSeq, ConsumerError> {
+        let committed = self.handle.committed_cursor();
+        mirror_index_cursor(store, VECTOR_INDEXER, committed);
+        Ok(committed)
     }
 
     fn apply(

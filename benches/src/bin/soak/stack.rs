@@ -233,6 +233,15 @@ impl Stack {
                 stale_mirrors.push(((*name).to_owned(), mirrored.unwrap_or(head)));
             }
         }
+        // An ideas backfill the restarted agent is carrying on: the sessions it has left.
+        if let Some(backfill) = status
+            .get("ideas_backfill")
+            .filter(|value| !value.is_null())
+        {
+            let count = |field: &str| backfill[field].as_u64().unwrap_or(0);
+            let left = count("sessions_total").saturating_sub(count("sessions_done"));
+            lagging.push(("ideas_backfill".to_owned(), left.max(1)));
+        }
         Ok(Progress {
             head,
             lagging,

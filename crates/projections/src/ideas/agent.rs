@@ -5,31 +5,32 @@
 //! idea documents of a reset project).
 //!
 //! **Continuous mode** is the runner's loop with a long linger: after catching up it
-//! waits the batch window (1.5 s by default) so that one batch holds the turns of several sessions,
-//! grouped per session in first-seen order. **Backfill mode** ([`IndexingAgent::backfill`])
-//! re-extracts what the agent already passed, one session at a time, oldest first, in
-//! large batches. Each batch: the engine proposes a change set, [`memory_ideas::validate`]
-//! drops what does not resolve (counted), [`memory_ideas::apply_changes`] writes the rest
-//! into a write buffer, and the buffer, the derived entries and the cursor commit in one
-//! atomic store batch.
+//! waits the batch window (1.5 s by default) so that one batch holds the turns of
+//! several sessions, grouped per session in first-seen order. **Backfill mode**
+//! ([`IndexingAgent::backfill`], in `backfill.rs`) re-extracts what the agent already
+//! passed, one session at a time, oldest first, in large batches, and is resumed after
+//! a crash. Each batch: the engine proposes a change set, [`memory_ideas::validate`]
+//! drops what does not resolve (counted), [`memory_ideas::apply_changes`] writes the
+//! rest into a write buffer, and the buffer, the derived entries and the cursor (or the
+//! backfill's progress) commit in one atomic store batch.
 
 use std::sync::Arc;
 use std::time::Instant;
 
 use memory_ideas::{
-    BatchMode, ExtractBatch, ExtractError, IdeaExtractor, Lexicon, SessionEvents, apply_changes,
-    apply_recall, validate,
+    BatchMode, ExtractBatch, ExtractError, IdeaExtractor, Lexicon, apply_changes, apply_recall,
+    validate,
 };
 use memory_store::{DerivedEntry, FeedItem, OutboxSeq, Store};
-use memory_types::{Clock, Event, EventKind};
-use tracing::{info, info_span, warn};
+use memory_types::{Clock, EventKind};
+use tracing::{info_span, warn};
 
 use crate::consumer::{ConsumerError, OutboxConsumer};
+use crate::ideas::backfill::{MarkUpdate, PendingBackfill};
 use crate::ideas::graph::IdeaGraph;
 use crate::ideas::metrics::IDEAS_METRICS;
 use crate::ideas::proposals;
 use crate::ideas::reads::{read_context, recall_of};
-use crate::session_catalog::SessionCatalog;
 
 /// The consumer's name: cursor key and metrics label.
 pub const INDEXING_AGENT: &str = "indexing_agent";
@@ -87,16 +88,20 @@ pub struct BackfillProgress {
 
 /// The consumer.
 pub struct IndexingAgent {
-    graph: IdeaGraph,
+    pub(super) graph: IdeaGraph,
     engine: Box<dyn IdeaExtractor>,
-    settings: IndexingSettings,
+    pub(super) settings: IndexingSettings,
+    /// An unfinished backfill and when to resume it (see [`crate::ideas::backfill`]).
+    pub(super) pending_backfill: PendingBackfill,
 }
 
 /// One batch's changes, ready to commit.
-struct BatchInput {
-    mode: BatchMode,
-    batch: ExtractBatch,
-    recalls: Vec<(String, Vec<String>)>,
+pub(super) struct BatchInput {
+    pub(super) mode: BatchMode,
+    pub(super) batch: ExtractBatch,
+    pub(super) recalls: Vec<(String, Vec<String>)>,
+    /// A backfill's progress, committed with the batch.
+    pub(super) mark: Option<MarkUpdate>,
 }
 
 impl IndexingAgent {
@@ -105,10 +110,13 @@ impl IndexingAgent {
     /// # Errors
     /// Store failures.
     pub fn open(store: &Store, settings: IndexingSettings) -> Result<Self, ConsumerError> {
+        let graph = IdeaGraph::open(store)?;
+        let pending_backfill = PendingBackfill::read(&graph)?;
         Ok(IndexingAgent {
-            graph: IdeaGraph::open(store)?,
+            graph,
             engine: (settings.engine)(),
             settings,
+            pending_backfill,
         })
     }
 
@@ -150,6 +158,7 @@ impl IndexingAgent {
             mode: BatchMode::Continuous,
             batch: ExtractBatch::continuous(events),
             recalls,
+            mark: None,
         })
     }
 
@@ -186,7 +195,7 @@ impl IndexingAgent {
 
     /// Runs the engine over `input`, validates and stores its changes with `cursor`
     /// (when given) in one store batch; returns the ideas stored.
-    fn run(
+    pub(super) fn run(
         &mut self,
         store: &Store,
         mut input: BatchInput,
@@ -270,6 +279,10 @@ impl IndexingAgent {
         let mut batch = store.projection_batch();
         txn.write_into(&mut batch);
         announce(&mut batch, &report);
+        if let Some(mark) = &input.mark {
+            let stored = report.ideas_by_intent.values().sum();
+            mark.write_into(&self.graph, &mut batch, stored)?;
+        }
         if let Some(cursor) = cursor {
             batch.set_cursor(INDEXING_AGENT, cursor);
         }
@@ -294,134 +307,6 @@ impl IndexingAgent {
             .observe(input.batch.len() as f64);
         count_recalls(recall_outcomes);
         Ok(count_applied(engine, &report, &rejected))
-    }
-
-    /// Re-extracts the ideas of `project_id` (every project when `None`) from the
-    /// events the agent has already passed: deletes them, then runs the engine in
-    /// backfill mode one session at a time, oldest first, in batches of
-    /// `backfill_batch_events`, and replays the recalls. Reports progress after each
-    /// session. Events after the agent's cursor are left to the continuous mode.
-    ///
-    /// Cross-session links can differ from a log-order build (a question is matched
-    /// with answers of sessions processed before it); `admin rebuild --projection
-    /// ideas` replays in log order.
-    ///
-    /// # Errors
-    /// Store failures, or an engine failure (the graph is then partly backfilled; run it
-    /// again).
-    pub fn backfill(
-        &mut self,
-        store: &Store,
-        project_id: Option<&str>,
-        progress: &mut dyn FnMut(&BackfillProgress),
-    ) -> Result<BackfillProgress, ConsumerError> {
-        if self.settings.follow_proposals {
-            return Err(ConsumerError::BadInput(
-                "in cluster mode with a model, ideas come from the lease holder's proposals \
-                 in the log, and a replica cannot re-extract them alone; rebuild the ideas \
-                 projection (admin rebuild --projection ideas) to replay them"
-                    .to_owned(),
-            ));
-        }
-        let cursor = self.load_cursor(store)?;
-        let projects: Vec<String> = match project_id {
-            Some(project) => vec![project.to_owned()],
-            None => store.status()?.events_by_project.into_keys().collect(),
-        };
-        let mut sessions = Vec::new();
-        for project in &projects {
-            sessions.extend(SessionCatalog::sessions(store, project)?);
-        }
-        sessions.sort_by(|a, b| {
-            (a.first_timestamp_ms, &a.project_id, &a.session_id).cmp(&(
-                b.first_timestamp_ms,
-                &b.project_id,
-                &b.session_id,
-            ))
-        });
-        for project in &projects {
-            self.graph.clear_project(store, project)?;
-            let mut batch = store.projection_batch();
-            batch.append_derived(DerivedEntry {
-                kind: IDEAS_CLEARED.to_owned(),
-                project_id: project.clone(),
-                key: project.clone(),
-            });
-            store.commit_projection(batch)?;
-        }
-        let mut state = BackfillProgress {
-            sessions_total: sessions.len(),
-            ..BackfillProgress::default()
-        };
-        IDEAS_METRICS
-            .backfill
-            .with_label_values(&["total"])
-            .set(state.sessions_total as i64);
-        progress(&state);
-        let chunk = self.settings.backfill_batch_events.max(1);
-        for session in &sessions {
-            let mut events: Vec<(u64, Event)> = Vec::new();
-            for item in
-                store.scan_events(&session.project_id, Some(&session.session_id), None, None)
-            {
-                let (seq, event) = item?;
-                if seq <= cursor && event.kind.is_conversation() {
-                    events.push((seq.0, event));
-                }
-            }
-            events.sort_by_key(|(seq, _)| *seq);
-            for part in events.chunks(chunk) {
-                let input = BatchInput {
-                    mode: BatchMode::Backfill,
-                    batch: ExtractBatch {
-                        mode: BatchMode::Backfill,
-                        sessions: vec![SessionEvents {
-                            project_id: session.project_id.clone(),
-                            session_id: session.session_id.clone(),
-                            events: part.iter().map(|(_, event)| event.clone()).collect(),
-                            seqs: part.iter().map(|(seq, _)| *seq).collect(),
-                            context: Vec::new(),
-                        }],
-                    },
-                    recalls: Vec::new(),
-                };
-                state.events += part.len();
-                state.ideas += self.run(store, input, None)?;
-            }
-            state.sessions_done += 1;
-            IDEAS_METRICS
-                .backfill
-                .with_label_values(&["done"])
-                .set(state.sessions_done as i64);
-            progress(&state);
-        }
-        for project in &projects {
-            let mut recalls = Vec::new();
-            for item in store.scan_events(project, Some(RECALL_SESSION), None, None) {
-                let (seq, event) = item?;
-                if seq <= cursor && event.kind == EventKind::MemoryRecalled {
-                    recalls.push(recall_of(&event)?);
-                }
-            }
-            if !recalls.is_empty() {
-                let input = BatchInput {
-                    mode: BatchMode::Backfill,
-                    batch: ExtractBatch {
-                        mode: BatchMode::Backfill,
-                        sessions: Vec::new(),
-                    },
-                    recalls,
-                };
-                self.run(store, input, None)?;
-            }
-        }
-        info!(
-            sessions = state.sessions_done,
-            events = state.events,
-            ideas = state.ideas,
-            "ideas backfill done"
-        );
-        Ok(state)
     }
 }
 
@@ -504,6 +389,8 @@ impl OutboxConsumer for IndexingAgent {
         if self.settings.follow_proposals {
             return self.follow(store, items, up_to);
         }
+        // An interrupted backfill first: continuous batches extend the graph it builds.
+        self.resume_due_backfill(store);
         let input = Self::continuous_input(items)?;
         self.run(store, input, Some(up_to)).map(|_| ())
     }
@@ -515,8 +402,17 @@ impl OutboxConsumer for IndexingAgent {
             && matches!(item, FeedItem::Event { event, .. } if event.kind == EventKind::IdeasProposed)
     }
 
+    fn on_idle(&mut self, store: &Store) -> Result<(), ConsumerError> {
+        if !self.settings.follow_proposals {
+            self.resume_due_backfill(store);
+        }
+        Ok(())
+    }
+
     fn reset(&mut self, store: &Store, start: OutboxSeq) -> Result<(), ConsumerError> {
         self.graph.clear()?;
+        // A rebuild replaces whatever a backfill had left to do.
+        self.pending_backfill = PendingBackfill::default();
         let mut batch = store.projection_batch();
         batch.append_derived(DerivedEntry {
             kind: IDEAS_CLEARED.to_owned(),

@@ -10,8 +10,9 @@ use memory_types::{EventKind, RECALLED_IDEA_IDS, Role};
 
 use super::{IDEA_WRITTEN, IDEAS_CLEARED, INDEXING_AGENT, IndexingAgent, IndexingSettings};
 use crate::consumer::OutboxConsumer;
+use crate::ideas::backfill::unfinished_backfill;
 use crate::ideas::graph::IdeaGraph;
-use crate::ideas::test_support::{conversation, event, open_store, run, settings};
+use crate::ideas::test_support::{PrefixEngine, conversation, event, open_store, run, settings};
 use crate::session_catalog::SessionCatalog;
 
 #[test]
@@ -168,6 +169,121 @@ fn backfill_redoes_what_the_agent_passed_one_session_at_a_time() {
     assert_eq!(graph.all_ideas("p").expect("ideas").len(), live);
     // The continuous mode's position is left alone.
     assert_eq!(store.cursor(INDEXING_AGENT).expect("cursor"), cursor);
+}
+
+/// The prefix engine, failing every batch that holds the event `fail_on` (a model
+/// down at that point of a backfill).
+struct FailOn(&'static str);
+
+impl IdeaExtractor for FailOn {
+    fn engine(&self) -> &'static str {
+        "prefix"
+    }
+
+    fn extract(
+        &mut self,
+        batch: &ExtractBatch,
+        graph: &dyn GraphView,
+    ) -> Result<ChangeSet, ExtractError> {
+        if batch.events().any(|event| event.event_id == self.0) {
+            return Err(ExtractError::Transient(format!("model down at {}", self.0)));
+        }
+        PrefixEngine.extract(batch, graph)
+    }
+}
+
+/// A store holding the conversation, its session catalog and the graph the continuous
+/// mode built, ready for a backfill.
+fn passed_conversation() -> (tempfile::TempDir, memory_store::Store) {
+    let (dir, store) = open_store();
+    store.append_events(&conversation()).expect("append");
+    let mut catalog = SessionCatalog::open(&store).expect("catalog");
+    let items = store.read_feed(OutboxSeq::ZERO, 100).expect("feed");
+    catalog
+        .apply(&store, &items, store.head())
+        .expect("catalog");
+    let mut agent = IndexingAgent::open(&store, settings()).expect("open");
+    run(&store, &mut agent, 100);
+    (dir, store)
+}
+
+#[test]
+fn a_backfill_cut_short_is_carried_on_and_ends_with_the_graph_of_one_that_was_not() {
+    // The reference: a backfill that ran through.
+    let (_whole_dir, whole) = passed_conversation();
+    IndexingAgent::open(&whole, settings())
+        .expect("open")
+        .backfill(&whole, Some("p"), &mut |_| {})
+        .expect("backfill");
+    let expected = IdeaGraph::open(&whole)
+        .expect("graph")
+        .dump()
+        .expect("dump");
+    assert!(!expected.is_empty());
+    assert!(unfinished_backfill(&whole).expect("status").is_none());
+
+    // Session s1 is e1, e2 | e5 in batches of two: the second batch fails, after the
+    // first committed.
+    let (_dir, store) = passed_conversation();
+    let cursor = store.cursor(INDEXING_AGENT).expect("cursor");
+    let mut failing = settings();
+    failing.engine = Arc::new(|| Box::new(FailOn("e5")));
+    let mut agent = IndexingAgent::open(&store, failing).expect("open");
+    agent
+        .backfill(&store, Some("p"), &mut |_| {})
+        .expect_err("the model is down at e5");
+    let graph = IdeaGraph::open(&store).expect("graph");
+    let partial = graph.dump().expect("dump");
+    assert_ne!(partial, expected, "only the first batch's ideas are there");
+    let left = unfinished_backfill(&store)
+        .expect("status")
+        .expect("the backfill is unfinished");
+    assert_eq!(
+        (left.sessions_done, left.sessions_total, left.events),
+        (0, 2, 2)
+    );
+    // A failed backfill waits for its backoff before the agent tries again.
+    agent.on_idle(&store).expect("idle");
+    assert_eq!(graph.dump().expect("dump"), partial);
+
+    // A restart (the model back): the agent carries the backfill on when idle, from the
+    // batch that failed, and the continuous mode's position is left alone.
+    let mut agent = IndexingAgent::open(&store, settings()).expect("open");
+    agent.on_idle(&store).expect("idle");
+    assert!(unfinished_backfill(&store).expect("status").is_none());
+    assert_eq!(graph.dump().expect("dump"), expected);
+    assert_eq!(store.cursor(INDEXING_AGENT).expect("cursor"), cursor);
+    // Done is done: nothing is redone.
+    let before = store.head();
+    agent.on_idle(&store).expect("idle");
+    assert_eq!(store.head(), before);
+}
+
+#[test]
+fn a_rebuild_replaces_an_unfinished_backfill() {
+    let (_dir, store) = passed_conversation();
+    let mut failing = settings();
+    failing.engine = Arc::new(|| Box::new(FailOn("e5")));
+    let mut agent = IndexingAgent::open(&store, failing).expect("open");
+    agent
+        .backfill(&store, Some("p"), &mut |_| {})
+        .expect_err("the model is down at e5");
+    let mut agent = IndexingAgent::open(&store, settings()).expect("open");
+    agent.reset(&store, OutboxSeq::ZERO).expect("reset");
+    assert!(unfinished_backfill(&store).expect("status").is_none());
+    run(&store, &mut agent, 100);
+    let rebuilt = IdeaGraph::open(&store)
+        .expect("graph")
+        .dump()
+        .expect("dump");
+    let (_fresh_dir, fresh) = passed_conversation();
+    assert_eq!(
+        rebuilt,
+        IdeaGraph::open(&fresh)
+            .expect("graph")
+            .dump()
+            .expect("dump")
+    );
 }
 
 /// Records each session's context (event ids) per batch.

@@ -20,6 +20,7 @@
 //! | `p project session span_id` | a [`TopicSpan`] |
 //! | `z project session event_id` | a [`SkippedEvent`] |
 //! | `c project` | the project's [`ProposalChain`] (cluster mode with a model) |
+//! | `B plan`, `B mark` | an unfinished backfill's plan and progress (`ideas::backfill`) |
 //!
 //! The indexes are maintained by [`GraphTxn::put_idea`] from the old and new record, so
 //! list reads are prefix scans that stop at the limit.
@@ -49,6 +50,14 @@ const RELATION_VERSION: u8 = 1;
 const SPAN_VERSION: u8 = 1;
 const SKIPPED_VERSION: u8 = 1;
 const CHAIN_VERSION: u8 = 1;
+
+/// The table of an unfinished backfill's bookkeeping: not graph content, so
+/// [`IdeaGraph::dump`] leaves it out.
+const BACKFILL_TABLE: u8 = b'B';
+/// The backfill's plan: written once, with the clears.
+pub(crate) const BACKFILL_PLAN: &str = "plan";
+/// The backfill's progress: written with each of its batches.
+pub(crate) const BACKFILL_MARK: &str = "mark";
 
 /// Most ideas a term search over the stored graph reads (newest first).
 const SEARCH_SCAN_LIMIT: usize = 5_000;
@@ -528,6 +537,10 @@ impl IdeaGraph {
             if key.first() == Some(&b'c') {
                 return Ok(true);
             }
+            // A backfill's bookkeeping (`status` shows an unfinished one).
+            if key.first() == Some(&BACKFILL_TABLE) {
+                return Ok(true);
+            }
             let value = if key.first() == Some(&b'i') {
                 let mut idea: Idea =
                     codec::decode("idea", IDEA_VERSION, value).map_err(graph_error)?;
@@ -604,17 +617,71 @@ impl IdeaGraph {
     /// Store failures.
     pub fn clear_project(&self, store: &Store, project_id: &str) -> Result<(), ConsumerError> {
         let mut batch = store.projection_batch();
+        self.clear_project_into(&mut batch, project_id)?;
+        store.commit_projection(batch)?;
+        Ok(())
+    }
+
+    /// Adds the removal of every record of one project to `batch` (a backfill commits
+    /// it with its plan).
+    ///
+    /// # Errors
+    /// Store failures.
+    pub(crate) fn clear_project_into(
+        &self,
+        batch: &mut ProjectionBatch,
+        project_id: &str,
+    ) -> Result<(), StoreError> {
         for table in [
             b'i', b'r', b's', b'o', b'd', b'x', b'v', b'e', b'k', b'l', b'p', b'z',
         ] {
             for guard in self.keyspace.prefix(prefix(table, &[project_id])) {
-                let (key, _) = guard.into_inner().map_err(StoreError::from)?;
+                let (key, _) = guard.into_inner()?;
                 batch.remove(&self.keyspace, key);
             }
         }
         batch.remove(&self.keyspace, key(b'c', &[project_id]));
-        store.commit_projection(batch)?;
         Ok(())
+    }
+
+    /// One record of the unfinished backfill (`part`: `plan` or `mark`).
+    ///
+    /// # Errors
+    /// Store or decoding failures.
+    pub(crate) fn backfill_record<T: serde::de::DeserializeOwned>(
+        &self,
+        part: &str,
+        what: &'static str,
+        version: u8,
+    ) -> Result<Option<T>, StoreError> {
+        match self.keyspace.get(key(BACKFILL_TABLE, &[part]))? {
+            Some(bytes) => Ok(Some(codec::decode(what, version, &bytes)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// Adds one record of the backfill to `batch`.
+    ///
+    /// # Errors
+    /// When the record cannot be encoded.
+    pub(crate) fn put_backfill_record<T: serde::Serialize>(
+        &self,
+        batch: &mut ProjectionBatch,
+        part: &str,
+        what: &'static str,
+        version: u8,
+        value: &T,
+    ) -> Result<(), StoreError> {
+        let bytes = codec::encode(what, version, value)?;
+        batch.insert(&self.keyspace, key(BACKFILL_TABLE, &[part]), bytes);
+        Ok(())
+    }
+
+    /// Adds the removal of the backfill's records to `batch` (it is done).
+    pub(crate) fn remove_backfill(&self, batch: &mut ProjectionBatch) {
+        for part in [BACKFILL_PLAN, BACKFILL_MARK] {
+            batch.remove(&self.keyspace, key(BACKFILL_TABLE, &[part]));
+        }
     }
 
     /// A write buffer over this graph.
