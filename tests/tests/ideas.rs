@@ -3,7 +3,8 @@
 //! every check over NATS — a decision reversed two sessions later, a question answered
 //! in a later session, a todo completed, entity aliases merged, a greeting skipped,
 //! search preferring the current decision, reinforcement in the log, and a rebuild that
-//! gives the same graph.
+//! gives the same graph; and an ideas backfill killed half-way (`kill -9`) that the
+//! restarted daemon carries on to the graph a backfill that ran through makes.
 
 use std::time::{Duration, Instant};
 
@@ -375,6 +376,172 @@ async fn the_graph_knows_what_is_still_true() -> anyhow::Result<()> {
     assert_eq!(before, after, "the rebuilt graph differs");
 
     let exit = stack.daemon.terminate_within(Duration::from_secs(30))?;
+    assert!(exit.success());
+    Ok(())
+}
+
+/// Sessions of routine work, three turns each: a question, a decision, a todo.
+fn routine_sessions(count: u64) -> Vec<Value> {
+    (0..count)
+        .flat_map(|i| {
+            let session = format!("routine-{i:03}");
+            let at = DAY_ONE + 2 * DAY_MS + i * 10 * MINUTE_MS;
+            vec![
+                turn(
+                    &format!("r{i}-1"),
+                    &session,
+                    at,
+                    "user_message",
+                    &format!("Which queue should worker {i} read from?"),
+                ),
+                turn(
+                    &format!("r{i}-2"),
+                    &session,
+                    at + MINUTE_MS,
+                    "assistant_message",
+                    &format!("We decided worker {i} reads from queue-{i}, partitioned by tenant."),
+                ),
+                turn(
+                    &format!("r{i}-3"),
+                    &session,
+                    at + 2 * MINUTE_MS,
+                    "user_message",
+                    &format!("TODO: add a retry test for worker {i}."),
+                ),
+            ]
+        })
+        .collect()
+}
+
+/// Everything the graph holds that the calls list, without salience.
+async fn whole_graph(client: &async_nats::Client) -> anyhow::Result<Value> {
+    let mut view = json!({
+        "decisions": call(client, "ideas.decisions", json!({"include_superseded": true, "limit": 1000})).await?,
+        "questions": call(client, "ideas.open_questions", json!({"limit": 1000})).await?,
+        "todos": call(client, "ideas.open_todos", json!({"limit": 1000})).await?,
+        "entities": call(client, "entities.search", json!({"query": "", "limit": 1000})).await?,
+    });
+    for list in ["decisions", "questions", "todos"] {
+        if let Some(results) = view[list]["results"].as_array_mut() {
+            for result in results {
+                if let Some(object) = result.as_object_mut() {
+                    object.remove("salience");
+                }
+            }
+        }
+    }
+    Ok(view)
+}
+
+/// Waits until `status` names no unfinished ideas backfill and every consumer is at the
+/// head.
+async fn backfill_finished(client: &async_nats::Client) -> anyhow::Result<()> {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let report = admin(client, "memory.admin.status", json!({})).await?;
+        if report.get("ideas_backfill").is_none() {
+            return caught_up(client).await;
+        }
+        if Instant::now() > deadline {
+            bail!("the backfill was never carried on: {report}");
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// A backfill clears the graph before it extracts again; `kill -9` half-way used to
+/// leave the graph (and both indexes) with the sessions it had reached and nothing
+/// more. The restarted daemon carries it on from its last batch, and the graph ends as
+/// a backfill that ran through makes it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_backfill_killed_half_way_is_carried_on_by_the_restarted_daemon() -> anyhow::Result<()> {
+    let nats = NatsServer::start()?;
+    let data_dir = tempfile::tempdir()?;
+    // One event per backfill batch: each is its own store commit, so the backfill takes
+    // long enough to be killed in the middle.
+    let env = [
+        ("AGENT_MEMORY_INDEXING__WINDOW_MS", "100"),
+        ("AGENT_MEMORY_INDEXING__BACKFILL_BATCH_EVENTS", "1"),
+        ("AGENT_MEMORY_TELEPORT__VECTOR__ENABLED", "false"),
+    ];
+    let (mut daemon, _metrics) = serve_daemon(&nats.url(), data_dir.path(), &env)?;
+    // A backfill answers when it is done: longer than a client's default 10 s.
+    let connect = || {
+        async_nats::ConnectOptions::new()
+            .request_timeout(Some(Duration::from_secs(120)))
+            .connect(nats.url())
+    };
+    let client = connect().await?;
+    let mut events = conversation();
+    events.extend(routine_sessions(200));
+    for chunk in events.chunks(200) {
+        let reply = admin(
+            &client,
+            &format!("memory.ingest.{PROJECT}"),
+            Value::Array(chunk.to_vec()),
+        )
+        .await?;
+        assert_eq!(
+            reply["accepted"].as_u64(),
+            Some(chunk.len() as u64),
+            "{reply}"
+        );
+    }
+    caught_up(&client).await?;
+
+    let backfill = {
+        let client = client.clone();
+        tokio::spawn(async move { admin(&client, "memory.admin.backfill_ideas", json!({})).await })
+    };
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let reached = loop {
+        let report = admin(&client, "memory.admin.status", json!({})).await?;
+        let done = report["ideas_backfill"]["sessions_done"].as_u64();
+        let total = report["ideas_backfill"]["sessions_total"].as_u64();
+        if let (Some(done), Some(total)) = (done, total)
+            && done >= 1
+        {
+            assert!(done < total, "{report}");
+            break done;
+        }
+        assert!(
+            !backfill.is_finished(),
+            "the backfill ended before it could be killed half-way: {:?}",
+            backfill.await
+        );
+        assert!(Instant::now() < deadline, "no backfill progress: {report}");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    };
+    daemon.kill_9()?;
+    backfill.abort();
+
+    let (mut daemon, _metrics) = serve_daemon(&nats.url(), data_dir.path(), &env)?;
+    let client = connect().await?;
+    backfill_finished(&client).await?;
+    let carried_on = whole_graph(&client).await?;
+
+    // A backfill that runs through, on the same log.
+    let report = admin(&client, "memory.admin.backfill_ideas", json!({})).await?;
+    assert_eq!(
+        report["sessions_done"], report["sessions_total"],
+        "{report}"
+    );
+    caught_up(&client).await?;
+    let through = whole_graph(&client).await?;
+    let decisions = through["decisions"]["results"]
+        .as_array()
+        .map_or(0, Vec::len);
+    let todos = through["todos"]["results"].as_array().map_or(0, Vec::len);
+    assert!(
+        decisions >= 100 && todos >= 100,
+        "{decisions} decisions, {todos} todos"
+    );
+    assert_eq!(
+        carried_on, through,
+        "the backfill killed after {reached} sessions and carried on differs from one that ran through"
+    );
+
+    let exit = daemon.terminate_within(Duration::from_secs(30))?;
     assert!(exit.success());
     Ok(())
 }
