@@ -117,6 +117,9 @@ pub struct ConsumerArgs<C> {
 pub enum StepOutcome {
     /// Nothing after the cursor.
     Idle,
+    /// The consumer applied nothing and asked to be stepped again after this long
+    /// ([`ConsumerError::Deferred`]).
+    Deferred(Duration),
     /// Applied items up to this position.
     Advanced {
         /// The new cursor.
@@ -595,8 +598,12 @@ fn run_step<C: OutboxConsumer>(
         items.first().map(FeedItem::seq),
         items.last().map(FeedItem::seq),
     ) else {
-        if let Err(err) = consumer.on_idle(store) {
-            tracing::warn!(consumer = %name, error = %err, "idle work failed; retrying at the next idle step");
+        match consumer.on_idle(store) {
+            Err(ConsumerError::Deferred(after)) => return StepOutcome::Deferred(after),
+            Err(err) => {
+                tracing::warn!(consumer = %name, error = %err, "idle work failed; retrying at the next idle step");
+            }
+            Ok(()) => {}
         }
         return StepOutcome::Idle;
     };
@@ -637,6 +644,7 @@ fn run_step<C: OutboxConsumer>(
             up_to: last,
             num_items: items.len(),
         },
+        Err(ConsumerError::Deferred(after)) => StepOutcome::Deferred(after),
         Err(err) => StepOutcome::Failed {
             first,
             last,
@@ -675,6 +683,14 @@ fn on_step_done<C: OutboxConsumer>(
         StepOutcome::Idle => {
             state.caught_up_at = Some(Instant::now());
             publish_cursor(&name, state.cursor, state.store.head());
+            false
+        }
+        StepOutcome::Deferred(after) => {
+            if after.is_zero() {
+                return true;
+            }
+            state.retry_scheduled = true;
+            myself.send_after(after, || ConsumerMsg::RetryDue);
             false
         }
         StepOutcome::Advanced { up_to, num_items } => {

@@ -514,6 +514,25 @@ async fn a_backfill_killed_half_way_is_carried_on_by_the_restarted_daemon() -> a
     };
     daemon.kill_9()?;
     backfill.abort();
+    // The kill caught it half-way: the stopped data dir says so.
+    let stopped = std::process::Command::new(memory_e2e_tests::build_daemon()?)
+        .args([
+            "--data-dir",
+            &data_dir.path().to_string_lossy(),
+            "status",
+            "--json",
+        ])
+        .output()?;
+    let stopped: Value = serde_json::from_slice(&stopped.stdout)
+        .with_context(|| String::from_utf8_lossy(&stopped.stderr).into_owned())?;
+    let left = &stopped["ideas_backfill"];
+    assert!(
+        matches!(
+            (left["sessions_done"].as_u64(), left["sessions_total"].as_u64()),
+            (Some(done), Some(total)) if done < total
+        ),
+        "the backfill was not cut short: {stopped}"
+    );
 
     let (mut daemon, _metrics) = serve_daemon(&nats.url(), data_dir.path(), &env)?;
     let client = connect().await?;

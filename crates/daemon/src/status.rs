@@ -32,9 +32,9 @@ pub struct StatusReport {
     /// Bytes on disk.
     pub disk_bytes: u64,
     /// An ideas backfill that has not finished (running, or cut short and carried on
-    /// by the indexing agent): how far it is.
+    /// by the indexing agent): how far it is, and the failures of the batch it is at.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ideas_backfill: Option<memory_projections::BackfillProgress>,
+    pub ideas_backfill: Option<memory_projections::UnfinishedBackfill>,
 }
 
 /// One project.
@@ -163,9 +163,15 @@ fn print_report(report: &StatusReport, json: bool) {
     }
     if let Some(backfill) = &report.ideas_backfill {
         println!(
-            "ideas backfill: unfinished, {} of {} sessions done (the indexing agent carries it on)",
-            backfill.sessions_done, backfill.sessions_total
+            "ideas backfill: unfinished, {} of {} sessions done",
+            backfill.progress.sessions_done, backfill.progress.sessions_total
         );
+        if let Some(error) = &backfill.last_error {
+            println!(
+                "  its batch failed {} time(s), last: {error}",
+                backfill.failed_attempts
+            );
+        }
     }
     println!("dead letters: {}", report.dead_letters);
     println!(

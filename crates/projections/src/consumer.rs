@@ -38,6 +38,11 @@ pub enum ConsumerError {
     /// hole in the projection that only a rebuild mends).
     #[error("{0}")]
     Unavailable(String),
+    /// Not a failure: the consumer has work of its own to finish first (the indexing
+    /// agent carrying on an unfinished backfill) and applied nothing; the runner steps
+    /// it again after the duration (at once when zero), counting no attempt.
+    #[error("deferred for {0:?}: the consumer finishes work of its own first")]
+    Deferred(std::time::Duration),
 }
 
 impl ConsumerError {

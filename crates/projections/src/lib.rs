@@ -71,7 +71,8 @@ pub use grip_extractor::{GRIP_EXTRACTOR, GRIPS_EXTRACTED, GripExtractor};
 pub use ideas::{
     BackfillProgress, EngineFactory, GraphTxn, IDEA_WRITTEN, IDEAS, IDEAS_CLEARED, IDEAS_METRICS,
     INDEXING_AGENT, IdeaGraph, IdeasMetrics, IndexingAgent, IndexingSettings, PROPOSAL_ENGINE,
-    RECALL_SESSION, model_similarity, proposal_batch, proposal_chains, unfinished_backfill,
+    RECALL_SESSION, UnfinishedBackfill, model_similarity, proposal_batch, proposal_chains,
+    unfinished_backfill,
 };
 pub use index_docs::implied_documents;
 pub use lifecycle::{PruneKind, PruneReport, Retention};

@@ -89,7 +89,7 @@ pub struct BackfillProgress {
 /// The consumer.
 pub struct IndexingAgent {
     pub(super) graph: IdeaGraph,
-    engine: Box<dyn IdeaExtractor>,
+    pub(super) engine: Box<dyn IdeaExtractor>,
     pub(super) settings: IndexingSettings,
     /// An unfinished backfill and when to resume it (see [`crate::ideas::backfill`]).
     pub(super) pending_backfill: PendingBackfill,
@@ -389,8 +389,8 @@ impl OutboxConsumer for IndexingAgent {
         if self.settings.follow_proposals {
             return self.follow(store, items, up_to);
         }
-        // An interrupted backfill first: continuous batches extend the graph it builds.
-        self.resume_due_backfill(store);
+        // An unfinished backfill first: continuous batches extend the graph it builds.
+        self.backfill_first(store)?;
         let input = Self::continuous_input(items)?;
         self.run(store, input, Some(up_to)).map(|_| ())
     }
@@ -403,16 +403,17 @@ impl OutboxConsumer for IndexingAgent {
     }
 
     fn on_idle(&mut self, store: &Store) -> Result<(), ConsumerError> {
-        if !self.settings.follow_proposals {
-            self.resume_due_backfill(store);
+        if self.settings.follow_proposals {
+            return Ok(());
         }
-        Ok(())
+        self.backfill_first(store)
     }
 
     fn reset(&mut self, store: &Store, start: OutboxSeq) -> Result<(), ConsumerError> {
         self.graph.clear()?;
         // A rebuild replaces whatever a backfill had left to do.
         self.pending_backfill = PendingBackfill::default();
+        crate::ideas::backfill::clear_gauges();
         let mut batch = store.projection_batch();
         batch.append_derived(DerivedEntry {
             kind: IDEAS_CLEARED.to_owned(),

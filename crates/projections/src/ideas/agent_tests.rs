@@ -9,7 +9,8 @@ use memory_store::{FeedItem, OutboxSeq};
 use memory_types::{EventKind, RECALLED_IDEA_IDS, Role};
 
 use super::{IDEA_WRITTEN, IDEAS_CLEARED, INDEXING_AGENT, IndexingAgent, IndexingSettings};
-use crate::consumer::OutboxConsumer;
+use crate::consumer::{ConsumerError, OutboxConsumer};
+use crate::ideas::backfill::MAX_ATTEMPTS;
 use crate::ideas::backfill::unfinished_backfill;
 use crate::ideas::graph::IdeaGraph;
 use crate::ideas::test_support::{PrefixEngine, conversation, event, open_store, run, settings};
@@ -239,17 +240,43 @@ fn a_backfill_cut_short_is_carried_on_and_ends_with_the_graph_of_one_that_was_no
         .expect("status")
         .expect("the backfill is unfinished");
     assert_eq!(
-        (left.sessions_done, left.sessions_total, left.events),
+        (
+            left.progress.sessions_done,
+            left.progress.sessions_total,
+            left.progress.events
+        ),
         (0, 2, 2)
     );
-    // A failed backfill waits for its backoff before the agent tries again.
-    agent.on_idle(&store).expect("idle");
+    assert_eq!(left.failed_attempts, 1);
+    assert!(
+        left.last_error
+            .as_deref()
+            .is_some_and(|error| error.contains("model down")),
+        "{left:?}"
+    );
+    // A failed backfill waits for its backoff before the agent tries again, and new
+    // turns wait for it: the step applies nothing and asks to come back.
+    assert!(matches!(
+        agent.on_idle(&store),
+        Err(ConsumerError::Deferred(wait)) if !wait.is_zero()
+    ));
+    store
+        .append_events(&[event("e6", "s3", 60, "D: use redis for sessions")])
+        .expect("append");
+    let items = store.read_feed(cursor, 10).expect("feed");
+    assert!(matches!(
+        agent.apply(&store, &items, store.head()),
+        Err(ConsumerError::Deferred(_))
+    ));
+    assert_eq!(store.cursor(INDEXING_AGENT).expect("cursor"), cursor);
     assert_eq!(graph.dump().expect("dump"), partial);
 
-    // A restart (the model back): the agent carries the backfill on when idle, from the
-    // batch that failed, and the continuous mode's position is left alone.
+    // A restart (the model back): the agent carries the backfill on from the batch
+    // that failed before the new turn, whose ideas then join the graph.
     let mut agent = IndexingAgent::open(&store, settings()).expect("open");
-    agent.on_idle(&store).expect("idle");
+    agent
+        .on_idle(&store)
+        .expect("the backfill is done in one slice");
     assert!(unfinished_backfill(&store).expect("status").is_none());
     assert_eq!(graph.dump().expect("dump"), expected);
     assert_eq!(store.cursor(INDEXING_AGENT).expect("cursor"), cursor);
@@ -257,6 +284,86 @@ fn a_backfill_cut_short_is_carried_on_and_ends_with_the_graph_of_one_that_was_no
     let before = store.head();
     agent.on_idle(&store).expect("idle");
     assert_eq!(store.head(), before);
+    run(&store, &mut agent, 100);
+    assert!(
+        graph
+            .idea("p", &idea_id("p", "e6", "use redis for sessions"))
+            .expect("read")
+            .is_some()
+    );
+}
+
+/// The prefix engine, panicking on every batch that holds `e5`.
+struct PanicOn;
+
+impl IdeaExtractor for PanicOn {
+    fn engine(&self) -> &'static str {
+        "prefix"
+    }
+
+    fn extract(
+        &mut self,
+        batch: &ExtractBatch,
+        graph: &dyn GraphView,
+    ) -> Result<ChangeSet, ExtractError> {
+        assert!(
+            !batch.events().any(|event| event.event_id == "e5"),
+            "the engine cannot digest e5"
+        );
+        PrefixEngine.extract(batch, graph)
+    }
+}
+
+#[test]
+fn a_batch_that_fails_every_attempt_is_parked_and_the_backfill_goes_on() {
+    let (_dir, store) = passed_conversation();
+    let mut failing = settings();
+    failing.engine = Arc::new(|| Box::new(FailOn("e5")));
+    IndexingAgent::open(&store, failing)
+        .expect("open")
+        .backfill(&store, Some("p"), &mut |_| {})
+        .expect_err("e5 fails");
+    // The daemon restarted with an engine that panics on e5: each attempt is caught and
+    // counted (the count survives the restart).
+    let mut panicking = settings();
+    panicking.engine = Arc::new(|| Box::new(PanicOn));
+    let mut agent = IndexingAgent::open(&store, panicking).expect("open");
+    for attempt in 2..=MAX_ATTEMPTS {
+        agent.pending_backfill.due_now();
+        let answer = agent.on_idle(&store);
+        assert!(
+            matches!(answer, Err(ConsumerError::Deferred(_))),
+            "{attempt}: {answer:?}"
+        );
+        if attempt < MAX_ATTEMPTS {
+            let left = unfinished_backfill(&store).expect("status").expect("left");
+            assert_eq!(left.failed_attempts, attempt);
+            assert!(
+                left.last_error
+                    .as_deref()
+                    .is_some_and(|error| error.contains("cannot digest e5")),
+                "{left:?}"
+            );
+        }
+    }
+    // The last failure parked [e5]; the rest goes on.
+    assert_eq!(store.status().expect("status").dead_letters, 1);
+    agent.pending_backfill.due_now();
+    agent.on_idle(&store).expect("done");
+    assert!(unfinished_backfill(&store).expect("status").is_none());
+    let graph = IdeaGraph::open(&store).expect("graph");
+    assert!(
+        graph
+            .idea("p", &idea_id("p", "e5", "use sqlite instead"))
+            .expect("read")
+            .is_none()
+    );
+    assert!(
+        graph
+            .idea("p", &idea_id("p", "e4", "postgres, for the ledger"))
+            .expect("read")
+            .is_some()
+    );
 }
 
 #[test]

@@ -1,6 +1,6 @@
 //! The indexing agent's backfill mode ([`IndexingAgent::backfill`]): the ideas of what
 //! the agent already passed, extracted again session by session, oldest first — and
-//! resumed where it stopped after a crash.
+//! carried on where it stopped after a crash or a failure.
 //!
 //! A backfill starts by deleting the graph of the projects it covers. Had it kept its
 //! place only in memory, a daemon killed mid-way would come back with the ideas of the
@@ -9,30 +9,47 @@
 //! So the backfill writes its **plan** (the projects, the position it extracts up to, the
 //! sessions in the order it takes them) in the store batch that clears the graph, and its
 //! **mark** (sessions done, the last position done in the next one, the counts) in the
-//! store batch of each extraction: after a crash the graph and the mark agree, and the
-//! agent carries on from the mark before its next continuous batch (or when idle). A
-//! backfill that failed (the engine's model down) is resumed the same way, after a
-//! backoff. The last batch, the recalls' replay, deletes both records.
+//! store batch of each extraction: after a crash the graph and the mark agree.
+//!
+//! The agent carries an unfinished backfill on in its runner's steps, a slice of at most
+//! [`RESUME_SLICE`] at a time, before any continuous batch: a step that finds one
+//! applies nothing of the feed and asks to be stepped again ([`ConsumerError::Deferred`]),
+//! so new turns wait for the graph the backfill builds — as they wait for a backfill run
+//! by `admin backfill-ideas` — while rebuilds, exclusive jobs and shutdown get in between
+//! slices. A slice that fails (panics included) is tried again after a backoff (30 s,
+//! doubling to 10 min; the attempts and the last error are stored, and `status` shows
+//! them); after [`MAX_ATTEMPTS`] failures that are the batch's, not the environment's, the
+//! batch is parked in the dead letters and the backfill goes on, as the runner parks a
+//! poison entry. The last batch, the recalls' replay, deletes the records.
 
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::{Duration, Instant};
 
 use memory_ideas::{BatchMode, ExtractBatch, SessionEvents};
-use memory_store::{DerivedEntry, OutboxSeq, ProjectionBatch, Store, StoreError};
-use memory_types::EventKind;
+use memory_store::{DeadLetter, DerivedEntry, OutboxSeq, ProjectionBatch, Store, StoreError};
+use memory_types::{Event, EventKind};
 use serde::{Deserialize, Serialize};
-use tracing::{info, warn};
+use tracing::{error, info, warn};
 
 use crate::consumer::{ConsumerError, OutboxConsumer};
+use crate::ideas::agent::INDEXING_AGENT;
 use crate::ideas::agent::{
     BackfillProgress, BatchInput, IDEAS_CLEARED, IndexingAgent, RECALL_SESSION,
 };
-use crate::ideas::graph::{BACKFILL_MARK, BACKFILL_PLAN, IdeaGraph};
+use crate::ideas::graph::{BACKFILL_FAILURE, BACKFILL_MARK, BACKFILL_PLAN, IdeaGraph};
 use crate::ideas::metrics::IDEAS_METRICS;
 use crate::ideas::reads::recall_of;
 use crate::session_catalog::SessionCatalog;
 
 const PLAN_VERSION: u8 = 1;
 const MARK_VERSION: u8 = 1;
+const FAILURE_VERSION: u8 = 1;
+
+/// The most a step spends carrying an unfinished backfill on (it stops after the batch
+/// that passes it: one model call at most with the LLM engine).
+pub(crate) const RESUME_SLICE: Duration = Duration::from_secs(1);
+/// Failures of one batch, not the environment's, before it is parked.
+pub(crate) const MAX_ATTEMPTS: u32 = 5;
 
 /// The first wait before a failed backfill is resumed; doubled per failure up to
 /// [`RESUME_BACKOFF_MAX`].
@@ -78,10 +95,23 @@ impl BackfillMark {
     }
 }
 
+/// The failures of the batch the backfill is at, stored so `status` shows them.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub(crate) struct BackfillFailure {
+    /// Failed attempts of the batch in a row.
+    attempts: u32,
+    /// The last one's error.
+    last_error: String,
+}
+
 /// What a batch writes about its backfill.
 pub(crate) enum MarkUpdate {
-    /// The mark after this batch (the ideas the batch stores are added to its count).
-    Save(BackfillMark),
+    /// The mark after this batch (the ideas the batch stores are added to its count),
+    /// and whether the batch ends a run of failures (their record goes).
+    Save {
+        mark: BackfillMark,
+        clear_failure: bool,
+    },
     /// The backfill is done: its plan and mark go.
     Finish,
 }
@@ -98,7 +128,13 @@ impl MarkUpdate {
         stored: usize,
     ) -> Result<(), StoreError> {
         match self {
-            MarkUpdate::Save(mark) => {
+            MarkUpdate::Save {
+                mark,
+                clear_failure,
+            } => {
+                if *clear_failure {
+                    graph.remove_backfill_failure(batch);
+                }
                 let mark = BackfillMark {
                     ideas: mark.ideas + stored,
                     ..mark.clone()
@@ -123,26 +159,40 @@ impl MarkUpdate {
 #[derive(Debug, Default)]
 pub(crate) struct PendingBackfill {
     pending: bool,
+    /// Failed attempts in a row of the batch the backfill is at.
     failures: u32,
     retry_at: Option<Instant>,
 }
 
 impl PendingBackfill {
-    /// What the stored graph says: a plan is there until its backfill is done.
+    /// What the stored graph says: a plan is there until its backfill is done; the
+    /// stored failures keep their count (a restart does not reset it).
     ///
     /// # Errors
     /// Store or decoding failures.
     pub(crate) fn read(graph: &IdeaGraph) -> Result<Self, StoreError> {
         let plan: Option<BackfillPlan> =
             graph.backfill_record(BACKFILL_PLAN, "backfill plan", PLAN_VERSION)?;
+        let failure: Option<BackfillFailure> =
+            graph.backfill_record(BACKFILL_FAILURE, "backfill failure", FAILURE_VERSION)?;
         Ok(PendingBackfill {
             pending: plan.is_some(),
-            ..PendingBackfill::default()
+            failures: failure.map_or(0, |failure| failure.attempts),
+            retry_at: None,
         })
     }
 
-    fn due(&self) -> bool {
-        self.pending && self.retry_at.is_none_or(|at| Instant::now() >= at)
+    /// Ends the backoff now (tests).
+    #[cfg(test)]
+    pub(crate) fn due_now(&mut self) {
+        self.retry_at = None;
+    }
+
+    /// How long until the next attempt (zero when due).
+    fn wait(&self) -> Duration {
+        self.retry_at.map_or(Duration::ZERO, |at| {
+            at.saturating_duration_since(Instant::now())
+        })
     }
 
     /// Counts a failure; the wait before the next attempt.
@@ -157,11 +207,24 @@ impl PendingBackfill {
     }
 }
 
+/// How far an unfinished backfill is, for `status`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UnfinishedBackfill {
+    /// Sessions, events and ideas so far.
+    #[serde(flatten)]
+    pub progress: BackfillProgress,
+    /// Failed attempts in a row of the batch it is at (zero when none failed).
+    pub failed_attempts: u32,
+    /// The last failure's error.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<String>,
+}
+
 /// The unfinished backfill of the store's ideas graph, if any (for `status`).
 ///
 /// # Errors
 /// Store or decoding failures.
-pub fn unfinished_backfill(store: &Store) -> Result<Option<BackfillProgress>, StoreError> {
+pub fn unfinished_backfill(store: &Store) -> Result<Option<UnfinishedBackfill>, StoreError> {
     let graph = IdeaGraph::open(store)?;
     let Some(plan) =
         graph.backfill_record::<BackfillPlan>(BACKFILL_PLAN, "backfill plan", PLAN_VERSION)?
@@ -171,7 +234,72 @@ pub fn unfinished_backfill(store: &Store) -> Result<Option<BackfillProgress>, St
     let mark: BackfillMark = graph
         .backfill_record(BACKFILL_MARK, "backfill mark", MARK_VERSION)?
         .unwrap_or_default();
-    Ok(Some(mark.progress(&plan)))
+    let failure: Option<BackfillFailure> =
+        graph.backfill_record(BACKFILL_FAILURE, "backfill failure", FAILURE_VERSION)?;
+    Ok(Some(UnfinishedBackfill {
+        progress: mark.progress(&plan),
+        failed_attempts: failure.as_ref().map_or(0, |failure| failure.attempts),
+        last_error: failure.map(|failure| failure.last_error),
+    }))
+}
+
+/// The next extraction batch of a backfill: its session and events.
+struct NextBatch<'a> {
+    project_id: &'a str,
+    session_id: &'a str,
+    events: Vec<(u64, Event)>,
+    /// Whether it is its session's last.
+    ends_session: bool,
+}
+
+/// Reads the batch after `mark` (skipping sessions with nothing to extract, which the
+/// mark passes); `None` when every session is done.
+fn next_batch<'a>(
+    store: &Store,
+    plan: &'a BackfillPlan,
+    mark: &mut BackfillMark,
+    chunk: usize,
+) -> Result<Option<NextBatch<'a>>, ConsumerError> {
+    let cursor = OutboxSeq(plan.cursor);
+    while let Some((project_id, session_id)) = plan.sessions.get(mark.sessions_done) {
+        let mut events = Vec::new();
+        for item in store.scan_events(project_id, Some(session_id), None, None) {
+            let (seq, event) = item?;
+            if seq <= cursor && seq.0 > mark.after_seq && event.kind.is_conversation() {
+                events.push((seq.0, event));
+            }
+        }
+        if events.is_empty() {
+            mark.sessions_done += 1;
+            mark.after_seq = 0;
+            continue;
+        }
+        events.sort_by_key(|(seq, _)| *seq);
+        let ends_session = events.len() <= chunk;
+        events.truncate(chunk);
+        return Ok(Some(NextBatch {
+            project_id,
+            session_id,
+            events,
+            ends_session,
+        }));
+    }
+    Ok(None)
+}
+
+impl BackfillMark {
+    /// The mark once `batch` is done.
+    fn after(&self, batch: &NextBatch<'_>) -> BackfillMark {
+        let mut mark = self.clone();
+        mark.events += batch.events.len();
+        if batch.ends_session {
+            mark.sessions_done += 1;
+            mark.after_seq = 0;
+        } else {
+            mark.after_seq = batch.events.last().map_or(0, |(seq, _)| *seq);
+        }
+        mark
+    }
 }
 
 impl IndexingAgent {
@@ -181,14 +309,16 @@ impl IndexingAgent {
     /// `backfill_batch_events`, and replays the recalls. Reports progress after each
     /// session. Events after the agent's cursor are left to the continuous mode. Its
     /// plan and progress are stored with its batches, so a backfill cut short (a crash,
-    /// a failure) is carried on by the agent ([`crate::ideas::backfill`]).
+    /// a failure) is carried on by the agent ([`crate::ideas::backfill`]); a backfill
+    /// started while another is unfinished covers the projects of both.
     ///
     /// Cross-session links can differ from a log-order build (a question is matched
     /// with answers of sessions processed before it); `admin rebuild --projection
     /// ideas` replays in log order.
     ///
     /// # Errors
-    /// Store failures, or an engine failure (the agent then resumes it after a backoff).
+    /// Store failures, or an engine failure (the agent then carries it on after a
+    /// backoff).
     pub fn backfill(
         &mut self,
         store: &Store,
@@ -204,10 +334,21 @@ impl IndexingAgent {
             ));
         }
         let cursor = self.load_cursor(store)?;
-        let projects: Vec<String> = match project_id {
+        let all: Vec<String> = store.status()?.events_by_project.into_keys().collect();
+        let mut projects: Vec<String> = match project_id {
             Some(project) => vec![project.to_owned()],
-            None => store.status()?.events_by_project.into_keys().collect(),
+            None => all.clone(),
         };
+        // An unfinished backfill already cleared its projects: they are done again too.
+        if let Some(unfinished) = self.graph.backfill_record::<BackfillPlan>(
+            BACKFILL_PLAN,
+            "backfill plan",
+            PLAN_VERSION,
+        )? {
+            projects.extend(unfinished.projects);
+            projects.sort();
+            projects.dedup();
+        }
         let mut sessions = Vec::new();
         for project in &projects {
             sessions.extend(SessionCatalog::sessions(store, project)?);
@@ -236,7 +377,7 @@ impl IndexingAgent {
                 key: project.clone(),
             });
         }
-        let mark = BackfillMark::default();
+        self.graph.remove_backfill(&mut batch);
         self.graph.put_backfill_record(
             &mut batch,
             BACKFILL_PLAN,
@@ -244,24 +385,66 @@ impl IndexingAgent {
             PLAN_VERSION,
             &plan,
         )?;
-        MarkUpdate::Save(mark.clone()).write_into(&self.graph, &mut batch, 0)?;
+        let mark = BackfillMark::default();
+        MarkUpdate::Save {
+            mark: mark.clone(),
+            clear_failure: false,
+        }
+        .write_into(&self.graph, &mut batch, 0)?;
         store.commit_projection(batch)?;
         self.pending_backfill = PendingBackfill {
             pending: true,
             ..PendingBackfill::default()
         };
-        self.carry_out(store, &plan, mark, progress)
+        let mut mark = mark;
+        let result = self.extract_planned(store, &plan, &mut mark, None, progress);
+        self.after_attempt(store, &plan, result)
+            .map(|finished| finished.unwrap_or_else(|| mark.progress(&plan)))
     }
 
-    /// Carries on the unfinished backfill now; `None` when there is none.
-    ///
-    /// # Errors
-    /// As [`IndexingAgent::backfill`].
-    pub fn resume_backfill(
-        &mut self,
-        store: &Store,
-        progress: &mut dyn FnMut(&BackfillProgress),
-    ) -> Result<Option<BackfillProgress>, ConsumerError> {
+    /// Carries an unfinished backfill on before the feed is applied: `Ok` when there is
+    /// none (the step goes on), [`ConsumerError::Deferred`] otherwise — at once after a
+    /// slice of [`RESUME_SLICE`], after the backoff while a failure's runs. Panics of the
+    /// engine are caught and count as failures.
+    pub(crate) fn backfill_first(&mut self, store: &Store) -> Result<(), ConsumerError> {
+        if !self.pending_backfill.pending {
+            return Ok(());
+        }
+        let wait = self.pending_backfill.wait();
+        if !wait.is_zero() {
+            return Err(ConsumerError::Deferred(wait));
+        }
+        let deadline = Instant::now() + RESUME_SLICE;
+        let attempt = catch_unwind(AssertUnwindSafe(|| self.resume_slice(store, deadline)));
+        let finished = match attempt {
+            Ok(result) => result?,
+            Err(panic) => {
+                let message = panic
+                    .downcast_ref::<&str>()
+                    .map(|text| (*text).to_owned())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_default();
+                // The engine may be left half-way through its call: a new one.
+                self.engine = (self.settings.engine)();
+                IDEAS_METRICS
+                    .batches
+                    .with_label_values(&[self.engine.engine(), "backfill", "panic"])
+                    .inc();
+                let error = ConsumerError::Internal(format!("the engine panicked: {message}"));
+                self.failed_attempt(store, None, &error)?;
+                false
+            }
+        };
+        if finished {
+            return Ok(());
+        }
+        Err(ConsumerError::Deferred(self.pending_backfill.wait()))
+    }
+
+    /// One slice of the unfinished backfill, until `deadline`; true when it is done (or
+    /// there was none). A failure is recorded (and its batch parked after
+    /// [`MAX_ATTEMPTS`]); false then, with the backoff running.
+    fn resume_slice(&mut self, store: &Store, deadline: Instant) -> Result<bool, ConsumerError> {
         let Some(plan) = self.graph.backfill_record::<BackfillPlan>(
             BACKFILL_PLAN,
             "backfill plan",
@@ -269,124 +452,224 @@ impl IndexingAgent {
         )?
         else {
             self.pending_backfill = PendingBackfill::default();
-            return Ok(None);
+            return Ok(true);
         };
-        let mark: BackfillMark = self
+        let mut mark: BackfillMark = self
             .graph
             .backfill_record(BACKFILL_MARK, "backfill mark", MARK_VERSION)?
             .unwrap_or_default();
-        info!(
-            sessions_done = mark.sessions_done,
-            sessions_total = plan.sessions.len(),
-            "carrying on the unfinished ideas backfill"
-        );
-        self.carry_out(store, &plan, mark, progress).map(Some)
-    }
-
-    /// Carries on an unfinished backfill when one is due: after a restart, or once the
-    /// backoff after a failure has passed. A failure is logged and tried again later;
-    /// meanwhile the graph holds the sessions the backfill reached.
-    pub(crate) fn resume_due_backfill(&mut self, store: &Store) {
-        if !self.pending_backfill.due() {
-            return;
-        }
-        if let Err(err) = self.resume_backfill(store, &mut |_| {}) {
-            warn!(
-                error = %err,
-                retry_in_s = self.pending_backfill.retry_at.map_or(0, |at| {
-                    at.saturating_duration_since(Instant::now()).as_secs()
-                }),
-                "the unfinished ideas backfill failed; the graph holds the sessions it reached"
+        if mark.sessions_done == 0 && mark.after_seq == 0 {
+            info!(
+                sessions_total = plan.sessions.len(),
+                "carrying on the unfinished ideas backfill"
             );
         }
+        let result = self.extract_planned(store, &plan, &mut mark, Some(deadline), &mut |_| {});
+        match self.after_attempt(store, &plan, result) {
+            Ok(finished) => Ok(finished.is_some()),
+            Err(err) if err.is_environmental() => Err(err),
+            Err(_) => Ok(false),
+        }
     }
 
-    /// Extracts the plan's sessions from `mark` on, then replays the recalls and
-    /// deletes the plan; a failure schedules the next attempt.
-    fn carry_out(
+    /// Settles an attempt: done clears the pending state and the gauges; a failure is
+    /// recorded with its backoff, and the batch that failed [`MAX_ATTEMPTS`] times for
+    /// itself (not for the environment) is parked so the backfill goes on.
+    fn after_attempt(
         &mut self,
         store: &Store,
         plan: &BackfillPlan,
-        mut mark: BackfillMark,
-        progress: &mut dyn FnMut(&BackfillProgress),
-    ) -> Result<BackfillProgress, ConsumerError> {
-        let result = self.extract_planned(store, plan, &mut mark, progress);
-        match &result {
-            Ok(_) => self.pending_backfill = PendingBackfill::default(),
-            Err(_) => {
-                self.pending_backfill.pending = true;
-                self.pending_backfill.failed();
+        result: Result<Option<BackfillProgress>, ConsumerError>,
+    ) -> Result<Option<BackfillProgress>, ConsumerError> {
+        match result {
+            Ok(Some(done)) => {
+                self.pending_backfill = PendingBackfill::default();
+                clear_gauges();
+                Ok(Some(done))
+            }
+            Ok(None) => Ok(None),
+            Err(err) => {
+                self.failed_attempt(store, Some(plan), &err)?;
+                Err(err)
             }
         }
-        result
     }
 
+    /// Records a failed attempt; parks the batch after [`MAX_ATTEMPTS`] failures that
+    /// are its own (not the environment's).
+    fn failed_attempt(
+        &mut self,
+        store: &Store,
+        plan: Option<&BackfillPlan>,
+        error: &ConsumerError,
+    ) -> Result<(), ConsumerError> {
+        self.record_failure(store, error)?;
+        if error.is_environmental() || self.pending_backfill.failures < MAX_ATTEMPTS {
+            return Ok(());
+        }
+        let stored;
+        let plan = match plan {
+            Some(plan) => plan,
+            None => {
+                let Some(plan) = self.graph.backfill_record::<BackfillPlan>(
+                    BACKFILL_PLAN,
+                    "backfill plan",
+                    PLAN_VERSION,
+                )?
+                else {
+                    return Ok(());
+                };
+                stored = plan;
+                &stored
+            }
+        };
+        self.park_next_batch(store, plan, error)
+    }
+
+    /// Counts a failed attempt, stores it for `status` and starts its backoff.
+    fn record_failure(
+        &mut self,
+        store: &Store,
+        error: &ConsumerError,
+    ) -> Result<(), ConsumerError> {
+        self.pending_backfill.pending = true;
+        let wait = self.pending_backfill.failed();
+        warn!(
+            error = %error,
+            attempts = self.pending_backfill.failures,
+            retry_in_s = wait.as_secs(),
+            "the ideas backfill failed; it is carried on after the pause (the graph holds \
+             the sessions it reached)"
+        );
+        let failure = BackfillFailure {
+            attempts: self.pending_backfill.failures,
+            last_error: error.to_string(),
+        };
+        let mut batch = store.projection_batch();
+        self.graph.put_backfill_record(
+            &mut batch,
+            BACKFILL_FAILURE,
+            "backfill failure",
+            FAILURE_VERSION,
+            &failure,
+        )?;
+        store.commit_projection(batch)?;
+        Ok(())
+    }
+
+    /// Parks the batch the stored mark is at in the dead letters and moves the mark
+    /// past it, in one store batch, so one poison batch does not hold the rest.
+    fn park_next_batch(
+        &mut self,
+        store: &Store,
+        plan: &BackfillPlan,
+        error: &ConsumerError,
+    ) -> Result<(), ConsumerError> {
+        let mut mark: BackfillMark = self
+            .graph
+            .backfill_record(BACKFILL_MARK, "backfill mark", MARK_VERSION)?
+            .unwrap_or_default();
+        let chunk = self.settings.backfill_batch_events.max(1);
+        let Some(next) = next_batch(store, plan, &mut mark, chunk)? else {
+            return Ok(());
+        };
+        let first = next.events.first().map(|(seq, _)| *seq);
+        let payload = format!(
+            "{{\"backfill\":true,\"project_id\":{:?},\"session_id\":{:?},\"seqs\":{:?}}}",
+            next.project_id,
+            next.session_id,
+            next.events.iter().map(|(seq, _)| *seq).collect::<Vec<_>>()
+        );
+        let after = mark.after(&next);
+        error!(
+            project = next.project_id,
+            session = next.session_id,
+            attempts = self.pending_backfill.failures,
+            error = %error,
+            "an ideas backfill batch failed every attempt: parked in the dead letters, the \
+             backfill goes on"
+        );
+        let mut batch = store.projection_batch();
+        batch.dead_letter(DeadLetter::new(
+            INDEXING_AGENT,
+            first,
+            format!("ideas backfill: {error}"),
+            payload.as_bytes(),
+            self.pending_backfill.failures,
+        ));
+        MarkUpdate::Save {
+            mark: after,
+            clear_failure: true,
+        }
+        .write_into(&self.graph, &mut batch, 0)?;
+        store.commit_projection(batch)?;
+        self.pending_backfill.failures = 0;
+        self.pending_backfill.retry_at = None;
+        Ok(())
+    }
+
+    /// Extracts the plan's batches from `mark` on (until `deadline` when given: `None`
+    /// then, not done), then replays the recalls and deletes the records.
     fn extract_planned(
         &mut self,
         store: &Store,
         plan: &BackfillPlan,
         mark: &mut BackfillMark,
+        deadline: Option<Instant>,
         progress: &mut dyn FnMut(&BackfillProgress),
-    ) -> Result<BackfillProgress, ConsumerError> {
+    ) -> Result<Option<BackfillProgress>, ConsumerError> {
         let cursor = OutboxSeq(plan.cursor);
         let chunk = self.settings.backfill_batch_events.max(1);
         let metrics = &*IDEAS_METRICS;
+        let total = plan.sessions.len();
         metrics
             .backfill
             .with_label_values(&["total"])
-            .set(plan.sessions.len() as i64);
-        let mut state = mark.progress(plan);
+            .set(total as i64);
+        let mut reported = mark.sessions_done;
         metrics
             .backfill
             .with_label_values(&["done"])
-            .set(state.sessions_done as i64);
-        progress(&state);
-        for (project_id, session_id) in plan.sessions.iter().skip(mark.sessions_done) {
-            let mut events = Vec::new();
-            for item in store.scan_events(project_id, Some(session_id), None, None) {
-                let (seq, event) = item?;
-                if seq <= cursor && seq.0 > mark.after_seq && event.kind.is_conversation() {
-                    events.push((seq.0, event));
-                }
+            .set(reported as i64);
+        progress(&mark.progress(plan));
+        while let Some(next) = next_batch(store, plan, mark, chunk)? {
+            if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
+                return Ok(None);
             }
-            events.sort_by_key(|(seq, _)| *seq);
-            let parts = events.len().div_ceil(chunk);
-            if parts == 0 {
-                // Nothing to extract: the next batch's mark counts it.
-                mark.sessions_done += 1;
-                mark.after_seq = 0;
-            }
-            for (n, part) in events.chunks(chunk).enumerate() {
-                mark.events += part.len();
-                if n + 1 == parts {
-                    mark.sessions_done += 1;
-                    mark.after_seq = 0;
-                } else {
-                    mark.after_seq = part.last().map_or(0, |(seq, _)| *seq);
-                }
-                let input = BatchInput {
+            let after = mark.after(&next);
+            let input = BatchInput {
+                mode: BatchMode::Backfill,
+                batch: ExtractBatch {
                     mode: BatchMode::Backfill,
-                    batch: ExtractBatch {
-                        mode: BatchMode::Backfill,
-                        sessions: vec![SessionEvents {
-                            project_id: project_id.clone(),
-                            session_id: session_id.clone(),
-                            events: part.iter().map(|(_, event)| event.clone()).collect(),
-                            seqs: part.iter().map(|(seq, _)| *seq).collect(),
-                            context: Vec::new(),
-                        }],
-                    },
-                    recalls: Vec::new(),
-                    mark: Some(MarkUpdate::Save(mark.clone())),
-                };
-                mark.ideas += self.run(store, input, None)?;
+                    sessions: vec![SessionEvents {
+                        project_id: next.project_id.to_owned(),
+                        session_id: next.session_id.to_owned(),
+                        seqs: next.events.iter().map(|(seq, _)| *seq).collect(),
+                        events: next.events.into_iter().map(|(_, event)| event).collect(),
+                        context: Vec::new(),
+                    }],
+                },
+                recalls: Vec::new(),
+                mark: Some(MarkUpdate::Save {
+                    mark: after.clone(),
+                    clear_failure: self.pending_backfill.failures > 0,
+                }),
+            };
+            let stored = self.run(store, input, None)?;
+            self.pending_backfill.failures = 0;
+            self.pending_backfill.retry_at = None;
+            *mark = BackfillMark {
+                ideas: after.ideas + stored,
+                ..after
+            };
+            if mark.sessions_done != reported {
+                reported = mark.sessions_done;
+                metrics
+                    .backfill
+                    .with_label_values(&["done"])
+                    .set(reported as i64);
+                progress(&mark.progress(plan));
             }
-            state = mark.progress(plan);
-            metrics
-                .backfill
-                .with_label_values(&["done"])
-                .set(state.sessions_done as i64);
-            progress(&state);
         }
         // The recalls of every project, replayed in the batch that ends the backfill.
         let mut recalls = Vec::new();
@@ -408,12 +691,20 @@ impl IndexingAgent {
             mark: Some(MarkUpdate::Finish),
         };
         self.run(store, input, None)?;
+        let state = mark.progress(plan);
         info!(
             sessions = state.sessions_done,
             events = state.events,
             ideas = state.ideas,
             "ideas backfill done"
         );
-        Ok(state)
+        Ok(Some(state))
+    }
+}
+
+/// The backfill gauges once no backfill is running.
+pub(crate) fn clear_gauges() {
+    for state in ["total", "done"] {
+        IDEAS_METRICS.backfill.with_label_values(&[state]).set(0);
     }
 }

@@ -20,7 +20,7 @@
 //! | `p project session span_id` | a [`TopicSpan`] |
 //! | `z project session event_id` | a [`SkippedEvent`] |
 //! | `c project` | the project's [`ProposalChain`] (cluster mode with a model) |
-//! | `B plan`, `B mark` | an unfinished backfill's plan and progress (`ideas::backfill`) |
+//! | `B plan`, `B mark`, `B failure` | an unfinished backfill's plan, progress and failures (`ideas::backfill`) |
 //!
 //! The indexes are maintained by [`GraphTxn::put_idea`] from the old and new record, so
 //! list reads are prefix scans that stop at the limit.
@@ -58,6 +58,8 @@ const BACKFILL_TABLE: u8 = b'B';
 pub(crate) const BACKFILL_PLAN: &str = "plan";
 /// The backfill's progress: written with each of its batches.
 pub(crate) const BACKFILL_MARK: &str = "mark";
+/// The failures of the batch the backfill is at.
+pub(crate) const BACKFILL_FAILURE: &str = "failure";
 
 /// Most ideas a term search over the stored graph reads (newest first).
 const SEARCH_SCAN_LIMIT: usize = 5_000;
@@ -679,9 +681,14 @@ impl IdeaGraph {
 
     /// Adds the removal of the backfill's records to `batch` (it is done).
     pub(crate) fn remove_backfill(&self, batch: &mut ProjectionBatch) {
-        for part in [BACKFILL_PLAN, BACKFILL_MARK] {
+        for part in [BACKFILL_PLAN, BACKFILL_MARK, BACKFILL_FAILURE] {
             batch.remove(&self.keyspace, key(BACKFILL_TABLE, &[part]));
         }
+    }
+
+    /// Adds the removal of the backfill's failure record to `batch` (a batch passed).
+    pub(crate) fn remove_backfill_failure(&self, batch: &mut ProjectionBatch) {
+        batch.remove(&self.keyspace, key(BACKFILL_TABLE, &[BACKFILL_FAILURE]));
     }
 
     /// A write buffer over this graph.

@@ -16,7 +16,7 @@ pub use agent::{
     BackfillProgress, EngineFactory, IDEA_WRITTEN, IDEAS_CLEARED, INDEXING_AGENT, IndexingAgent,
     IndexingSettings, RECALL_SESSION,
 };
-pub use backfill::unfinished_backfill;
+pub use backfill::{UnfinishedBackfill, unfinished_backfill};
 pub use graph::{GraphTxn, IDEAS, IdeaGraph};
 pub use metrics::{IDEAS_METRICS, IdeasMetrics};
 pub use proposals::{PROPOSAL_ENGINE, proposal_batch, proposal_chains};
