@@ -343,13 +343,20 @@ async fn the_lease_holder_takes_snapshots_on_its_schedule() -> anyhow::Result<()
         }
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
-    assert!(
+    // The snapshot is counted once its upload returned, a moment after the group's
+    // status shows it.
+    let published = || {
         metric(
             &metrics,
             "memory_cluster_snapshots_total",
-            &["outcome=\"published\""]
-        ) >= 1.0
-    );
+            &["outcome=\"published\""],
+        )
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while published() < 1.0 && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(published() >= 1.0);
     assert_eq!(
         metric(
             &metrics,

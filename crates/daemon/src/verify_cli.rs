@@ -242,6 +242,20 @@ pub async fn verify(
             caught_up: cursor == head.0,
         });
     }
+    // An unfinished ideas backfill: the graph is the sessions it reached, not yet what
+    // it will be (the restarted agent carries it on) — behind, not diverged.
+    if let Some(backfill) = memory_projections::unfinished_backfill(&store)
+        .context("cannot read the ideas backfill's progress")?
+    {
+        report.consumers.push(ConsumerState {
+            name: format!(
+                "ideas_backfill ({} of {} sessions)",
+                backfill.progress.sessions_done, backfill.progress.sessions_total
+            ),
+            cursor: backfill.progress.sessions_done as u64,
+            caught_up: false,
+        });
+    }
     let index_state = |index: &str, result: Result<usize, String>| match result {
         Ok(num_docs) => IndexState {
             index: index.to_owned(),
