@@ -145,15 +145,8 @@ fn a_malformed_recall_is_bad_input() {
 
 #[test]
 fn backfill_redoes_what_the_agent_passed_one_session_at_a_time() {
-    let (_dir, store) = open_store();
-    store.append_events(&conversation()).expect("append");
-    let mut catalog = SessionCatalog::open(&store).expect("catalog");
-    let items = store.read_feed(OutboxSeq::ZERO, 100).expect("feed");
-    catalog
-        .apply(&store, &items, store.head())
-        .expect("catalog");
+    let (_dir, store) = passed_conversation();
     let mut agent = IndexingAgent::open(&store, settings()).expect("open");
-    run(&store, &mut agent, 100);
     let cursor = store.cursor(INDEXING_AGENT).expect("cursor");
     let graph = IdeaGraph::open(&store).expect("graph");
     let live = graph.all_ideas("p").expect("ideas").len();
@@ -172,11 +165,14 @@ fn backfill_redoes_what_the_agent_passed_one_session_at_a_time() {
     assert_eq!(store.cursor(INDEXING_AGENT).expect("cursor"), cursor);
 }
 
-/// The prefix engine, failing every batch that holds the event `fail_on` (a model
-/// down at that point of a backfill).
-struct FailOn(&'static str);
+/// The prefix engine, failing (a model down) or panicking (a bug) on every batch that
+/// holds one event.
+struct Stumble {
+    on: &'static str,
+    panics: bool,
+}
 
-impl IdeaExtractor for FailOn {
+impl IdeaExtractor for Stumble {
     fn engine(&self) -> &'static str {
         "prefix"
     }
@@ -186,11 +182,22 @@ impl IdeaExtractor for FailOn {
         batch: &ExtractBatch,
         graph: &dyn GraphView,
     ) -> Result<ChangeSet, ExtractError> {
-        if batch.events().any(|event| event.event_id == self.0) {
-            return Err(ExtractError::Transient(format!("model down at {}", self.0)));
+        if batch.events().any(|event| event.event_id == self.on) {
+            assert!(!self.panics, "the engine cannot digest {}", self.on);
+            return Err(ExtractError::Transient(format!(
+                "model down at {}",
+                self.on
+            )));
         }
         PrefixEngine.extract(batch, graph)
     }
+}
+
+/// The test settings with a [`Stumble`] engine.
+fn stumbling(on: &'static str, panics: bool) -> IndexingSettings {
+    let mut settings = settings();
+    settings.engine = Arc::new(move || Box::new(Stumble { on, panics }));
+    settings
 }
 
 /// A store holding the conversation, its session catalog and the graph the continuous
@@ -227,9 +234,7 @@ fn a_backfill_cut_short_is_carried_on_and_ends_with_the_graph_of_one_that_was_no
     // first committed.
     let (_dir, store) = passed_conversation();
     let cursor = store.cursor(INDEXING_AGENT).expect("cursor");
-    let mut failing = settings();
-    failing.engine = Arc::new(|| Box::new(FailOn("e5")));
-    let mut agent = IndexingAgent::open(&store, failing).expect("open");
+    let mut agent = IndexingAgent::open(&store, stumbling("e5", false)).expect("open");
     agent
         .backfill(&store, Some("p"), &mut |_| {})
         .expect_err("the model is down at e5");
@@ -293,41 +298,16 @@ fn a_backfill_cut_short_is_carried_on_and_ends_with_the_graph_of_one_that_was_no
     );
 }
 
-/// The prefix engine, panicking on every batch that holds `e5`.
-struct PanicOn;
-
-impl IdeaExtractor for PanicOn {
-    fn engine(&self) -> &'static str {
-        "prefix"
-    }
-
-    fn extract(
-        &mut self,
-        batch: &ExtractBatch,
-        graph: &dyn GraphView,
-    ) -> Result<ChangeSet, ExtractError> {
-        assert!(
-            !batch.events().any(|event| event.event_id == "e5"),
-            "the engine cannot digest e5"
-        );
-        PrefixEngine.extract(batch, graph)
-    }
-}
-
 #[test]
 fn a_batch_that_fails_every_attempt_is_parked_and_the_backfill_goes_on() {
     let (_dir, store) = passed_conversation();
-    let mut failing = settings();
-    failing.engine = Arc::new(|| Box::new(FailOn("e5")));
-    IndexingAgent::open(&store, failing)
+    IndexingAgent::open(&store, stumbling("e5", false))
         .expect("open")
         .backfill(&store, Some("p"), &mut |_| {})
         .expect_err("e5 fails");
     // The daemon restarted with an engine that panics on e5: each attempt is caught and
     // counted (the count survives the restart).
-    let mut panicking = settings();
-    panicking.engine = Arc::new(|| Box::new(PanicOn));
-    let mut agent = IndexingAgent::open(&store, panicking).expect("open");
+    let mut agent = IndexingAgent::open(&store, stumbling("e5", true)).expect("open");
     for attempt in 2..=MAX_ATTEMPTS {
         agent.pending_backfill.due_now();
         let answer = agent.on_idle(&store);
@@ -369,9 +349,7 @@ fn a_batch_that_fails_every_attempt_is_parked_and_the_backfill_goes_on() {
 #[test]
 fn a_rebuild_replaces_an_unfinished_backfill() {
     let (_dir, store) = passed_conversation();
-    let mut failing = settings();
-    failing.engine = Arc::new(|| Box::new(FailOn("e5")));
-    let mut agent = IndexingAgent::open(&store, failing).expect("open");
+    let mut agent = IndexingAgent::open(&store, stumbling("e5", false)).expect("open");
     agent
         .backfill(&store, Some("p"), &mut |_| {})
         .expect_err("the model is down at e5");
