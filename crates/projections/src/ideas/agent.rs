@@ -26,7 +26,7 @@ use memory_types::{Clock, EventKind};
 use tracing::{info_span, warn};
 
 use crate::consumer::{ConsumerError, OutboxConsumer};
-use crate::ideas::backfill::{MarkUpdate, PendingBackfill};
+use crate::ideas::backfill_state::{MarkUpdate, PendingBackfill, clear_gauges};
 use crate::ideas::graph::IdeaGraph;
 use crate::ideas::metrics::IDEAS_METRICS;
 use crate::ideas::proposals;
@@ -71,19 +71,6 @@ impl IndexingSettings {
             follow_proposals: false,
         }
     }
-}
-
-/// Where a backfill is.
-#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct BackfillProgress {
-    /// Sessions to do.
-    pub sessions_total: usize,
-    /// Sessions done.
-    pub sessions_done: usize,
-    /// Events read so far.
-    pub events: usize,
-    /// Ideas stored so far.
-    pub ideas: usize,
 }
 
 /// The consumer.
@@ -413,7 +400,7 @@ impl OutboxConsumer for IndexingAgent {
         self.graph.clear()?;
         // A rebuild replaces whatever a backfill had left to do.
         self.pending_backfill = PendingBackfill::default();
-        crate::ideas::backfill::clear_gauges();
+        clear_gauges();
         let mut batch = store.projection_batch();
         batch.append_derived(DerivedEntry {
             kind: IDEAS_CLEARED.to_owned(),

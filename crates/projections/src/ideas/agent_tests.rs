@@ -11,7 +11,7 @@ use memory_types::{EventKind, RECALLED_IDEA_IDS, Role};
 use super::{IDEA_WRITTEN, IDEAS_CLEARED, INDEXING_AGENT, IndexingAgent, IndexingSettings};
 use crate::consumer::{ConsumerError, OutboxConsumer};
 use crate::ideas::backfill::MAX_ATTEMPTS;
-use crate::ideas::backfill::unfinished_backfill;
+use crate::ideas::backfill_state::unfinished_backfill;
 use crate::ideas::graph::IdeaGraph;
 use crate::ideas::test_support::{PrefixEngine, conversation, event, open_store, run, settings};
 use crate::session_catalog::SessionCatalog;

@@ -26,222 +26,28 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::{Duration, Instant};
 
 use memory_ideas::{BatchMode, ExtractBatch, SessionEvents};
-use memory_store::{DeadLetter, DerivedEntry, OutboxSeq, ProjectionBatch, Store, StoreError};
+use memory_store::{DeadLetter, DerivedEntry, OutboxSeq, Store};
 use memory_types::{Event, EventKind};
-use serde::{Deserialize, Serialize};
 use tracing::{error, info, warn};
 
 use crate::consumer::{ConsumerError, OutboxConsumer};
-use crate::ideas::agent::INDEXING_AGENT;
 use crate::ideas::agent::{
-    BackfillProgress, BatchInput, IDEAS_CLEARED, IndexingAgent, RECALL_SESSION,
+    BatchInput, IDEAS_CLEARED, INDEXING_AGENT, IndexingAgent, RECALL_SESSION,
 };
-use crate::ideas::graph::{BACKFILL_FAILURE, BACKFILL_MARK, BACKFILL_PLAN, IdeaGraph};
+use crate::ideas::backfill_state::{
+    BackfillFailure, BackfillMark, BackfillPlan, BackfillProgress, FAILURE_VERSION, MARK_VERSION,
+    MarkUpdate, PLAN_VERSION, PendingBackfill, clear_gauges,
+};
+use crate::ideas::graph::{BACKFILL_FAILURE, BACKFILL_MARK, BACKFILL_PLAN};
 use crate::ideas::metrics::IDEAS_METRICS;
 use crate::ideas::reads::recall_of;
 use crate::session_catalog::SessionCatalog;
-
-const PLAN_VERSION: u8 = 1;
-const MARK_VERSION: u8 = 1;
-const FAILURE_VERSION: u8 = 1;
 
 /// The most a step spends carrying an unfinished backfill on (it stops after the batch
 /// that passes it: one model call at most with the LLM engine).
 pub(crate) const RESUME_SLICE: Duration = Duration::from_secs(1);
 /// Failures of one batch, not the environment's, before it is parked.
 pub(crate) const MAX_ATTEMPTS: u32 = 5;
-
-/// The first wait before a failed backfill is resumed; doubled per failure up to
-/// [`RESUME_BACKOFF_MAX`].
-const RESUME_BACKOFF: Duration = Duration::from_secs(30);
-/// The longest wait between two attempts.
-const RESUME_BACKOFF_MAX: Duration = Duration::from_secs(600);
-
-/// What a backfill does, fixed when it starts: the session order is kept rather than
-/// computed again on resume, since sessions that gain earlier events meanwhile would
-/// move in it.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-struct BackfillPlan {
-    /// The projects whose graph it cleared.
-    projects: Vec<String>,
-    /// The agent's cursor when it started: it extracts the events up to it; later ones
-    /// are the continuous mode's.
-    cursor: u64,
-    /// `(project, session)` in the order taken.
-    sessions: Vec<(String, String)>,
-}
-
-/// How far a backfill got, committed with each of its batches.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub(crate) struct BackfillMark {
-    /// Sessions of the plan done.
-    sessions_done: usize,
-    /// In the plan's next session, the last log position done (zero: none).
-    after_seq: u64,
-    /// Events extracted.
-    events: usize,
-    /// Ideas stored.
-    ideas: usize,
-}
-
-impl BackfillMark {
-    fn progress(&self, plan: &BackfillPlan) -> BackfillProgress {
-        BackfillProgress {
-            sessions_total: plan.sessions.len(),
-            sessions_done: self.sessions_done,
-            events: self.events,
-            ideas: self.ideas,
-        }
-    }
-}
-
-/// The failures of the batch the backfill is at, stored so `status` shows them.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub(crate) struct BackfillFailure {
-    /// Failed attempts of the batch in a row.
-    attempts: u32,
-    /// The last one's error.
-    last_error: String,
-}
-
-/// What a batch writes about its backfill.
-pub(crate) enum MarkUpdate {
-    /// The mark after this batch (the ideas the batch stores are added to its count),
-    /// and whether the batch ends a run of failures (their record goes).
-    Save {
-        mark: BackfillMark,
-        clear_failure: bool,
-    },
-    /// The backfill is done: its plan and mark go.
-    Finish,
-}
-
-impl MarkUpdate {
-    /// Adds the update to the batch that stores `stored` new ideas.
-    ///
-    /// # Errors
-    /// When the mark cannot be encoded.
-    pub(crate) fn write_into(
-        &self,
-        graph: &IdeaGraph,
-        batch: &mut ProjectionBatch,
-        stored: usize,
-    ) -> Result<(), StoreError> {
-        match self {
-            MarkUpdate::Save {
-                mark,
-                clear_failure,
-            } => {
-                if *clear_failure {
-                    graph.remove_backfill_failure(batch);
-                }
-                let mark = BackfillMark {
-                    ideas: mark.ideas + stored,
-                    ..mark.clone()
-                };
-                graph.put_backfill_record(
-                    batch,
-                    BACKFILL_MARK,
-                    "backfill mark",
-                    MARK_VERSION,
-                    &mark,
-                )
-            }
-            MarkUpdate::Finish => {
-                graph.remove_backfill(batch);
-                Ok(())
-            }
-        }
-    }
-}
-
-/// Whether a backfill is unfinished, and when the agent tries it again.
-#[derive(Debug, Default)]
-pub(crate) struct PendingBackfill {
-    pending: bool,
-    /// Failed attempts in a row of the batch the backfill is at.
-    failures: u32,
-    retry_at: Option<Instant>,
-}
-
-impl PendingBackfill {
-    /// What the stored graph says: a plan is there until its backfill is done; the
-    /// stored failures keep their count (a restart does not reset it).
-    ///
-    /// # Errors
-    /// Store or decoding failures.
-    pub(crate) fn read(graph: &IdeaGraph) -> Result<Self, StoreError> {
-        let plan: Option<BackfillPlan> =
-            graph.backfill_record(BACKFILL_PLAN, "backfill plan", PLAN_VERSION)?;
-        let failure: Option<BackfillFailure> =
-            graph.backfill_record(BACKFILL_FAILURE, "backfill failure", FAILURE_VERSION)?;
-        Ok(PendingBackfill {
-            pending: plan.is_some(),
-            failures: failure.map_or(0, |failure| failure.attempts),
-            retry_at: None,
-        })
-    }
-
-    /// Ends the backoff now (tests).
-    #[cfg(test)]
-    pub(crate) fn due_now(&mut self) {
-        self.retry_at = None;
-    }
-
-    /// How long until the next attempt (zero when due).
-    fn wait(&self) -> Duration {
-        self.retry_at.map_or(Duration::ZERO, |at| {
-            at.saturating_duration_since(Instant::now())
-        })
-    }
-
-    /// Counts a failure; the wait before the next attempt.
-    fn failed(&mut self) -> Duration {
-        self.failures += 1;
-        let doublings = (self.failures - 1).min(5);
-        let wait = RESUME_BACKOFF
-            .saturating_mul(1 << doublings)
-            .min(RESUME_BACKOFF_MAX);
-        self.retry_at = Some(Instant::now() + wait);
-        wait
-    }
-}
-
-/// How far an unfinished backfill is, for `status`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct UnfinishedBackfill {
-    /// Sessions, events and ideas so far.
-    #[serde(flatten)]
-    pub progress: BackfillProgress,
-    /// Failed attempts in a row of the batch it is at (zero when none failed).
-    pub failed_attempts: u32,
-    /// The last failure's error.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_error: Option<String>,
-}
-
-/// The unfinished backfill of the store's ideas graph, if any (for `status`).
-///
-/// # Errors
-/// Store or decoding failures.
-pub fn unfinished_backfill(store: &Store) -> Result<Option<UnfinishedBackfill>, StoreError> {
-    let graph = IdeaGraph::open(store)?;
-    let Some(plan) =
-        graph.backfill_record::<BackfillPlan>(BACKFILL_PLAN, "backfill plan", PLAN_VERSION)?
-    else {
-        return Ok(None);
-    };
-    let mark: BackfillMark = graph
-        .backfill_record(BACKFILL_MARK, "backfill mark", MARK_VERSION)?
-        .unwrap_or_default();
-    let failure: Option<BackfillFailure> =
-        graph.backfill_record(BACKFILL_FAILURE, "backfill failure", FAILURE_VERSION)?;
-    Ok(Some(UnfinishedBackfill {
-        progress: mark.progress(&plan),
-        failed_attempts: failure.as_ref().map_or(0, |failure| failure.attempts),
-        last_error: failure.map(|failure| failure.last_error),
-    }))
-}
 
 /// The next extraction batch of a backfill: its session and events.
 struct NextBatch<'a> {
@@ -699,12 +505,5 @@ impl IndexingAgent {
             "ideas backfill done"
         );
         Ok(Some(state))
-    }
-}
-
-/// The backfill gauges once no backfill is running.
-pub(crate) fn clear_gauges() {
-    for state in ["total", "done"] {
-        IDEAS_METRICS.backfill.with_label_values(&[state]).set(0);
     }
 }

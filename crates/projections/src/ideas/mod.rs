@@ -4,6 +4,7 @@
 
 mod agent;
 mod backfill;
+mod backfill_state;
 mod graph;
 mod metrics;
 mod proposals;
@@ -13,10 +14,10 @@ mod similarity;
 mod test_support;
 
 pub use agent::{
-    BackfillProgress, EngineFactory, IDEA_WRITTEN, IDEAS_CLEARED, INDEXING_AGENT, IndexingAgent,
-    IndexingSettings, RECALL_SESSION,
+    EngineFactory, IDEA_WRITTEN, IDEAS_CLEARED, INDEXING_AGENT, IndexingAgent, IndexingSettings,
+    RECALL_SESSION,
 };
-pub use backfill::{UnfinishedBackfill, unfinished_backfill};
+pub use backfill_state::{BackfillProgress, UnfinishedBackfill, unfinished_backfill};
 pub use graph::{GraphTxn, IDEAS, IdeaGraph};
 pub use metrics::{IDEAS_METRICS, IdeasMetrics};
 pub use proposals::{PROPOSAL_ENGINE, proposal_batch, proposal_chains};
