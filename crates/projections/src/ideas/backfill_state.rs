@@ -225,3 +225,61 @@ pub(crate) fn clear_gauges() {
         IDEAS_METRICS.backfill.with_label_values(&[state]).set(0);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use memory_store::codec;
+
+    use super::*;
+
+    fn hex(bytes: &[u8]) -> String {
+        bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+    }
+
+    fn unhex(text: &str) -> Vec<u8> {
+        (0..text.len())
+            .step_by(2)
+            .map(|at| u8::from_str_radix(&text[at..at + 2], 16).expect("hex"))
+            .collect()
+    }
+
+    /// Version 1 of the three records, byte for byte: a store written by this build
+    /// must stay readable by later ones.
+    const PLAN_V1: &str = "010101702a010170027331";
+    const MARK_V1: &str = "0101070903";
+    const FAILURE_V1: &str = "01020a6d6f64656c20646f776e";
+
+    #[test]
+    fn the_v1_records_still_decode() {
+        let plan = BackfillPlan {
+            projects: vec!["p".into()],
+            cursor: 42,
+            sessions: vec![("p".into(), "s1".into())],
+        };
+        let mark = BackfillMark {
+            sessions_done: 1,
+            after_seq: 7,
+            events: 9,
+            ideas: 3,
+        };
+        let failure = BackfillFailure {
+            attempts: 2,
+            last_error: "model down".into(),
+        };
+        let encoded = [
+            hex(&codec::encode("backfill plan", PLAN_VERSION, &plan).expect("plan")),
+            hex(&codec::encode("backfill mark", MARK_VERSION, &mark).expect("mark")),
+            hex(&codec::encode("backfill failure", FAILURE_VERSION, &failure).expect("failure")),
+        ];
+        assert_eq!(encoded, [PLAN_V1, MARK_V1, FAILURE_V1]);
+        let plan: BackfillPlan =
+            codec::decode("backfill plan", 1, &unhex(PLAN_V1)).expect("plan v1");
+        assert_eq!((plan.cursor, plan.sessions.len()), (42, 1));
+        let mark: BackfillMark =
+            codec::decode("backfill mark", 1, &unhex(MARK_V1)).expect("mark v1");
+        assert_eq!((mark.sessions_done, mark.after_seq, mark.ideas), (1, 7, 3));
+        let failure: BackfillFailure =
+            codec::decode("backfill failure", 1, &unhex(FAILURE_V1)).expect("failure v1");
+        assert_eq!(failure.attempts, 2);
+    }
+}
