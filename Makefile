@@ -56,7 +56,7 @@ bench-cluster: setup ## Cluster mode against a bare JetStream publish and single
 bench-snapshot: setup ## A new replica from its group's snapshot against a full replay (benches/run-snapshot.sh)
 	@bash benches/run-snapshot.sh
 
-soak: setup ## The crash soak: SOAK_TRIALS (100) trials of load, kill -9, restart and check (benches/run-soak.sh; release build; about an hour, not in `test`)
+soak: setup ## The crash soak: SOAK_TRIALS (100) trials of load, kill -9, restart and check (benches/run-soak.sh; release build; about two hours on 2 cores, not in `test`)
 	@bash benches/run-soak.sh $(SOAK_TRIALS)
 
 fmt: ## Format all crates in place
