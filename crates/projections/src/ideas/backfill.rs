@@ -140,10 +140,9 @@ impl IndexingAgent {
             ));
         }
         let cursor = self.load_cursor(store)?;
-        let all: Vec<String> = store.status()?.events_by_project.into_keys().collect();
         let mut projects: Vec<String> = match project_id {
             Some(project) => vec![project.to_owned()],
-            None => all.clone(),
+            None => store.status()?.events_by_project.into_keys().collect(),
         };
         // An unfinished backfill already cleared its projects: they are done again too.
         if let Some(unfinished) = self.graph.backfill_record::<BackfillPlan>(
