@@ -154,11 +154,13 @@ impl Bm25Index {
         let writer = self
             .index
             .writer::<TantivyDocument>(self.memory_budget_bytes)?;
-        Ok(Bm25Writer {
+        let writer = Bm25Writer {
             writer,
             reader: self.reader.clone(),
             schema: self.schema.clone(),
-        })
+        };
+        writer.spend_commit_opstamp();
+        Ok(writer)
     }
 
     /// The payload of the last commit ([`Bm25Writer::commit_with_payload`]), `None` for an
@@ -505,7 +507,24 @@ impl Bm25Writer {
     /// Discards the changes since the last commit.
     pub fn rollback(&mut self) -> Result<()> {
         self.writer.rollback()?;
+        self.spend_commit_opstamp();
         Ok(())
+    }
+
+    /// Spends the opstamp tantivy (0.27) gives the first operation of a new or rolled
+    /// back writer, the opstamp of the last commit, on a delete that matches nothing (no
+    /// key is empty). A merge started by the writer's first segment targets that same
+    /// opstamp: it applies a delete holding it to the segments it merges, except those
+    /// whose deletes the last commit wrote (their delete opstamp equals the target, so
+    /// tantivy takes them as up to date), and then keeps the delete cursor of its first
+    /// segment, past the delete. An upsert as that first operation then got its old
+    /// version back beside the new one once the merge ended (the crash soak's stale BM25
+    /// TOC node; test `an_upsert_right_after_reopening_survives_a_merge_started_by_its_own_flush`).
+    /// Every later operation has an opstamp above the commit's, which no merge targets
+    /// before a commit covers it.
+    fn spend_commit_opstamp(&self) {
+        self.writer
+            .delete_term(Term::from_field_text(self.schema.doc_key, ""));
     }
 
     /// Waits for background merges and releases the writer lock.

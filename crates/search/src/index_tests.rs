@@ -520,3 +520,67 @@ fn a_tie_at_the_cut_is_settled_by_time_and_id_not_by_index_order() -> Result<()>
     assert_eq!(settled(&backward)?, expected);
     Ok(())
 }
+
+/// tantivy hands the first operation of a new writer (and of one rolled back) the
+/// opstamp of the last commit. A merge the writer's first segment starts targets that
+/// opstamp too, so it applies that first delete to some of its segments and not to
+/// those whose deletes the last commit wrote (their delete opstamp already equals the
+/// target), then keeps the cursor of its first segment, past the delete: the merged
+/// segment brought an upserted document's old version back beside the new one (the
+/// soak's stale BM25 TOC node). The writer now spends that opstamp on a delete that
+/// matches nothing, so no merge can split a real one.
+#[test]
+fn an_upsert_right_after_reopening_survives_a_merge_started_by_its_own_flush() -> Result<()> {
+    fn event(id: &str, text: &str) -> SearchDoc {
+        doc(DocType::Event, id, "alpha", text, 1)
+    }
+    fn copies(index: &Bm25Index, id: &str) -> Result<Vec<String>> {
+        index.reload()?;
+        Ok(index
+            .documents()?
+            .into_iter()
+            .filter(|hit| hit.doc_id == id)
+            .map(|hit| hit.text)
+            .collect())
+    }
+    let index = Bm25Index::create_in_ram(BUDGET)?;
+    {
+        // Ten committed segments of one merge level, none merged yet: the first holds
+        // the document upserted later, the second is the largest (the merge's first).
+        let mut writer = index.writer()?;
+        writer
+            .writer
+            .set_merge_policy(Box::new(tantivy::indexer::NoMergePolicy));
+        writer.upsert(&event("x", "old words"))?;
+        writer.upsert(&event("y", "first"))?;
+        writer.upsert(&event("z", "filler"))?;
+        writer.commit_with_payload("1")?;
+        for number in 0..6 {
+            writer.upsert(&event(&format!("big-{number}"), "filler"))?;
+        }
+        writer.commit_with_payload("2")?;
+        for segment in 3..10 {
+            writer.upsert(&event(&format!("a-{segment}"), "filler"))?;
+            writer.upsert(&event(&format!("b-{segment}"), "filler"))?;
+            writer.commit_with_payload(&segment.to_string())?;
+        }
+        // The last commit deletes from the first segment (its delete opstamp is now the
+        // commit's).
+        writer.upsert(&event("y", "second"))?;
+        writer.commit_with_payload("10")?;
+        writer.wait_merging_threads()?;
+    }
+    assert_eq!(index.searcher().segment_readers().len(), 10);
+    let mut writer = index.writer()?;
+    writer.upsert(&event("x", "new words"))?;
+    writer.commit_with_payload("11")?;
+    writer.wait_merging_threads()?;
+    index.reload()?;
+    assert!(
+        index.searcher().segment_readers().len() < 10,
+        "the first flush started a merge"
+    );
+    assert_eq!(copies(&index, "x")?, ["new words"]);
+    assert_eq!(copies(&index, "y")?, ["second"]);
+    Ok(())
+}
