@@ -468,12 +468,6 @@ impl Bm25Writer {
         Ok(count)
     }
 
-    /// Removes every document (for a rebuild in place).
-    pub fn delete_all(&mut self) -> Result<()> {
-        self.writer.delete_all_documents()?;
-        Ok(())
-    }
-
     /// Makes every change since the last commit durable and searchable, atomically with
     /// `payload` (the consumer's outbox cursor), then reloads the reader. Returns the
     /// commit's opstamp.
