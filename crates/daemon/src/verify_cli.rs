@@ -45,7 +45,7 @@
 //! which may link sessions differently from the log-order rebuild
 //! (docs/operations.md); verify then reports the ideas graph as diverged.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -53,7 +53,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use memory_config::{Config, IndexingEngine};
 use memory_projections::verify::{
-    DocId, DocumentComparison, DumpOptions, PartComparison, ProjectionDump, StoredDoc,
+    DocumentComparison, DumpOptions, HeldDocuments, PartComparison, ProjectionDump, StoredDoc,
     compare_documents, compare_dumps,
 };
 use memory_projections::{
@@ -74,7 +74,7 @@ const REBUILD_TIMEOUT: Duration = Duration::from_secs(6 * 3_600);
 
 /// What an index holds: each document's key and what it stores of it, and its last
 /// prune.
-type HeldDocuments = (BTreeMap<DocId, Option<StoredDoc>>, Option<PruneReport>);
+type HeldWithPrune = (HeldDocuments, Option<PruneReport>);
 
 /// One consumer's place against the head.
 #[derive(Clone, Debug, Serialize)]
@@ -270,7 +270,7 @@ pub async fn verify(
             num_docs: 0,
         },
     };
-    let mut actual_bm25: Option<HeldDocuments> = None;
+    let mut actual_bm25: Option<HeldWithPrune> = None;
     if let Some(settings) = bm25_settings(config, data_dir) {
         let handle = Bm25Handle::open_read_only(settings);
         let status = handle.status(head);
@@ -290,19 +290,16 @@ pub async fn verify(
             documents.as_ref().map(Vec::len).map_err(Clone::clone),
         ));
         if let Ok(hits) = documents {
-            let held = hits
-                .iter()
-                .map(|hit| {
-                    (
-                        (hit.project_id.clone(), hit.doc_type, hit.doc_id.clone()),
-                        Some(StoredDoc::of_hit(hit)),
-                    )
-                })
-                .collect();
+            let mut held = HeldDocuments::new();
+            for hit in &hits {
+                held.entry((hit.project_id.clone(), hit.doc_type, hit.doc_id.clone()))
+                    .or_default()
+                    .push(Some(StoredDoc::of_hit(hit)));
+            }
             actual_bm25 = Some((held, status.last_prune));
         }
     }
-    let mut actual_vector: Option<HeldDocuments> = None;
+    let mut actual_vector: Option<HeldWithPrune> = None;
     if config.teleport.vector_enabled() {
         let index_dir = config.teleport.vector.resolve_index_path(data_dir);
         let committed = read_committed_vectors(&index_dir, &scratch.path().join("vector-index"));
@@ -329,7 +326,7 @@ pub async fn verify(
             let held = committed
                 .doc_keys
                 .into_iter()
-                .map(|key| ((key.project_id, key.doc_type, key.doc_id), None))
+                .map(|key| ((key.project_id, key.doc_type, key.doc_id), vec![None]))
                 .collect();
             actual_vector = Some((held, committed.last_prune));
         }
@@ -574,13 +571,14 @@ fn print_report(report: &VerifyReport) {
             continue;
         }
         say!(
-            "  {:<20} {:>8} documents  DIFFER from the log's {}: {} missing, {} extra, {} stale{pruned}",
+            "  {:<20} {:>8} documents  DIFFER from the log's {}: {} missing, {} extra, {} stale, {} doubled{pruned}",
             format!("{} documents", documents.index),
             documents.num_actual,
             documents.num_expected,
             documents.missing,
             documents.extra,
-            documents.stale
+            documents.stale,
+            documents.doubled
         );
         for example in &documents.examples {
             say!("      {example}");

@@ -379,6 +379,10 @@ impl StoredDoc {
     }
 }
 
+/// What an index holds: every copy of each key (one, unless an upsert lost its delete),
+/// with its stored content when the index stores any.
+pub type HeldDocuments = BTreeMap<DocId, Vec<Option<StoredDoc>>>;
+
 /// How one index's documents compare with the documents the log implies.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct DocumentComparison {
@@ -395,6 +399,9 @@ pub struct DocumentComparison {
     pub extra: usize,
     /// Documents whose stored content differs from what the log implies.
     pub stale: usize,
+    /// Copies beyond the first of a document the index holds more than once (an upsert
+    /// whose delete was lost: docs/benchmarks.md, "Crash soak").
+    pub doubled: usize,
     /// Implied documents the index lacks that its last prune may have removed: their
     /// kind was pruned and they are older than the prune. Not differences.
     pub pruned: usize,
@@ -408,7 +415,7 @@ impl DocumentComparison {
     /// Whether the index holds exactly the implied documents (pruned ones aside).
     #[must_use]
     pub fn is_equal(&self) -> bool {
-        self.missing == 0 && self.extra == 0 && self.stale == 0
+        self.missing == 0 && self.extra == 0 && self.stale == 0 && self.doubled == 0
     }
 }
 
@@ -433,7 +440,7 @@ fn prune_kind(doc_type: DocType, level: Option<&str>) -> Option<String> {
 pub fn compare_documents(
     index: &str,
     expected: &[SearchDoc],
-    actual: &BTreeMap<DocId, Option<StoredDoc>>,
+    actual: &HeldDocuments,
     last_prune: Option<&PruneReport>,
     skip_toc_projects: &BTreeSet<String>,
     max_examples: usize,
@@ -462,11 +469,24 @@ pub fn compare_documents(
         );
     }
     comparison.num_expected = implied.len();
-    for (id, stored) in actual {
+    for (id, copies) in actual {
         if skipped(&id.0, id.1) {
             continue;
         }
         comparison.num_actual += 1;
+        if copies.len() > 1 {
+            comparison.doubled += copies.len() - 1;
+            note(
+                &mut comparison,
+                format!(
+                    "{index} holds {} {} {} {} times: {copies:?}",
+                    id.0,
+                    id.1,
+                    id.2,
+                    copies.len()
+                ),
+            );
+        }
         match implied.get(id) {
             None => {
                 comparison.extra += 1;
@@ -479,9 +499,9 @@ pub fn compare_documents(
                 );
             }
             Some(doc) => {
-                if let Some(stored) = stored {
-                    let wanted = StoredDoc::of_search_doc(doc);
-                    if *stored != wanted {
+                let wanted = StoredDoc::of_search_doc(doc);
+                if let Some(stored) = copies.iter().flatten().find(|stored| **stored != wanted) {
+                    {
                         comparison.stale += 1;
                         note(
                             &mut comparison,
@@ -587,12 +607,12 @@ mod tests {
         let expected = crate::implied_documents(&store, true).expect("documents");
         assert!(expected.iter().any(|doc| doc.doc_type == DocType::Event));
         assert!(expected.iter().any(|doc| doc.doc_type == DocType::TocNode));
-        let mut actual: BTreeMap<DocId, Option<StoredDoc>> = expected
+        let mut actual: HeldDocuments = expected
             .iter()
             .map(|doc| {
                 (
                     (doc.project_id.clone(), doc.doc_type, doc.doc_id.clone()),
-                    Some(StoredDoc::of_search_doc(doc)),
+                    vec![Some(StoredDoc::of_search_doc(doc))],
                 )
             })
             .collect();
@@ -616,7 +636,10 @@ mod tests {
             .find(|doc| doc.doc_type == DocType::Grip)
             .expect("a grip document");
         let grip_id = (grip.project_id.clone(), DocType::Grip, grip.doc_id.clone());
-        if let Some(Some(stored)) = actual.get_mut(&grip_id) {
+        if let Some(Some(stored)) = actual
+            .get_mut(&grip_id)
+            .and_then(|copies| copies.first_mut())
+        {
             stored.text.push_str(" (old)");
         }
         actual.insert(
@@ -625,7 +648,7 @@ mod tests {
                 DocType::Idea,
                 "idea-gone".to_owned(),
             ),
-            None,
+            vec![None],
         );
         let found = compare_documents("bm25", &expected, &actual, None, &none, 10);
         assert_eq!(
@@ -641,5 +664,45 @@ mod tests {
         };
         let found = compare_documents("bm25", &expected, &actual, Some(&prune), &none, 10);
         assert_eq!((found.missing, found.pruned), (0, 1), "{found:?}");
+    }
+
+    #[test]
+    fn a_document_held_twice_is_a_difference_whichever_copy_comes_first() {
+        let (_dir, store) = built();
+        let expected = crate::implied_documents(&store, true).expect("documents");
+        let node = expected
+            .iter()
+            .find(|doc| doc.doc_type == DocType::TocNode)
+            .expect("a node document");
+        let node_id = (
+            node.project_id.clone(),
+            DocType::TocNode,
+            node.doc_id.clone(),
+        );
+        let mut old = StoredDoc::of_search_doc(node);
+        old.text.push_str(" (an older version)");
+        let none = BTreeSet::new();
+        for copies in [
+            vec![Some(StoredDoc::of_search_doc(node)), Some(old.clone())],
+            vec![Some(old.clone()), Some(StoredDoc::of_search_doc(node))],
+            vec![Some(StoredDoc::of_search_doc(node)); 2],
+        ] {
+            let mut actual: HeldDocuments = expected
+                .iter()
+                .map(|doc| {
+                    (
+                        (doc.project_id.clone(), doc.doc_type, doc.doc_id.clone()),
+                        vec![Some(StoredDoc::of_search_doc(doc))],
+                    )
+                })
+                .collect();
+            let same = copies[0] == copies[1];
+            actual.insert(node_id.clone(), copies);
+            let found = compare_documents("bm25", &expected, &actual, None, &none, 10);
+            assert!(!found.is_equal(), "{found:?}");
+            assert_eq!(found.doubled, 1, "{found:?}");
+            assert_eq!(found.stale, usize::from(!same), "{found:?}");
+            assert_eq!(found.num_actual, found.num_expected, "{found:?}");
+        }
     }
 }
