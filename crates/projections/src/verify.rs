@@ -501,16 +501,14 @@ pub fn compare_documents(
             Some(doc) => {
                 let wanted = StoredDoc::of_search_doc(doc);
                 if let Some(stored) = copies.iter().flatten().find(|stored| **stored != wanted) {
-                    {
-                        comparison.stale += 1;
-                        note(
-                            &mut comparison,
-                            format!(
-                                "{index} holds {} {} {} as {stored:?}, the log implies {wanted:?}",
-                                id.0, id.1, id.2
-                            ),
-                        );
-                    }
+                    comparison.stale += 1;
+                    note(
+                        &mut comparison,
+                        format!(
+                            "{index} holds {} {} {} as {stored:?}, the log implies {wanted:?}",
+                            id.0, id.1, id.2
+                        ),
+                    );
                 }
             }
         }
@@ -601,13 +599,9 @@ mod tests {
         assert!(nodes.is_equal() && nodes.skipped > 0, "{nodes:?}");
     }
 
-    #[test]
-    fn documents_compare_by_key_and_content_and_excuse_pruned_ones() {
-        let (_dir, store) = built();
-        let expected = crate::implied_documents(&store, true).expect("documents");
-        assert!(expected.iter().any(|doc| doc.doc_type == DocType::Event));
-        assert!(expected.iter().any(|doc| doc.doc_type == DocType::TocNode));
-        let mut actual: HeldDocuments = expected
+    /// One copy of each of `expected`, as an index holding exactly them would.
+    fn held_as_implied(expected: &[SearchDoc]) -> HeldDocuments {
+        expected
             .iter()
             .map(|doc| {
                 (
@@ -615,7 +609,16 @@ mod tests {
                     vec![Some(StoredDoc::of_search_doc(doc))],
                 )
             })
-            .collect();
+            .collect()
+    }
+
+    #[test]
+    fn documents_compare_by_key_and_content_and_excuse_pruned_ones() {
+        let (_dir, store) = built();
+        let expected = crate::implied_documents(&store, true).expect("documents");
+        assert!(expected.iter().any(|doc| doc.doc_type == DocType::Event));
+        assert!(expected.iter().any(|doc| doc.doc_type == DocType::TocNode));
+        let mut actual = held_as_implied(&expected);
         let none = BTreeSet::new();
         let equal = compare_documents("bm25", &expected, &actual, None, &none, 3);
         assert!(equal.is_equal(), "{equal:?}");
@@ -687,15 +690,7 @@ mod tests {
             vec![Some(old.clone()), Some(StoredDoc::of_search_doc(node))],
             vec![Some(StoredDoc::of_search_doc(node)); 2],
         ] {
-            let mut actual: HeldDocuments = expected
-                .iter()
-                .map(|doc| {
-                    (
-                        (doc.project_id.clone(), doc.doc_type, doc.doc_id.clone()),
-                        vec![Some(StoredDoc::of_search_doc(doc))],
-                    )
-                })
-                .collect();
+            let mut actual = held_as_implied(&expected);
             let same = copies[0] == copies[1];
             actual.insert(node_id.clone(), copies);
             let found = compare_documents("bm25", &expected, &actual, None, &none, 10);

@@ -521,14 +521,9 @@ fn a_tie_at_the_cut_is_settled_by_time_and_id_not_by_index_order() -> Result<()>
     Ok(())
 }
 
-/// tantivy hands the first operation of a new writer (and of one rolled back) the
-/// opstamp of the last commit. A merge the writer's first segment starts targets that
-/// opstamp too, so it applies that first delete to some of its segments and not to
-/// those whose deletes the last commit wrote (their delete opstamp already equals the
-/// target), then keeps the cursor of its first segment, past the delete: the merged
-/// segment brought an upserted document's old version back beside the new one (the
-/// soak's stale BM25 TOC node). The writer now spends that opstamp on a delete that
-/// matches nothing, so no merge can split a real one.
+/// The situation `Bm25Writer::spend_commit_opstamp` explains: a reopened writer's first
+/// operation upserts a document of a segment the last commit deleted from, and the merge
+/// its first flush starts would bring the old version back beside the new one.
 #[test]
 fn an_upsert_right_after_reopening_survives_a_merge_started_by_its_own_flush() -> Result<()> {
     fn event(id: &str, text: &str) -> SearchDoc {
