@@ -69,7 +69,7 @@ impl Store {
         let inner = &self.inner;
         self.check_space(WriteShare::Ingest)?;
         let mut writer = self.writer();
-        let mut batch = inner.db.batch();
+        let mut batch = self.append_batch(events.len());
         let staged = self.stage_appends(
             &writer,
             &mut batch,
