@@ -129,8 +129,9 @@ impl TocNode {
 /// exact text, and the event range leads to the full conversation around it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Grip {
-    /// The grip's key; derived from its first event and offset, so a rebuild writes the
-    /// same id and the bullets citing it stay valid.
+    /// The grip's key; derived from its project, first event and offset, so a rebuild
+    /// writes the same id, the bullets citing it stay valid, and the same event in two
+    /// projects gives two grips.
     pub grip_id: GripId,
     /// The tenant of the events the excerpt comes from.
     pub project_id: String,
