@@ -14,7 +14,8 @@ use memory_projections::{
     ConsumerFactory, GRIP_EXTRACTOR, GripExtractor, INDEXING_AGENT, IndexPruneReport,
     IndexingAgent, IndexingSettings, OutboxConsumer, PruneKind, ROLLUP_BUILDER, RebuildReport,
     Retention, RollupBuilder, RollupConfig, SEGMENTER, SESSION_CATALOG, Segmenter, SegmenterConfig,
-    SessionCatalog, VECTOR_INDEXER, VectorHandle, VectorIndexer, VectorSettings, prune_indexes,
+    SessionCatalog, TOC_FORMAT_VERSION, VECTOR_INDEXER, VectorHandle, VectorIndexer,
+    VectorSettings, mark_toc_format, prune_indexes, toc_format, toc_is_unbuilt,
 };
 
 use crate::consumer::{
@@ -127,6 +128,10 @@ impl Pipeline {
             std::process::id(),
             NEXT_PIPELINE.fetch_add(1, Ordering::Relaxed)
         );
+        // Before any consumer runs, so that what the segmenter applies next does not
+        // make a new store look like one that needs a rebuild.
+        let toc_needs_upgrade =
+            toc_needs_upgrade(&store).map_err(|err| SpawnErr::StartupFailed(Box::new(err)))?;
         let catalog_spec = consumer_spec(
             SESSION_CATALOG,
             &store,
@@ -248,7 +253,7 @@ impl Pipeline {
         let (supervisor, _) =
             Actor::spawn(Some(format!("{prefix}/supervisor")), Supervisor, args).await?;
         info!(prefix = %prefix, "pipeline started");
-        Ok(Pipeline {
+        let pipeline = Pipeline {
             supervisor,
             ingest: IngestHandle::new(Supervisor::child_name(&prefix, "ingest"), store.clone())
                 .with_redactor(config.redactor.clone()),
@@ -269,7 +274,25 @@ impl Pipeline {
                 .as_ref()
                 .map(|_| ConsumerHandle::new(Supervisor::child_name(&prefix, INDEXING_AGENT))),
             store,
-        })
+        };
+        if toc_needs_upgrade {
+            let from = toc_format(&pipeline.store)
+                .map_err(|err| SpawnErr::StartupFailed(Box::new(err)))?
+                .unwrap_or(1);
+            info!(
+                from,
+                to = TOC_FORMAT_VERSION,
+                "upgrading the toc: rebuilding it from the log"
+            );
+            // Not waiting for the backlog first (as `admin rebuild` does): whatever the
+            // old TOC still had to announce is moot once it is deleted. A failure stops
+            // the start; the next start tries again, as after a crash.
+            if let Err(err) = pipeline.reset_toc().await {
+                pipeline.shutdown().await;
+                return Err(SpawnErr::StartupFailed(Box::new(err)));
+            }
+        }
+        Ok(pipeline)
     }
 
     /// Every consumer's counters.
@@ -378,7 +401,10 @@ impl Pipeline {
     /// Deletes the whole time table of contents (segments, grips, nodes) and rebuilds it
     /// from the event log. The segmenter replays the log from the start; the grip
     /// extractor and the rollup builder restart at the current head, so they see only
-    /// the segments the replay announces, never the old announcements again.
+    /// the segments the replay announces, never the old announcements again. The
+    /// indexes drop every TOC node and grip document at the rollup builder's
+    /// `toc_cleared` and index what the replay announces. Records the TOC format as
+    /// current: `Pipeline::start` runs the same resets on a TOC of an older format.
     ///
     /// # Errors
     /// When a reset fails or an actor does not answer.
@@ -386,10 +412,25 @@ impl Pipeline {
         // Let in-flight announcements land first, so none arrives after the resets.
         self.wait_caught_up(std::time::Duration::from_secs(60))
             .await;
+        self.reset_toc().await
+    }
+
+    /// The resets of [`Pipeline::rebuild_toc`], then the TOC format recorded as
+    /// current: the rebuild writes ids of this build's format. The rollup builder's
+    /// reset announces `toc_cleared`, so the indexes drop every TOC node and grip
+    /// document before the replay announces the new ones. A crash before the format is
+    /// recorded repeats the resets at the next start (they are idempotent); after it, the
+    /// replay resumes from the segmenter's cursor like any other work.
+    async fn reset_toc(&self) -> Result<(), ActorError> {
         let head = self.store.head();
         self.rollup_builder.reset_from(head).await?;
         self.grip_extractor.reset_from(head).await?;
-        self.segmenter.reset().await
+        self.segmenter.reset().await?;
+        let store = self.store.clone();
+        crate::background::spawn_blocking(move || mark_toc_format(&store))
+            .await
+            .map_err(|err| ActorError::NotRunning(format!("toc format marker: {err}")))??;
+        Ok(())
     }
 
     /// Waits until every consumer has applied everything up to the current head, or
@@ -477,6 +518,30 @@ impl Pipeline {
         }
         let _ = self.store.sync();
         info!("pipeline stopped");
+    }
+}
+
+/// Whether the store's TOC was built with ids of an older format and must be rebuilt:
+/// no format recorded (or an older one) while the segmenter has built something. A
+/// store whose segmenter has built nothing is marked current at once.
+fn toc_needs_upgrade(store: &Store) -> Result<bool, ConsumerError> {
+    match toc_format(store)? {
+        Some(found) if found >= TOC_FORMAT_VERSION => {
+            if found > TOC_FORMAT_VERSION {
+                return Err(ConsumerError::Internal(format!(
+                    "the toc has format {found}; this build writes format \
+                     {TOC_FORMAT_VERSION}: a newer build wrote it, run that one"
+                )));
+            }
+            Ok(false)
+        }
+        Some(_) | None => {
+            if toc_is_unbuilt(store)? {
+                mark_toc_format(store)?;
+                return Ok(false);
+            }
+            Ok(true)
+        }
     }
 }
 

@@ -404,7 +404,7 @@ mod tests {
             summary: None,
             bullets: vec![TocBullet {
                 text: "Commit every 5 s".to_owned(),
-                grip_ids: vec![GripId::derive(1, "e1", 0)],
+                grip_ids: vec![GripId::derive("proj", 1, "e1", 0)],
             }],
             keywords: vec!["tantivy".to_owned()],
         };

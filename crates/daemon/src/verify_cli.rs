@@ -604,6 +604,8 @@ fn print_report(report: &VerifyReport) {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeSet;
+
     use memory_store::OutboxSeq;
 
     use super::*;
@@ -713,6 +715,189 @@ mod tests {
                 .is_some_and(|node| node.contains("(damaged)")),
             "{example:?}"
         );
+    }
+
+    /// Writes the TOC node and the grips of one segment again under the ids TOC format 1
+    /// gave them (no project in the hash) and announces them to the indexes, as a data
+    /// dir built before format 2 holds them; returns the legacy ids' text.
+    ///
+    /// Format 1 hashed each grip's byte offset, which no record keeps, so the grips'
+    /// legacy ids take their position instead: they are stale documents either way.
+    fn add_format_1_records(store: &Store) -> Vec<String> {
+        use memory_projections::{GRIPS_EXTRACTED, GripExtractor, RollupBuilder, TOC_NODE_WRITTEN};
+        use memory_store::{DerivedEntry, codec};
+        use memory_toc::{GripId, TocNode, TocNodeId};
+
+        let segment = memory_projections::Segmenter::all_segments(store)
+            .expect("segments")
+            .into_iter()
+            .next()
+            .expect("a segment");
+        let first = store
+            .event(OutboxSeq(segment.events[0].seq))
+            .expect("read")
+            .expect("first event");
+        let node_id: TocNodeId = segment.segment_id.parse().expect("segment id");
+        let TocNodeId::Segment { day, .. } = node_id else {
+            panic!("{node_id} is a segment id");
+        };
+        let legacy_id = TocNodeId::legacy_segment_for(day, first.timestamp_ms, &first.event_id);
+        let node = RollupBuilder::node(store, &segment.project_id, &node_id)
+            .expect("read node")
+            .expect("segment node");
+        let grips = GripExtractor::segment_grips(store, &segment.segment_id).expect("grips");
+        assert!(!grips.is_empty());
+        let legacy_grips: Vec<memory_toc::Grip> = grips
+            .iter()
+            .enumerate()
+            .map(|(position, grip)| memory_toc::Grip {
+                grip_id: GripId::legacy_derive(grip.timestamp_ms, &grip.event_id_start, position),
+                segment_id: legacy_id,
+                ..grip.clone()
+            })
+            .collect();
+        let legacy_node = TocNode {
+            node_id: legacy_id,
+            ..node
+        };
+        let mut batch = store.projection_batch();
+        let nodes = store.projection_keyspace("toc_nodes").expect("nodes");
+        let mut node_key = segment.project_id.as_bytes().to_vec();
+        node_key.push(0);
+        node_key.extend_from_slice(legacy_id.to_string().as_bytes());
+        batch.insert(
+            &nodes,
+            node_key,
+            codec::encode("toc node", 1, &legacy_node).expect("encode"),
+        );
+        let grip_records = store.projection_keyspace("grips").expect("grips");
+        for grip in &legacy_grips {
+            batch.insert(
+                &grip_records,
+                grip.grip_id.to_string(),
+                codec::encode("grip", 1, grip).expect("encode"),
+            );
+        }
+        let grip_ids: Vec<String> = legacy_grips.iter().map(|g| g.grip_id.to_string()).collect();
+        let segment_grips = store.projection_keyspace("segment_grips").expect("lists");
+        batch.insert(
+            &segment_grips,
+            legacy_id.to_string(),
+            codec::encode("segment grips", 1, &grip_ids).expect("encode"),
+        );
+        for kind in [TOC_NODE_WRITTEN, GRIPS_EXTRACTED] {
+            batch.append_derived(DerivedEntry {
+                kind: kind.to_owned(),
+                project_id: segment.project_id.clone(),
+                key: legacy_id.to_string(),
+            });
+        }
+        store.commit_projection(batch).expect("commit");
+        let mut legacy_ids = grip_ids;
+        legacy_ids.push(legacy_id.to_string());
+        legacy_ids
+    }
+
+    /// The BM25 document ids of a running pipeline, once it has caught up.
+    async fn bm25_doc_ids(pipeline: &memory_actors::Pipeline) -> BTreeSet<String> {
+        assert!(pipeline.wait_caught_up(REBUILD_TIMEOUT).await, "caught up");
+        pipeline
+            .bm25
+            .as_ref()
+            .expect("bm25 on")
+            .documents()
+            .expect("an open index")
+            .expect("documents")
+            .into_iter()
+            .map(|hit| hit.doc_id)
+            .collect()
+    }
+
+    /// A data dir whose TOC predates segment and grip ids with the project in them
+    /// (TOC format 1, no format recorded): the next start rebuilds the TOC once, the old
+    /// ids' documents leave the BM25 index (the events' documents stay), and `admin
+    /// verify` finds it equal to a rebuild from the log. A later start rebuilds nothing.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_format_1_toc_is_rebuilt_once_at_start_and_its_documents_go() {
+        use memory_projections::{TOC_CLEARED, TOC_FORMAT_VERSION, toc_format};
+        use memory_store::FeedItem;
+
+        let dir = tempfile::tempdir().expect("tempdir");
+        let config = sample_data_dir(dir.path()).await;
+        let args = VerifyArgs {
+            scratch_dir: Some(dir.path().join("scratch")),
+            examples: 3,
+            ..VerifyArgs::default()
+        };
+        // The old ids' records and documents, indexed by a daemon that still runs with
+        // them (format recorded as current, so this start rebuilds nothing).
+        let store = open_store(&config, dir.path()).expect("store");
+        assert_eq!(
+            toc_format(&store).expect("format"),
+            Some(TOC_FORMAT_VERSION)
+        );
+        let legacy_ids = add_format_1_records(&store);
+        let pipeline = start_pipeline_with(&config, store.clone(), |_| {})
+            .await
+            .expect("start");
+        let held = bm25_doc_ids(&pipeline).await;
+        assert!(
+            legacy_ids.iter().all(|id| held.contains(id)),
+            "{legacy_ids:?}"
+        );
+        pipeline.shutdown().await;
+        // What an old build leaves: no format recorded.
+        store
+            .projection_keyspace("toc_format")
+            .expect("format keyspace")
+            .remove("format")
+            .expect("remove");
+        store.sync().expect("sync");
+        drop(store);
+        let report = verify(&config, dir.path(), &args).await.expect("verify");
+        assert!(!report.ok(), "the old ids differ from a rebuild");
+
+        // The upgrade.
+        let store = open_store(&config, dir.path()).expect("store");
+        let head_before = store.head();
+        let pipeline = start_pipeline_with(&config, store.clone(), |_| {})
+            .await
+            .expect("start");
+        assert_eq!(
+            toc_format(&store).expect("format"),
+            Some(TOC_FORMAT_VERSION)
+        );
+        let held = bm25_doc_ids(&pipeline).await;
+        pipeline.shutdown().await;
+        for legacy_id in &legacy_ids {
+            assert!(!held.contains(legacy_id), "{legacy_id} is still indexed");
+        }
+        assert!(held.iter().any(|id| id.starts_with("toc:segment:")));
+        assert!(held.iter().any(|id| id.starts_with("grip:")));
+        let num_cleared = |store: &Store, after: OutboxSeq| {
+            store
+                .read_feed(after, usize::MAX)
+                .expect("feed")
+                .iter()
+                .filter(|item| {
+                    matches!(item, FeedItem::Derived { entry, .. } if entry.kind == TOC_CLEARED)
+                })
+                .count()
+        };
+        assert_eq!(num_cleared(&store, head_before), 1, "one rebuild");
+        let head_after = store.head();
+        drop(store);
+        let report = verify(&config, dir.path(), &args).await.expect("verify");
+        assert!(report.ok(), "{report:#?}");
+
+        // Once: the next start finds the format current.
+        let store = open_store(&config, dir.path()).expect("store");
+        let pipeline = start_pipeline_with(&config, store.clone(), |_| {})
+            .await
+            .expect("start");
+        assert!(pipeline.wait_caught_up(REBUILD_TIMEOUT).await);
+        pipeline.shutdown().await;
+        assert_eq!(num_cleared(&store, head_after), 0, "no second rebuild");
     }
 
     #[test]

@@ -170,7 +170,7 @@ mod tests {
 
     fn grip_ids() -> Vec<GripId> {
         (0..3)
-            .map(|offset| GripId::derive(1_000, "evt", offset))
+            .map(|offset| GripId::derive("default", 1_000, "evt", offset))
             .collect()
     }
 

@@ -269,12 +269,12 @@ mod tests {
 
     fn segment_id() -> TocNodeId {
         let day = NaiveDate::from_ymd_opt(2026, 1, 30).expect("date");
-        TocNodeId::segment_for(day, 1_769_767_200_000, "evt-1")
+        TocNodeId::segment_for("default", day, 1_769_767_200_000, "evt-1")
     }
 
     fn grip(segment_id: TocNodeId, offset: usize, excerpt: &str) -> Grip {
         Grip {
-            grip_id: GripId::derive(1_769_767_200_000, "evt-1", offset),
+            grip_id: GripId::derive("default", 1_769_767_200_000, "evt-1", offset),
             project_id: "default".into(),
             session_id: "s1".into(),
             excerpt: excerpt.into(),
@@ -386,8 +386,8 @@ mod tests {
 
     #[test]
     fn parent_prompt_numbers_the_grips_its_children_cite_once_each() {
-        let grip_a = GripId::derive(1, "a", 0);
-        let grip_b = GripId::derive(2, "b", 0);
+        let grip_a = GripId::derive("default", 1, "a", 0);
+        let grip_b = GripId::derive("default", 2, "b", 0);
         let children = [
             child(
                 "toc:day:2026-01-29",
@@ -439,7 +439,7 @@ mod tests {
                     (0..10)
                         .map(|index| TocBullet {
                             text: "a bullet that takes some room ".repeat(8),
-                            grip_ids: vec![GripId::derive(day, "e", index)],
+                            grip_ids: vec![GripId::derive("default", day, "e", index)],
                         })
                         .collect(),
                 )

@@ -47,7 +47,7 @@ struct SegmentFixture {
 impl SegmentFixture {
     fn new() -> SegmentFixture {
         let day = NaiveDate::from_ymd_opt(2026, 1, 30).expect("date");
-        let segment_id = TocNodeId::segment_for(day, TS_MS, "e1");
+        let segment_id = TocNodeId::segment_for("default", day, TS_MS, "e1");
         let grip = |event_index: usize, excerpt: &str| {
             let (event_id, _, text) = EVENTS[event_index];
             let offset = text
@@ -55,7 +55,7 @@ impl SegmentFixture {
                 .expect("grip is a substring of its event");
             let timestamp_ms = TS_MS + event_index as u64 * 1_000;
             Grip {
-                grip_id: GripId::derive(timestamp_ms, event_id, offset),
+                grip_id: GripId::derive("default", timestamp_ms, event_id, offset),
                 project_id: "default".into(),
                 session_id: "session-1".into(),
                 excerpt: excerpt.into(),
@@ -460,9 +460,9 @@ fn child(node_id: &str, title: &str, bullets: Vec<TocBullet>) -> TocNode {
 
 #[test]
 fn a_parent_cites_the_grips_of_its_children_by_number() {
-    let grip_a = GripId::derive(TS_MS, "e1", 0);
-    let grip_b = GripId::derive(TS_MS + 1_000, "e2", 0);
-    let grip_c = GripId::derive(TS_MS + 86_400_000, "e9", 0);
+    let grip_a = GripId::derive("default", TS_MS, "e1", 0);
+    let grip_b = GripId::derive("default", TS_MS + 1_000, "e2", 0);
+    let grip_c = GripId::derive("default", TS_MS + 86_400_000, "e9", 0);
     let children = [
         child(
             "toc:day:2026-01-30",

@@ -138,6 +138,7 @@ impl GripExtractor {
         let mut grip_ids = Vec::with_capacity(candidates.len());
         for candidate in candidates {
             let grip_id = GripId::derive(
+                &segment.project_id,
                 candidate.timestamp_ms,
                 &candidate.event_id_start,
                 candidate.excerpt_start,

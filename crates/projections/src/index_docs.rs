@@ -1,7 +1,8 @@
 //! What a feed item means to an accelerator index (BM25 and vectors alike): raw events
 //! as themselves, `toc_node_written` as the node now stored (or its removal when it is
 //! gone), `grips_extracted` as the segment's grips, `idea_written` as the idea now
-//! stored (or its removal), `ideas_cleared` as the removal of a project's ideas. One place, so both indexes hold the
+//! stored (or its removal), `ideas_cleared` as the removal of a project's ideas,
+//! `toc_cleared` (a TOC reset) as the removal of every TOC node and grip document. One place, so both indexes hold the
 //! same documents: events built by `memory_search::documents`, nodes and grips here.
 
 use memory_ideas::{GraphView, Idea};
@@ -13,7 +14,7 @@ use memory_types::DocSelector;
 use crate::consumer::ConsumerError;
 use crate::grip_extractor::{GRIPS_EXTRACTED, GripExtractor};
 use crate::ideas::{IDEA_WRITTEN, IDEAS_CLEARED, IdeaGraph};
-use crate::rollup_builder::{RollupBuilder, TOC_NODE_WRITTEN};
+use crate::rollup_builder::{RollupBuilder, TOC_CLEARED, TOC_NODE_WRITTEN};
 
 /// A TOC node: title, summary, bullets and keywords as text (the PRD indexes title,
 /// bullets and keywords; the summary is what the reader sees, so it is searched too),
@@ -234,6 +235,10 @@ pub(crate) fn doc_changes(
             };
             vec![DocChange::DeleteMatching(selector)]
         }
+        FeedItem::Derived { entry, .. } if entry.kind == TOC_CLEARED => vec![
+            DocChange::DeleteMatching(DocSelector::new(DocType::TocNode)),
+            DocChange::DeleteMatching(DocSelector::new(DocType::Grip)),
+        ],
         FeedItem::Event { .. } | FeedItem::Derived { .. } | FeedItem::Truncated { .. } => {
             Vec::new()
         }

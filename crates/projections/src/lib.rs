@@ -46,6 +46,7 @@ mod grip_extractor;
 mod ideas;
 mod index_docs;
 mod keys;
+mod legacy_ids;
 mod lifecycle;
 mod metrics;
 mod prune;
@@ -79,7 +80,8 @@ pub use lifecycle::{PruneKind, PruneReport, Retention};
 pub use metrics::{BM25_METRICS, Bm25Metrics, VECTOR_METRICS, VectorMetrics};
 pub use prune::{IndexPruneReport, prune_indexes};
 pub use rollup_builder::{
-    ROLLUP_BUILDER, RollupBuilder, RollupConfig, TOC_NODE_WRITTEN, bullet_grips, node_version,
+    ROLLUP_BUILDER, RollupBuilder, RollupConfig, TOC_CLEARED, TOC_FORMAT_VERSION, TOC_NODE_WRITTEN,
+    bullet_grips, mark_toc_format, node_version, toc_format, toc_is_unbuilt,
 };
 pub use segmenter::{
     CloseReason, IdleSegment, OpenSegmentView, SEGMENT_CLOSED, SEGMENT_OPEN, SEGMENTER, Segment,

@@ -51,6 +51,7 @@ use tracing::{debug, warn};
 use crate::consumer::{ConsumerError, OutboxConsumer};
 use crate::grip_extractor::{GRIPS_EXTRACTED, GripExtractor};
 use crate::keys::project_scoped_key;
+use crate::legacy_ids;
 use crate::metrics::TOC_METRICS;
 use crate::segmenter::{SEGMENT_OPEN, SegmentEvent, Segmenter};
 use crate::term_df::{DocumentFrequency, segment_stems};
@@ -60,6 +61,23 @@ pub const ROLLUP_BUILDER: &str = "rollup_builder";
 /// Outbox entry kind announcing a written (new or changed) TOC node; its key is the
 /// node id.
 pub const TOC_NODE_WRITTEN: &str = "toc_node_written";
+/// Outbox entry kind a reset appends after deleting the TOC: every TOC node and grip
+/// document goes from the accelerator indexes (key and project empty: all projects).
+///
+/// A rebuild announces every node and grip it writes again, but not the ones it no
+/// longer writes (segment and grip ids changed in TOC format 2; a changed segmenting
+/// rule cuts other segments), so without it their documents would stay searchable with
+/// nothing behind them. The indexes re-add what the rebuild announces after it, and
+/// keep their event documents (nothing is embedded again but the TOC itself).
+pub const TOC_CLEARED: &str = "toc_cleared";
+/// The TOC projection's format, kept in `proj_toc_format` (see [`toc_format`]).
+/// 2: segment and grip ids carry the project ([`TocNodeId::segment_for`],
+/// [`GripId::derive`]). 1 (or none recorded in a store that has a TOC): the ids did
+/// not; the pipeline rebuilds such a TOC once when it starts.
+pub const TOC_FORMAT_VERSION: u64 = 2;
+const TOC_FORMAT_KEYSPACE: &str = "toc_format";
+const TOC_FORMAT_KEY: &[u8] = b"format";
+const TOC_FORMAT_RECORD_VERSION: u8 = 1;
 const NODES_KEYSPACE: &str = "toc_nodes";
 pub(crate) const CHILDREN_KEYSPACE: &str = "toc_children";
 pub(crate) const TERM_DF_KEYSPACE: &str = "toc_term_df";
@@ -168,6 +186,42 @@ fn first_fit(candidates: Vec<Summary>, grips: &BTreeSet<GripId>) -> Option<Summa
         .find(|summary| check_summary(summary, grips).is_ok())
 }
 
+/// The model summary `node` shows, if any: the first of `candidates` (its version's, in
+/// log order) that keeps the bounds and cites only `grips` as it is; else the first
+/// format-1 summary that does once its format-1 grip ids are translated — among
+/// `candidates` and, for a closed segment, those `candidates_of` finds under the
+/// segment's format-1 id (see [`crate::legacy_ids`]). `any_stored` is false when no
+/// model summary is kept at all (single mode), which spares the format-1 lookups.
+fn shown_summary(
+    store: &Store,
+    node: &TocNode,
+    candidates: Vec<Summary>,
+    candidates_of: &dyn Fn(&TocNodeId) -> Result<Vec<Summary>, ConsumerError>,
+    grips: &BTreeSet<GripId>,
+    any_stored: bool,
+) -> Result<Option<Summary>, ConsumerError> {
+    if let Some(summary) = first_fit(candidates.clone(), grips) {
+        return Ok(Some(summary));
+    }
+    if !any_stored || !legacy_ids::may_have_legacy_summary(node) {
+        return Ok(None);
+    }
+    let mut legacy = candidates;
+    if node.level == TocLevel::Segment
+        && let Some(legacy_id) = legacy_ids::legacy_segment_id(store, node)?
+    {
+        legacy.extend(candidates_of(&legacy_id)?);
+    }
+    if legacy.is_empty() {
+        return Ok(None);
+    }
+    let translation = legacy_ids::grip_translation(store, &node.project_id, grips)?;
+    Ok(legacy
+        .iter()
+        .map(|summary| legacy_ids::translated(summary, &translation))
+        .find(|summary| check_summary(summary, grips).is_ok()))
+}
+
 /// Whether `node` is final: a closed segment, or a parent whose children are all final
 /// (`finals` holds the final nodes of the levels below).
 fn is_final(node: &TocNode, finals: &BTreeSet<(String, TocNodeId)>) -> bool {
@@ -251,6 +305,7 @@ impl RollupBuilder {
     /// Store or decoding failures.
     pub fn awaiting_model_summary(store: &Store) -> Result<Vec<TocNode>, ConsumerError> {
         let keyspace = store.projection_keyspace(MODEL_SUMMARIES_KEYSPACE)?;
+        let any_stored = !keyspace.is_empty().map_err(StoreError::from)?;
         let nodes = Self::all_nodes(store)?;
         let mut finals = BTreeSet::new();
         let mut awaiting = Vec::new();
@@ -270,7 +325,7 @@ impl RollupBuilder {
                 finals.insert((node.project_id.clone(), node.node_id));
                 let prefix = model_summary_prefix(&node.project_id, &node.node_id, node.version);
                 let candidates = stored_candidates(&keyspace, &prefix)?;
-                let shown = !candidates.is_empty() && {
+                let shown = any_stored && {
                     let grips = if node.level == TocLevel::Segment {
                         Self::summary_grips(store, node)?
                     } else {
@@ -283,7 +338,13 @@ impl RollupBuilder {
                             .collect();
                         cited_grips(&children)
                     };
-                    first_fit(candidates, &grips).is_some()
+                    let candidates_of = |node_id: &TocNodeId| {
+                        stored_candidates(
+                            &keyspace,
+                            &model_summary_prefix(&node.project_id, node_id, node.version),
+                        )
+                    };
+                    shown_summary(store, node, candidates, &candidates_of, &grips, true)?.is_some()
                 };
                 if !shown {
                     awaiting.push(node.clone());
@@ -408,10 +469,53 @@ impl RollupBuilder {
         grips: &BTreeSet<GripId>,
     ) -> Result<TocNode, ConsumerError> {
         let prefix = model_summary_prefix(&node.project_id, &node.node_id, node.version);
-        match first_fit(work.model_summaries(self, &prefix)?, grips) {
+        let candidates = work.model_summaries(self, &prefix)?;
+        let any_stored = !work.model_summaries.is_empty()
+            || !self.model_summaries.is_empty().map_err(StoreError::from)?;
+        let candidates_of = |node_id: &TocNodeId| {
+            work.model_summaries(
+                self,
+                &model_summary_prefix(&node.project_id, node_id, node.version),
+            )
+        };
+        match shown_summary(
+            work.store,
+            &node,
+            candidates,
+            &candidates_of,
+            grips,
+            any_stored,
+        )? {
             Some(summary) => Ok(summarized(node, summary)),
             None => Ok(node),
         }
+    }
+
+    /// The closed segment of `project_id` whose format-1 id is `legacy_id`, if any: a
+    /// segment of the same day whose id has the same time part (the first event's).
+    fn node_of_legacy_segment(
+        &self,
+        work: &RollupWork<'_>,
+        project_id: &str,
+        legacy_id: &TocNodeId,
+    ) -> Result<Option<TocNode>, ConsumerError> {
+        let TocNodeId::Segment { day, ulid } = *legacy_id else {
+            return Ok(None);
+        };
+        for child in work.children_of(self, project_id, &TocNodeId::Day(day))? {
+            let TocNodeId::Segment {
+                ulid: child_ulid, ..
+            } = child.node_id
+            else {
+                continue;
+            };
+            if child_ulid.timestamp_ms() == ulid.timestamp_ms()
+                && legacy_ids::legacy_segment_id(work.store, &child)? == Some(*legacy_id)
+            {
+                return Ok(Some(child));
+            }
+        }
+        Ok(None)
     }
 
     /// Keeps a `toc_summary` from the log (at `seq`) beside any earlier one of the same
@@ -460,7 +564,11 @@ impl RollupBuilder {
             .entry(model_summary_prefix(&event.project_id, &node_id, version))
             .or_default()
             .push(summary.clone());
-        let current = work.node(self, &node_key(&event.project_id, &node_id))?;
+        let current = match work.node(self, &node_key(&event.project_id, &node_id))? {
+            Some(node) => Some(node),
+            // A summary written under TOC format 1 names a segment by its format-1 id.
+            None => self.node_of_legacy_segment(work, &event.project_id, &node_id)?,
+        };
         let Some(node) = current.filter(|node| node.version == version) else {
             outcome("waiting");
             return Ok(());
@@ -471,18 +579,28 @@ impl RollupBuilder {
                 outcome("waiting");
                 return Ok(());
             }
-            GripExtractor::segment_grips(work.store, &node_id.to_string())?
+            GripExtractor::segment_grips(work.store, &node.node_id.to_string())?
                 .iter()
                 .map(|grip| grip.grip_id)
                 .collect()
         } else {
-            cited_grips(&work.children_of(self, &event.project_id, &node_id)?)
+            cited_grips(&work.children_of(self, &event.project_id, &node.node_id)?)
         };
-        if let Err(reason) = check_summary(&summary, &grips) {
-            warn!(node_id = %node_id, version, %reason, "a toc_summary out of bounds; the node keeps its summary");
-            outcome("rejected");
-            return Ok(());
-        }
+        let summary = match check_summary(&summary, &grips) {
+            Ok(()) => summary,
+            Err(reason) => {
+                // Format-1 grip ids, perhaps: the same summary with them translated.
+                let translation =
+                    legacy_ids::grip_translation(work.store, &node.project_id, &grips)?;
+                let summary = legacy_ids::translated(&summary, &translation);
+                if check_summary(&summary, &grips).is_err() {
+                    warn!(node_id = %node_id, version, %reason, "a toc_summary out of bounds; the node keeps its summary");
+                    outcome("rejected");
+                    return Ok(());
+                }
+                summary
+            }
+        };
         // The node shows the first summary of its version that passes: an earlier one
         // stays.
         let updated = self.with_model_summary(work, node, &grips)?;
@@ -926,15 +1044,73 @@ impl OutboxConsumer for RollupBuilder {
         Ok(())
     }
 
+    /// Deletes the tree and keeps the log's model summaries again, then announces
+    /// [`TOC_CLEARED`] with the new cursor, so the indexes drop the documents of nodes
+    /// and grips the replay may not write again.
     fn reset(&mut self, store: &Store, start: OutboxSeq) -> Result<(), ConsumerError> {
         self.nodes.clear().map_err(StoreError::from)?;
         self.children.clear().map_err(StoreError::from)?;
         self.term_df.clear().map_err(StoreError::from)?;
         self.model_summaries.clear().map_err(StoreError::from)?;
         self.restore_model_summaries(store, start)?;
-        store.set_cursor(ROLLUP_BUILDER, start)?;
+        let mut batch = store.projection_batch();
+        batch.append_derived(DerivedEntry {
+            kind: TOC_CLEARED.to_owned(),
+            project_id: String::new(),
+            key: String::new(),
+        });
+        batch.set_cursor(ROLLUP_BUILDER, start);
+        store.commit_projection(batch)?;
         Ok(())
     }
+}
+
+/// The TOC format the store's TOC was built with: `None` when none was recorded (a
+/// store from before formats were recorded, which is format 1, or a new one).
+///
+/// # Errors
+/// Store or decoding failures.
+pub fn toc_format(store: &Store) -> Result<Option<u64>, ConsumerError> {
+    let keyspace = store.projection_keyspace(TOC_FORMAT_KEYSPACE)?;
+    match keyspace.get(TOC_FORMAT_KEY).map_err(StoreError::from)? {
+        Some(bytes) => Ok(Some(codec::decode(
+            "toc format",
+            TOC_FORMAT_RECORD_VERSION,
+            &bytes,
+        )?)),
+        None => Ok(None),
+    }
+}
+
+/// Records that the TOC is of [`TOC_FORMAT_VERSION`]: written when a new store starts,
+/// or once the resets of an upgrade's rebuild are done (the replay that follows resumes
+/// from its cursors after a crash; a crash before this write repeats the resets).
+///
+/// # Errors
+/// Store failures.
+pub fn mark_toc_format(store: &Store) -> Result<(), ConsumerError> {
+    let keyspace = store.projection_keyspace(TOC_FORMAT_KEYSPACE)?;
+    let mut batch = store.projection_batch();
+    batch.insert(
+        &keyspace,
+        TOC_FORMAT_KEY,
+        codec::encode("toc format", TOC_FORMAT_RECORD_VERSION, &TOC_FORMAT_VERSION)?,
+    );
+    store.commit_projection(batch)?;
+    Ok(())
+}
+
+/// Whether the segmenter has built nothing yet: cursor at the start, no segment open or
+/// closed. Such a TOC has no ids of any format, so it needs no rebuild to be marked
+/// current (a new store, or an upgrade whose resets were all done before a crash).
+///
+/// # Errors
+/// Store failures.
+pub fn toc_is_unbuilt(store: &Store) -> Result<bool, ConsumerError> {
+    if store.cursor(crate::segmenter::SEGMENTER)? != OutboxSeq::ZERO {
+        return Ok(false);
+    }
+    Segmenter::holds_nothing(store)
 }
 
 /// The grips a node's bullets cite, loaded (missing ones, and any of another project —

@@ -184,7 +184,7 @@ fn a_model_summary_out_of_bounds_malformed_or_for_another_version_changes_nothin
     apply(&store, &mut toc, &conversation());
     let before = RollupBuilder::all_nodes(&store).expect("nodes");
     let segment = node_at(&store, TocLevel::Segment);
-    let foreign = memory_toc::GripId::derive(TS, "elsewhere", 0);
+    let foreign = memory_toc::GripId::derive("proj", TS, "elsewhere", 0);
     let json = |summary: &Summary| serde_json::to_string(summary).expect("json");
     let too_long = Summary {
         title: "t".repeat(500),
@@ -334,4 +334,121 @@ fn a_toc_summary_outside_its_session_is_ignored() {
     elsewhere.session_id = "s".to_owned();
     apply(&store, &mut toc, &[elsewhere]);
     assert_eq!(node_at(&store, TocLevel::Segment), segment);
+}
+
+/// `events` as project `project_id`'s.
+fn in_project(events: Vec<Event>, project_id: &str) -> Vec<Event> {
+    events
+        .into_iter()
+        .map(|event| Event {
+            project_id: project_id.to_owned(),
+            ..event
+        })
+        .collect()
+}
+
+/// Summaries a lease holder published before TOC format 2 name the segment by its
+/// format-1 id and cite format-1 grip ids: the nodes they were written for show them
+/// (incrementally, on a rebuild, and the lease holder does not ask again), and another
+/// project whose segment had the very same format-1 ids shows none of them.
+#[test]
+fn format_1_summaries_attach_to_their_own_projects_nodes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (store, mut toc) = open(dir.path());
+    let mut both = conversation();
+    both.extend(in_project(conversation(), "q"));
+    apply(&store, &mut toc, &both);
+    let nodes = RollupBuilder::all_nodes(&store).expect("nodes");
+    let node_of = |project: &str, level: TocLevel| {
+        nodes
+            .values()
+            .find(|node| node.project_id == project && node.level == level)
+            .cloned()
+            .expect("node")
+    };
+    let segment = node_of("p", TocLevel::Segment);
+    let other_segment = node_of("q", TocLevel::Segment);
+    assert_ne!(segment.node_id, other_segment.node_id);
+    let TocNodeId::Segment { day, .. } = segment.node_id else {
+        panic!("a segment id");
+    };
+    let legacy_segment = TocNode {
+        node_id: TocNodeId::legacy_segment_for(day, TS, "c1"),
+        ..segment.clone()
+    };
+    let grip = GripExtractor::segment_grips(&store, &segment.node_id.to_string())
+        .expect("grips")
+        .remove(0);
+    let text = conversation()
+        .into_iter()
+        .find(|event| event.event_id == grip.event_id_start)
+        .expect("the grip's event")
+        .text;
+    let offset = text.find(&grip.excerpt).expect("a verbatim excerpt");
+    let legacy_grip =
+        memory_toc::GripId::legacy_derive(grip.timestamp_ms, &grip.event_id_start, offset);
+    let for_segment = toc_summary(
+        "legacy-segment",
+        &legacy_segment,
+        segment.version,
+        &serde_json::to_string(&model_summary(
+            "Model (format 1): segment",
+            vec![legacy_grip],
+        ))
+        .expect("json"),
+    );
+    let day_node = node_of("p", TocLevel::Day);
+    let for_day = toc_summary(
+        "legacy-day",
+        &day_node,
+        day_node.version,
+        &serde_json::to_string(&model_summary("Model (format 1): day", vec![legacy_grip]))
+            .expect("json"),
+    );
+    apply(&store, &mut toc, &[for_segment, for_day]);
+    let shown = |store: &Store| {
+        let nodes = RollupBuilder::all_nodes(store).expect("nodes");
+        let segment = nodes
+            .get(&("p".to_owned(), segment.node_id))
+            .expect("segment")
+            .clone();
+        let day = nodes
+            .get(&("p".to_owned(), day_node.node_id))
+            .expect("day")
+            .clone();
+        let other = nodes
+            .get(&("q".to_owned(), other_segment.node_id))
+            .expect("other")
+            .clone();
+        (segment, day, other)
+    };
+    let (segment_now, day_now, other_now) = shown(&store);
+    assert_eq!(segment_now.title, "Model (format 1): segment");
+    assert_eq!(
+        segment_now.bullets[0].grip_ids,
+        [grip.grip_id],
+        "translated"
+    );
+    assert_eq!(day_now.title, "Model (format 1): day");
+    assert_eq!(
+        other_now, other_segment,
+        "project q's segment keeps its own summary"
+    );
+    let awaiting: Vec<(String, TocLevel)> = RollupBuilder::awaiting_model_summary(&store)
+        .expect("awaiting")
+        .into_iter()
+        .map(|node| (node.project_id, node.level))
+        .collect();
+    assert!(
+        !awaiting.contains(&("p".to_owned(), TocLevel::Segment))
+            && !awaiting.contains(&("p".to_owned(), TocLevel::Day))
+            && awaiting.contains(&("q".to_owned(), TocLevel::Segment)),
+        "{awaiting:?}"
+    );
+    let incremental = RollupBuilder::all_nodes(&store).expect("nodes");
+    toc.rebuild(&store).expect("rebuild");
+    assert_eq!(
+        RollupBuilder::all_nodes(&store).expect("nodes"),
+        incremental
+    );
 }

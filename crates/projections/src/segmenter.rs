@@ -15,8 +15,8 @@
 //!
 //! Open segments are kept in `proj_segmenter_open` and closed ones in `proj_segments`,
 //! written with the cursor in one batch, so a crash resumes exactly. Segment ids are
-//! derived from the first event (`memory_toc::TocNodeId::segment_for`), so a rebuild from
-//! the log produces the same ids.
+//! derived from the project and the first event (`memory_toc::TocNodeId::segment_for`),
+//! so a rebuild from the log produces the same ids and two projects never share one.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -200,7 +200,7 @@ impl OpenSegment {
     fn segment_id(&self, timezone: Tz) -> String {
         let first_ts = self.events.first().map_or(0, |e| e.timestamp_ms);
         let day = calendar::day_of(first_ts, timezone);
-        TocNodeId::segment_for(day, first_ts, &self.first_event_id).to_string()
+        TocNodeId::segment_for(&self.project_id, day, first_ts, &self.first_event_id).to_string()
     }
 
     fn last_timestamp_ms(&self) -> u64 {
@@ -406,6 +406,20 @@ impl Segmenter {
             }
         }
         Ok(views)
+    }
+
+    /// Whether the segmenter holds no segment, open or closed.
+    ///
+    /// # Errors
+    /// Store failures.
+    pub(crate) fn holds_nothing(store: &Store) -> Result<bool, ConsumerError> {
+        for name in [SEGMENTS_KEYSPACE, OPEN_KEYSPACE] {
+            let keyspace = store.projection_keyspace(name)?;
+            if !keyspace.is_empty().map_err(StoreError::from)? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
     }
 
     /// Every closed segment, by id (for tests and rebuild checks).

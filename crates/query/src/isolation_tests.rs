@@ -29,11 +29,11 @@ use memory_ideas::{
 };
 use memory_projections::testsuite::TocProjections;
 use memory_projections::{
-    Bm25Handle, Bm25Indexer, Bm25Settings, IDEA_WRITTEN, IdeaGraph, OutboxConsumer, VectorHandle,
-    VectorIndexer, VectorSettings,
+    Bm25Handle, Bm25Indexer, Bm25Settings, GripExtractor, IDEA_WRITTEN, IdeaGraph, OutboxConsumer,
+    RollupBuilder, Segmenter, VectorHandle, VectorIndexer, VectorSettings, bullet_grips,
 };
 use memory_store::{DerivedEntry, Store, StoreOptions};
-use memory_toc::Tz;
+use memory_toc::{TocLevel, Tz};
 use memory_types::{ErrorCode, Event, EventKind, ServiceError};
 use serde_json::{Value, json};
 
@@ -1563,20 +1563,70 @@ fn no_call_reaches_another_projects_data_through_any_parameter() {
 }
 
 /// The same session and event ids at the same times in both projects (one conversation
-/// recorded into two projects, beta's after alpha's memory was built): the TOC's
-/// segment and grip ids are derived from the first event's time and id, so they
-/// collide too. Nothing of beta may reach alpha.
+/// recorded into two projects, beta's after alpha's memory was built). Nothing of beta
+/// may reach alpha, and alpha must keep all of its own evidence.
 ///
-/// Segment ids (`TocNodeId::segment_for`) and grip ids (`GripId::derive`) leave the
-/// project out, and the `segments` and `grips` keyspaces are keyed by them alone, so
-/// beta's records overwrite alpha's. Every read that follows a TOC node to a segment or
-/// a grip checks the record's project (`segments::segment_events`, `load_events`,
-/// `bullet_grips`), so alpha's answers lose that evidence but never show beta's; the
-/// ids themselves still need the project (a projection format change and a rebuild).
+/// Segment ids (`TocNodeId::segment_for`) and grip ids (`GripId::derive`) are derived
+/// from the project too (TOC format 2), so the two projects' segments and grips have
+/// different keys in the `segments` and `grips` keyspaces. Before, they were derived
+/// from the first event's time and id alone: beta's records overwrote alpha's under the
+/// shared keys, and alpha's answers silently lost that segment's evidence (the reads
+/// that check the record's project — `segments::segment_events`, `load_events`,
+/// `bullet_grips` — kept beta's out, and still do).
 #[test]
 fn identical_ids_and_times_in_two_projects_stay_apart() {
     let world = World::build(0);
     let (problems, covered, _) = sweep(&world);
     assert_eq!(covered.len(), crate::METHODS.len());
     assert_clean(&problems);
+
+    let nodes = RollupBuilder::all_nodes(&world.store).expect("nodes");
+    let mut num_segment_nodes = BTreeMap::<&str, usize>::new();
+    for node in nodes.values() {
+        if node.level == TocLevel::Segment && node.version == node.num_events + 1 {
+            *num_segment_nodes
+                .entry(node.project_id.as_str())
+                .or_default() += 1;
+            let segment = Segmenter::segment(&world.store, &node.node_id.to_string())
+                .expect("read segment")
+                .unwrap_or_else(|| panic!("{}: no segment record", node.node_id));
+            assert_eq!(
+                segment.project_id, node.project_id,
+                "{}: the segment record is another project's",
+                node.node_id
+            );
+            for grip in GripExtractor::segment_grips(&world.store, &node.node_id.to_string())
+                .expect("segment grips")
+            {
+                assert_eq!(grip.project_id, node.project_id, "{}", grip.grip_id);
+            }
+        }
+        let cited: BTreeSet<_> = node
+            .bullets
+            .iter()
+            .flat_map(|bullet| bullet.grip_ids.iter().copied())
+            .collect();
+        let resolved = bullet_grips(&world.store, node).expect("bullet grips");
+        assert_eq!(
+            resolved.len(),
+            cited.len(),
+            "{} of {}: a cited grip is lost",
+            node.node_id,
+            node.project_id
+        );
+    }
+    assert!(
+        [ALPHA, BETA]
+            .iter()
+            .all(|project| num_segment_nodes.get(project).copied().unwrap_or(0) > 0),
+        "{num_segment_nodes:?}"
+    );
+    let num_segment_records = Segmenter::all_segments(&world.store)
+        .expect("segments")
+        .len();
+    assert_eq!(
+        num_segment_records,
+        num_segment_nodes.values().sum::<usize>(),
+        "each project's segments have their own records"
+    );
 }

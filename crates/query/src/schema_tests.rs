@@ -260,7 +260,7 @@ const TS_MS: u64 = 1_769_767_200_000;
 
 fn segment_id() -> TocNodeId {
     let day = chrono::NaiveDate::from_ymd_opt(2026, 1, 30).expect("a date");
-    TocNodeId::segment_for(day, TS_MS, "evt-1")
+    TocNodeId::segment_for("webapp", day, TS_MS, "evt-1")
 }
 
 fn sample_node() -> TocNode {
@@ -272,7 +272,7 @@ fn sample_node() -> TocNode {
         summary: Some("Decided on 15 minutes".to_string()),
         bullets: vec![TocBullet {
             text: "Access tokens expire after 15 minutes".to_string(),
-            grip_ids: vec![GripId::derive(TS_MS, "evt-1", 0)],
+            grip_ids: vec![GripId::derive("webapp", TS_MS, "evt-1", 0)],
         }],
         keywords: vec!["jwt".to_string()],
         start_ms: TS_MS,
@@ -285,7 +285,7 @@ fn sample_node() -> TocNode {
 
 fn sample_grip() -> Grip {
     Grip {
-        grip_id: GripId::derive(TS_MS, "evt-1", 0),
+        grip_id: GripId::derive("webapp", TS_MS, "evt-1", 0),
         project_id: "webapp".to_string(),
         session_id: "s1".to_string(),
         excerpt: "expire after 15 minutes".to_string(),

@@ -98,7 +98,7 @@ mod tests {
 
     #[test]
     fn a_summary_within_bounds_citing_held_grips_passes() {
-        let grip = GripId::derive(1, "e1", 0);
+        let grip = GripId::derive("default", 1, "e1", 0);
         assert_eq!(
             check_summary(&summary(grip), &BTreeSet::from([grip])),
             Ok(())
@@ -109,9 +109,9 @@ mod tests {
 
     #[test]
     fn each_bound_rejects_with_what_failed() {
-        let grip = GripId::derive(1, "e1", 0);
+        let grip = GripId::derive("default", 1, "e1", 0);
         let held = BTreeSet::from([grip]);
-        let other = GripId::derive(2, "e2", 0);
+        let other = GripId::derive("default", 2, "e2", 0);
         let cases: Vec<(Change, &str)> = vec![
             (Box::new(|s| s.title = String::new()), "title is empty"),
             (

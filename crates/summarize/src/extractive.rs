@@ -42,7 +42,7 @@
 //! use memory_toc::{TocLevel, TocNode, TocNodeId};
 //!
 //! let day = NaiveDate::from_ymd_opt(2026, 1, 30).unwrap();
-//! let segment_id = TocNodeId::segment_for(day, 1_769_767_200_000, "e1");
+//! let segment_id = TocNodeId::segment_for("default", day, 1_769_767_200_000, "e1");
 //! let event = |event_id, role, text| SummaryEvent { event_id, timestamp_ms: 1_769_767_200_000, role, text };
 //! let events = [
 //!     event("e1", "user", "Login fails since the refresh change. Can you check the refresh flow?"),

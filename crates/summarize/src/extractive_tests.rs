@@ -16,7 +16,7 @@ const TS_MS: u64 = 1_769_767_200_000;
 
 fn segment_id() -> TocNodeId {
     let day = NaiveDate::from_ymd_opt(2026, 1, 30).expect("valid date");
-    TocNodeId::segment_for(day, TS_MS, "e1")
+    TocNodeId::segment_for("default", day, TS_MS, "e1")
 }
 
 fn event<'a>(event_id: &'a str, role: &'a str, text: &'a str) -> SummaryEvent<'a> {
@@ -32,7 +32,7 @@ fn event<'a>(event_id: &'a str, role: &'a str, text: &'a str) -> SummaryEvent<'a
 fn grip(event: &SummaryEvent<'_>, excerpt: &str) -> Grip {
     let offset = event.text.find(excerpt).expect("excerpt is in the event");
     Grip {
-        grip_id: GripId::derive(event.timestamp_ms, event.event_id, offset),
+        grip_id: GripId::derive("default", event.timestamp_ms, event.event_id, offset),
         project_id: "default".to_string(),
         session_id: "session-1".to_string(),
         excerpt: excerpt.to_string(),
@@ -686,7 +686,7 @@ fn parent_bullets_keep_the_largest_children_in_order() {
 
 #[test]
 fn parent_bullets_cite_the_grips_of_the_first_two_child_bullets() {
-    let grip_id = |offset: usize| GripId::derive(TS_MS, "e1", offset);
+    let grip_id = |offset: usize| GripId::derive("default", TS_MS, "e1", offset);
     let bullet = |offsets: &[usize]| TocBullet {
         text: "x".to_string(),
         grip_ids: offsets.iter().map(|&offset| grip_id(offset)).collect(),

@@ -26,7 +26,7 @@
 //! assert!(grips.iter().any(|grip| grip.excerpt == "We decided to set the JWT expiry to 15 minutes."));
 //!
 //! let day = NaiveDate::from_ymd_opt(2026, 1, 30).unwrap();
-//! let segment_id = TocNodeId::segment_for(day, 0, "e1");
+//! let segment_id = TocNodeId::segment_for("default", day, 0, "e1");
 //! let events = [SummaryEvent { event_id: "e1", timestamp_ms: 0, role: "assistant", text }];
 //! let summary = ExtractiveSummarizer::default()
 //!     .summarize_segment(&SegmentInput {

@@ -129,8 +129,9 @@ impl TocNode {
 /// exact text, and the event range leads to the full conversation around it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Grip {
-    /// The grip's key; derived from its first event and offset, so a rebuild writes the
-    /// same id and the bullets citing it stay valid.
+    /// The grip's key; derived from its project, first event and offset, so a rebuild
+    /// writes the same id, the bullets citing it stay valid, and the same event in two
+    /// projects gives two grips.
     pub grip_id: GripId,
     /// The tenant of the events the excerpt comes from.
     pub project_id: String,
@@ -164,7 +165,7 @@ mod tests {
 
     fn segment_id() -> TocNodeId {
         let day = NaiveDate::from_ymd_opt(2026, 1, 30).expect("valid date");
-        TocNodeId::segment_for(day, TS_MS, "evt-1")
+        TocNodeId::segment_for("default", day, TS_MS, "evt-1")
     }
 
     fn sample_node() -> TocNode {
@@ -176,7 +177,7 @@ mod tests {
             summary: Some("Fixed it".to_string()),
             bullets: vec![TocBullet {
                 text: "Tokens expire".to_string(),
-                grip_ids: vec![GripId::derive(TS_MS, "evt-1", 0)],
+                grip_ids: vec![GripId::derive("default", TS_MS, "evt-1", 0)],
             }],
             keywords: vec!["jwt".to_string(), "redis".to_string()],
             start_ms: TS_MS,
@@ -189,7 +190,7 @@ mod tests {
 
     fn sample_grip() -> Grip {
         Grip {
-            grip_id: GripId::derive(TS_MS, "evt-1", 0),
+            grip_id: GripId::derive("default", TS_MS, "evt-1", 0),
             project_id: "default".to_string(),
             session_id: "session-1".to_string(),
             excerpt: "the token expires after 15 minutes".to_string(),
@@ -212,7 +213,7 @@ mod tests {
             "summary": "Fixed it",
             "bullets": [{
                 "text": "Tokens expire",
-                "grip_ids": [GripId::derive(TS_MS, "evt-1", 0).to_string()],
+                "grip_ids": [GripId::derive("default", TS_MS, "evt-1", 0).to_string()],
             }],
             "keywords": ["jwt", "redis"],
             "start_ms": TS_MS,
@@ -259,7 +260,7 @@ mod tests {
         let grip = sample_grip();
         let value = serde_json::to_value(&grip).expect("serializes");
         let expected = json!({
-            "grip_id": GripId::derive(TS_MS, "evt-1", 0).to_string(),
+            "grip_id": GripId::derive("default", TS_MS, "evt-1", 0).to_string(),
             "project_id": "default",
             "session_id": "session-1",
             "excerpt": "the token expires after 15 minutes",

@@ -6,9 +6,12 @@
 //! and days, uppercase ULIDs) so one period never has two keys.
 //!
 //! Segment and grip ULIDs are *derived*, not random: the timestamp part is the first
-//! event's time and the random part is a stable hash of what identifies the thing. A
-//! rebuild of the TOC from the event log therefore writes the very same ids, and
-//! bullets, citations and caches that point at them stay valid.
+//! event's time and the random part is a stable hash of what identifies the thing: the
+//! project, the first event's time and id (and, for a grip, its offset). A rebuild of
+//! the TOC from the event log therefore writes the very same ids, and bullets,
+//! citations and caches that point at them stay valid. Event ids are unique within a
+//! project only, so the project is hashed too (since TOC format 2; the format-1
+//! derivation survives as `legacy_*` for translating old `toc_summary` events).
 
 use std::borrow::Cow;
 use std::fmt;
@@ -105,18 +108,49 @@ impl TocNodeId {
         Ok(node_id)
     }
 
-    /// The id of the segment whose first event is `first_event_id` at
+    /// The id of `project_id`'s segment whose first event is `first_event_id` at
     /// `first_event_ts_ms`, filed under `day` (normally
     /// [`calendar::day_of`]`(first_event_ts_ms, tz)`).
     ///
     /// Deterministic: the ULID's timestamp is `first_event_ts_ms` (its low 48 bits, which
     /// covers every time until the year 10889) and its 80 random bits are a stable hash
-    /// of the timestamp and the event id, so rebuilding the TOC from the log yields
-    /// identical segment ids. Event ids are unique within a project, and so are these.
+    /// of the project, the timestamp and the event id, so rebuilding the TOC from the log
+    /// yields identical segment ids. Event ids are unique within a project only, so the
+    /// project is part of the hash: one conversation recorded into two projects gives
+    /// each its own segment, instead of one key both projects' records would fight over.
     #[must_use]
-    pub fn segment_for(day: NaiveDate, first_event_ts_ms: u64, first_event_id: &str) -> TocNodeId {
+    pub fn segment_for(
+        project_id: &str,
+        day: NaiveDate,
+        first_event_ts_ms: u64,
+        first_event_id: &str,
+    ) -> TocNodeId {
         let random_bits = stable_random_80_bits(&[
             SEGMENT_HASH_DOMAIN,
+            project_id.as_bytes(),
+            &first_event_ts_ms.to_le_bytes(),
+            first_event_id.as_bytes(),
+        ]);
+        TocNodeId::Segment {
+            day,
+            ulid: Ulid::from_parts(first_event_ts_ms, random_bits),
+        }
+    }
+
+    /// The id [`TocNodeId::segment_for`] gave the same segment before ids carried the
+    /// project (TOC format 1): the hash of the timestamp and the event id alone.
+    ///
+    /// Only for reading what format 1 left in the log: `toc_summary` events a model wrote
+    /// name the segment by this id, and a rebuild translates it to the current one.
+    /// Never use it as a key.
+    #[must_use]
+    pub fn legacy_segment_for(
+        day: NaiveDate,
+        first_event_ts_ms: u64,
+        first_event_id: &str,
+    ) -> TocNodeId {
+        let random_bits = stable_random_80_bits(&[
+            LEGACY_SEGMENT_HASH_DOMAIN,
             &first_event_ts_ms.to_le_bytes(),
             first_event_id.as_bytes(),
         ]);
@@ -543,17 +577,42 @@ impl GripId {
         GripId { ts_ms, ulid }
     }
 
-    /// The id of the grip whose excerpt starts at byte `excerpt_start_offset` of event
-    /// `event_id_start`, which happened at `ts_ms`.
+    /// The id of `project_id`'s grip whose excerpt starts at byte
+    /// `excerpt_start_offset` of event `event_id_start`, which happened at `ts_ms`.
     ///
-    /// Deterministic like [`TocNodeId::segment_for`]: a rebuild extracts the same grips
-    /// and so writes the same ids, and the bullets citing them stay valid. Two grips of
-    /// one event differ by their offset.
+    /// Deterministic like [`TocNodeId::segment_for`], and like it carries the project:
+    /// a rebuild extracts the same grips and so writes the same ids, the bullets citing
+    /// them stay valid, and the same event in two projects gives two grips. Two grips
+    /// of one event differ by their offset.
     #[must_use]
-    pub fn derive(ts_ms: u64, event_id_start: &str, excerpt_start_offset: usize) -> GripId {
+    pub fn derive(
+        project_id: &str,
+        ts_ms: u64,
+        event_id_start: &str,
+        excerpt_start_offset: usize,
+    ) -> GripId {
         let offset_u64 = u64::try_from(excerpt_start_offset).unwrap_or(u64::MAX);
         let random_bits = stable_random_80_bits(&[
             GRIP_HASH_DOMAIN,
+            project_id.as_bytes(),
+            &ts_ms.to_le_bytes(),
+            &offset_u64.to_le_bytes(),
+            event_id_start.as_bytes(),
+        ]);
+        GripId {
+            ts_ms,
+            ulid: Ulid::from_parts(ts_ms, random_bits),
+        }
+    }
+
+    /// The id [`GripId::derive`] gave the same grip before ids carried the project (TOC
+    /// format 1). Only for translating the grip ids that `toc_summary` events of format
+    /// 1 cite; never a key.
+    #[must_use]
+    pub fn legacy_derive(ts_ms: u64, event_id_start: &str, excerpt_start_offset: usize) -> GripId {
+        let offset_u64 = u64::try_from(excerpt_start_offset).unwrap_or(u64::MAX);
+        let random_bits = stable_random_80_bits(&[
+            LEGACY_GRIP_HASH_DOMAIN,
             &ts_ms.to_le_bytes(),
             &offset_u64.to_le_bytes(),
             event_id_start.as_bytes(),
@@ -651,9 +710,13 @@ impl JsonSchema for GripId {
 }
 
 /// Domain separators, so a segment and a grip built from the same bytes differ, and a
-/// future change of the derivation can bump the version instead of colliding.
-const SEGMENT_HASH_DOMAIN: &[u8] = b"agent-memory/toc-segment/v1";
-const GRIP_HASH_DOMAIN: &[u8] = b"agent-memory/grip/v1";
+/// change of the derivation bumps the version instead of colliding. v2 hashes the
+/// project too (TOC format 2); v1 did not, and is kept only to translate the ids that
+/// format-1 `toc_summary` events name.
+const SEGMENT_HASH_DOMAIN: &[u8] = b"agent-memory/toc-segment/v2";
+const GRIP_HASH_DOMAIN: &[u8] = b"agent-memory/grip/v2";
+const LEGACY_SEGMENT_HASH_DOMAIN: &[u8] = b"agent-memory/toc-segment/v1";
+const LEGACY_GRIP_HASH_DOMAIN: &[u8] = b"agent-memory/grip/v1";
 
 const FNV1A_128_OFFSET_BASIS: u128 = 0x6c62_272e_07bb_0142_62b8_2175_6295_c58d;
 const FNV1A_128_PRIME: u128 = 0x0000_0000_0100_0000_0000_0000_0000_013b;

@@ -180,7 +180,7 @@ fn parse_errors_do_not_echo_huge_inputs() {
 
 #[test]
 fn levels_and_parents() {
-    let segment = TocNodeId::segment_for(date(2026, 1, 30), 1_769_767_200_000, "evt-1");
+    let segment = TocNodeId::segment_for("proj", date(2026, 1, 30), 1_769_767_200_000, "evt-1");
     assert_eq!(segment.level(), TocLevel::Segment);
     assert_eq!(segment.parent(), Some(parse("toc:day:2026-01-30")));
     assert_eq!(
@@ -248,7 +248,7 @@ fn start_end_uses_local_calendar_boundaries() {
         parse("toc:month:2025-12").start_end(Tz::UTC),
         (utc("2025-12-01T00:00:00Z"), utc("2026-01-01T00:00:00Z"))
     );
-    let segment = TocNodeId::segment_for(date(2026, 1, 30), 1_769_767_200_000, "evt-1");
+    let segment = TocNodeId::segment_for("proj", date(2026, 1, 30), 1_769_767_200_000, "evt-1");
     assert_eq!(
         segment.start_end(berlin),
         parse("toc:day:2026-01-30").start_end(berlin)
@@ -340,7 +340,7 @@ fn calendar_children_and_siblings() {
         Some(parse("toc:day:2026-02-28"))
     );
     assert_eq!(parse("toc:year:2026").next(), Some(parse("toc:year:2027")));
-    let segment = TocNodeId::segment_for(date(2026, 1, 30), 1, "e");
+    let segment = TocNodeId::segment_for("proj", date(2026, 1, 30), 1, "e");
     assert_eq!(segment.next(), None);
 }
 
@@ -379,7 +379,7 @@ fn serde_uses_the_text_form() {
         node_id
     );
     assert!(serde_json::from_str::<TocNodeId>("\"toc:week:2026-W99\"").is_err());
-    let grip_id = GripId::derive(1_769_767_200_000, "evt-1", 0);
+    let grip_id = GripId::derive("proj", 1_769_767_200_000, "evt-1", 0);
     let json = serde_json::to_string(&grip_id).expect("serializes");
     assert_eq!(
         serde_json::from_str::<GripId>(&json).expect("deserializes"),
@@ -390,8 +390,8 @@ fn serde_uses_the_text_form() {
 #[test]
 fn segment_ids_are_deterministic_and_distinct() {
     let day = date(2026, 1, 30);
-    let first = TocNodeId::segment_for(day, 1_769_767_200_000, "evt-1");
-    let again = TocNodeId::segment_for(day, 1_769_767_200_000, "evt-1");
+    let first = TocNodeId::segment_for("proj", day, 1_769_767_200_000, "evt-1");
+    let again = TocNodeId::segment_for("proj", day, 1_769_767_200_000, "evt-1");
     assert_eq!(first, again);
     assert_eq!(first.to_string(), again.to_string());
     let TocNodeId::Segment { ulid, .. } = first else {
@@ -400,36 +400,48 @@ fn segment_ids_are_deterministic_and_distinct() {
     assert_eq!(ulid.timestamp_ms(), 1_769_767_200_000);
     assert_ne!(
         first,
-        TocNodeId::segment_for(day, 1_769_767_200_000, "evt-2")
+        TocNodeId::segment_for("proj", day, 1_769_767_200_000, "evt-2")
     );
     assert_ne!(
         first,
-        TocNodeId::segment_for(day, 1_769_767_200_001, "evt-1")
+        TocNodeId::segment_for("proj", day, 1_769_767_200_001, "evt-1")
     );
     assert_ne!(
-        TocNodeId::segment_for(day, 5, "ab"),
-        TocNodeId::segment_for(day, 5, "ba")
+        TocNodeId::segment_for("proj", day, 5, "ab"),
+        TocNodeId::segment_for("proj", day, 5, "ba")
     );
 }
 
 #[test]
 fn grip_ids_are_deterministic_and_distinct() {
-    let grip_id = GripId::derive(1_769_767_200_000, "evt-1", 42);
-    assert_eq!(grip_id, GripId::derive(1_769_767_200_000, "evt-1", 42));
+    let grip_id = GripId::derive("proj", 1_769_767_200_000, "evt-1", 42);
+    assert_eq!(
+        grip_id,
+        GripId::derive("proj", 1_769_767_200_000, "evt-1", 42)
+    );
     assert_eq!(grip_id.ts_ms(), 1_769_767_200_000);
     assert_eq!(grip_id.ulid().timestamp_ms(), 1_769_767_200_000);
-    assert_ne!(grip_id, GripId::derive(1_769_767_200_000, "evt-1", 43));
-    assert_ne!(grip_id, GripId::derive(1_769_767_200_000, "evt-2", 42));
-    assert_ne!(grip_id, GripId::derive(1_769_767_200_001, "evt-1", 42));
+    assert_ne!(
+        grip_id,
+        GripId::derive("proj", 1_769_767_200_000, "evt-1", 43)
+    );
+    assert_ne!(
+        grip_id,
+        GripId::derive("proj", 1_769_767_200_000, "evt-2", 42)
+    );
+    assert_ne!(
+        grip_id,
+        GripId::derive("proj", 1_769_767_200_001, "evt-1", 42)
+    );
     // A grip and a segment built from the same bytes do not share a ULID.
     let TocNodeId::Segment {
         ulid: segment_ulid, ..
-    } = TocNodeId::segment_for(date(2026, 1, 30), 1_769_767_200_000, "evt-1")
+    } = TocNodeId::segment_for("proj", date(2026, 1, 30), 1_769_767_200_000, "evt-1")
     else {
         panic!("segment_for builds a segment");
     };
     assert_ne!(
-        GripId::derive(1_769_767_200_000, "evt-1", 0).ulid(),
+        GripId::derive("proj", 1_769_767_200_000, "evt-1", 0).ulid(),
         segment_ulid
     );
 }
@@ -439,17 +451,71 @@ fn grip_ids_are_deterministic_and_distinct() {
 #[test]
 fn derived_ids_are_pinned() {
     assert_eq!(
-        TocNodeId::segment_for(date(2026, 1, 30), 1_769_767_200_000, "evt-1").to_string(),
+        TocNodeId::segment_for("proj", date(2026, 1, 30), 1_769_767_200_000, "evt-1").to_string(),
         PINNED_SEGMENT_ID
     );
     assert_eq!(
-        GripId::derive(1_769_767_200_000, "evt-1", 42).to_string(),
+        GripId::derive("proj", 1_769_767_200_000, "evt-1", 42).to_string(),
         PINNED_GRIP_ID
+    );
+    // Format 1's ids, as every data dir before TOC format 2 holds them and old
+    // `toc_summary` events name them: the legacy derivation must keep producing them.
+    assert_eq!(
+        TocNodeId::legacy_segment_for(date(2026, 1, 30), 1_769_767_200_000, "evt-1").to_string(),
+        PINNED_LEGACY_SEGMENT_ID
+    );
+    assert_eq!(
+        GripId::legacy_derive(1_769_767_200_000, "evt-1", 42).to_string(),
+        PINNED_LEGACY_GRIP_ID
     );
 }
 
-const PINNED_SEGMENT_ID: &str = "toc:segment:2026-01-30:01KG75GS80TNRFP1SNRFQZ3CTM";
-const PINNED_GRIP_ID: &str = "grip:1769767200000:01KG75GS80XK3VEHCQ4WS299A0";
+const PINNED_SEGMENT_ID: &str = "toc:segment:2026-01-30:01KG75GS8008RQBP2CGJZBY2TS";
+const PINNED_GRIP_ID: &str = "grip:1769767200000:01KG75GS803KKEY38PGBS87YBC";
+const PINNED_LEGACY_SEGMENT_ID: &str = "toc:segment:2026-01-30:01KG75GS80TNRFP1SNRFQZ3CTM";
+const PINNED_LEGACY_GRIP_ID: &str = "grip:1769767200000:01KG75GS80XK3VEHCQ4WS299A0";
+
+/// Event ids are unique within a project only: the same event id at the same time in
+/// two projects (one conversation recorded into both) must give two segments and two
+/// grips, or the later project's records overwrite the earlier's under the shared key.
+#[test]
+fn equal_event_ids_and_times_in_two_projects_get_different_ids() {
+    let day = date(2026, 1, 30);
+    let alpha = TocNodeId::segment_for("alpha", day, 1_769_767_200_000, "evt-1");
+    let beta = TocNodeId::segment_for("beta", day, 1_769_767_200_000, "evt-1");
+    assert_ne!(alpha, beta);
+    let (
+        TocNodeId::Segment {
+            ulid: alpha_ulid, ..
+        },
+        TocNodeId::Segment {
+            ulid: beta_ulid, ..
+        },
+    ) = (alpha, beta)
+    else {
+        panic!("segment_for builds segments");
+    };
+    // Ordering is unchanged: both still sort by the first event's time.
+    assert_eq!(alpha_ulid.timestamp_ms(), beta_ulid.timestamp_ms());
+    assert_ne!(
+        GripId::derive("alpha", 1_769_767_200_000, "evt-1", 0),
+        GripId::derive("beta", 1_769_767_200_000, "evt-1", 0)
+    );
+    // Length-prefixed parts: moving bytes between project and event id changes the id.
+    assert_ne!(
+        TocNodeId::segment_for("ab", day, 5, "c"),
+        TocNodeId::segment_for("a", day, 5, "bc")
+    );
+    // And a current id never equals the legacy one of the same segment or grip.
+    assert_ne!(
+        TocNodeId::segment_for("", day, 5, "e"),
+        TocNodeId::legacy_segment_for(day, 5, "e")
+    );
+    assert_ne!(
+        GripId::derive("", 5, "e", 0),
+        GripId::legacy_derive(5, "e", 0)
+    );
+}
 
 #[test]
 fn grip_id_text_form_and_errors() {
@@ -561,14 +627,14 @@ proptest! {
         };
         let mut node_ids = TocNodeId::day_and_ancestors(day).to_vec();
         node_ids.push(TocNodeId::Day(day));
-        node_ids.push(TocNodeId::segment_for(day, ts_ms, &event_id));
+        node_ids.push(TocNodeId::segment_for("proj", day, ts_ms, &event_id));
         for node_id in node_ids {
             if node_id.validate().is_ok() {
                 let text = node_id.to_string();
                 prop_assert!(matches(TocNodeId::PATTERN, &text), "{}", text);
             }
         }
-        let grip_text = GripId::derive(ts_ms, &event_id, 0).to_string();
+        let grip_text = GripId::derive("proj", ts_ms, &event_id, 0).to_string();
         prop_assert!(matches(GripId::PATTERN, &grip_text), "{}", grip_text);
     }
 
@@ -627,9 +693,9 @@ proptest! {
 
     #[test]
     fn derived_ids_round_trip(ts_ms in 0_u64..(1 << 48), event_id in "\\PC{1,32}", offset in 0_usize..10_000) {
-        let grip_id = GripId::derive(ts_ms, &event_id, offset);
+        let grip_id = GripId::derive("proj", ts_ms, &event_id, offset);
         prop_assert_eq!(grip_id.to_string().parse::<GripId>(), Ok(grip_id));
-        let segment = TocNodeId::segment_for(calendar::day_of(ts_ms, Tz::UTC), ts_ms, &event_id);
+        let segment = TocNodeId::segment_for("proj", calendar::day_of(ts_ms, Tz::UTC), ts_ms, &event_id);
         prop_assert_eq!(segment.to_string().parse::<TocNodeId>(), Ok(segment));
     }
 }

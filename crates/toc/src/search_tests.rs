@@ -35,7 +35,7 @@ fn day(date: &str, title: &str, start_ms: u64) -> TocNode {
 }
 
 fn grip(offset: usize) -> GripId {
-    GripId::derive(TS_MS, "evt-1", offset)
+    GripId::derive("default", TS_MS, "evt-1", offset)
 }
 
 fn bullet(text: &str, grip_ids: Vec<GripId>) -> TocBullet {
@@ -376,7 +376,7 @@ fn relevance_is_the_mean_match_score() {
 fn ties_go_to_the_most_recent_then_the_larger_id() {
     let segment_day = chrono::NaiveDate::from_ymd_opt(2026, 1, 30).expect("valid date");
     let segment = |event_id: &str| {
-        let node_id = TocNodeId::segment_for(segment_day, TS_MS, event_id);
+        let node_id = TocNodeId::segment_for("default", segment_day, TS_MS, event_id);
         TocNode {
             node_id,
             level: TocLevel::Segment,
