@@ -237,7 +237,6 @@ pub async fn run(
         }
         None => None,
     };
-    health.set_ready("instance", true, "the only daemon in single mode on NATS");
     let (recall_sink, recall_writer) = crate::recall::start(
         crate::recall::RecallLog::Local(pipeline.ingest.clone()),
         shutdown.clone(),
@@ -268,6 +267,13 @@ pub async fn run(
         .await?;
     let pipeline = Arc::new(pipeline);
     let admin = spawn_admin_calls(&client, &store, &pipeline, &config, None, &shutdown).await?;
+    // Ready once every call is answered too: a client told "ready" that then got "no
+    // responders" from `memory.admin.status` had been told too early. The flush's
+    // round trip makes the server have every subscription before that.
+    if let Err(err) = client.flush().await {
+        warn!(error = %err, "cannot flush the subscriptions to nats before turning ready");
+    }
+    health.set_ready("instance", true, "the only daemon in single mode on NATS");
     info!(
         data_dir = %data_dir.display(),
         nats_url = %config.nats.url,
@@ -415,14 +421,6 @@ async fn serve_replica(
             return Err(err);
         }
     };
-    health.set_ready(
-        "instance",
-        true,
-        format!(
-            "cluster node {node_id}, group {group}, {} partitions",
-            replica.partitions().borrow().len()
-        ),
-    );
     // Its partitions' queries, while caught up. What a search recalled goes to the log
     // as `memory_recalled` events (through the gateway), so every replica of the group
     // applies the same reinforcement.
@@ -510,6 +508,18 @@ async fn serve_replica(
             return Err(err);
         }
     };
+    // Ready once the admin calls are answered too, as in single mode.
+    if let Err(err) = client.flush().await {
+        warn!(error = %err, "cannot flush the subscriptions to nats before turning ready");
+    }
+    health.set_ready(
+        "instance",
+        true,
+        format!(
+            "cluster node {node_id}, group {group}, {} partitions",
+            replica.partitions().borrow().len()
+        ),
+    );
     info!(node = %node_id, group = %group, "memory-daemon serving as a cluster replica");
     Ok((
         shutdown,
