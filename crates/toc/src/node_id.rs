@@ -125,16 +125,16 @@ impl TocNodeId {
         first_event_ts_ms: u64,
         first_event_id: &str,
     ) -> TocNodeId {
-        let random_bits = stable_random_80_bits(&[
-            SEGMENT_HASH_DOMAIN,
-            project_id.as_bytes(),
-            &first_event_ts_ms.to_le_bytes(),
-            first_event_id.as_bytes(),
-        ]);
-        TocNodeId::Segment {
+        TocNodeId::hashed_segment(
             day,
-            ulid: Ulid::from_parts(first_event_ts_ms, random_bits),
-        }
+            first_event_ts_ms,
+            &[
+                SEGMENT_HASH_DOMAIN,
+                project_id.as_bytes(),
+                &first_event_ts_ms.to_le_bytes(),
+                first_event_id.as_bytes(),
+            ],
+        )
     }
 
     /// The id [`TocNodeId::segment_for`] gave the same segment before ids carried the
@@ -149,14 +149,22 @@ impl TocNodeId {
         first_event_ts_ms: u64,
         first_event_id: &str,
     ) -> TocNodeId {
-        let random_bits = stable_random_80_bits(&[
-            LEGACY_SEGMENT_HASH_DOMAIN,
-            &first_event_ts_ms.to_le_bytes(),
-            first_event_id.as_bytes(),
-        ]);
+        TocNodeId::hashed_segment(
+            day,
+            first_event_ts_ms,
+            &[
+                LEGACY_SEGMENT_HASH_DOMAIN,
+                &first_event_ts_ms.to_le_bytes(),
+                first_event_id.as_bytes(),
+            ],
+        )
+    }
+
+    /// A segment id whose ULID has the first event's time and the hash of `parts`.
+    fn hashed_segment(day: NaiveDate, first_event_ts_ms: u64, parts: &[&[u8]]) -> TocNodeId {
         TocNodeId::Segment {
             day,
-            ulid: Ulid::from_parts(first_event_ts_ms, random_bits),
+            ulid: Ulid::from_parts(first_event_ts_ms, stable_random_80_bits(parts)),
         }
     }
 
@@ -592,17 +600,16 @@ impl GripId {
         excerpt_start_offset: usize,
     ) -> GripId {
         let offset_u64 = u64::try_from(excerpt_start_offset).unwrap_or(u64::MAX);
-        let random_bits = stable_random_80_bits(&[
-            GRIP_HASH_DOMAIN,
-            project_id.as_bytes(),
-            &ts_ms.to_le_bytes(),
-            &offset_u64.to_le_bytes(),
-            event_id_start.as_bytes(),
-        ]);
-        GripId {
+        GripId::hashed(
             ts_ms,
-            ulid: Ulid::from_parts(ts_ms, random_bits),
-        }
+            &[
+                GRIP_HASH_DOMAIN,
+                project_id.as_bytes(),
+                &ts_ms.to_le_bytes(),
+                &offset_u64.to_le_bytes(),
+                event_id_start.as_bytes(),
+            ],
+        )
     }
 
     /// The id [`GripId::derive`] gave the same grip before ids carried the project (TOC
@@ -611,15 +618,22 @@ impl GripId {
     #[must_use]
     pub fn legacy_derive(ts_ms: u64, event_id_start: &str, excerpt_start_offset: usize) -> GripId {
         let offset_u64 = u64::try_from(excerpt_start_offset).unwrap_or(u64::MAX);
-        let random_bits = stable_random_80_bits(&[
-            LEGACY_GRIP_HASH_DOMAIN,
-            &ts_ms.to_le_bytes(),
-            &offset_u64.to_le_bytes(),
-            event_id_start.as_bytes(),
-        ]);
+        GripId::hashed(
+            ts_ms,
+            &[
+                LEGACY_GRIP_HASH_DOMAIN,
+                &ts_ms.to_le_bytes(),
+                &offset_u64.to_le_bytes(),
+                event_id_start.as_bytes(),
+            ],
+        )
+    }
+
+    /// A grip id whose ULID has the time `ts_ms` and the hash of `parts`.
+    fn hashed(ts_ms: u64, parts: &[&[u8]]) -> GripId {
         GripId {
             ts_ms,
-            ulid: Ulid::from_parts(ts_ms, random_bits),
+            ulid: Ulid::from_parts(ts_ms, stable_random_80_bits(parts)),
         }
     }
 
