@@ -49,8 +49,8 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 /// to the kernel, so the store's commit path, which allocates and frees megabytes per
 /// group commit, kept faulting fresh 2 MiB pages that the kernel zeroes first: about 270
 /// huge-page faults per 200 000 events ingested, and embedded ingest about a fifth
-/// slower than with them off (docs/benchmarks.md, "Huge pages"). Where the call is
-/// refused (another OS, a sandbox), the process runs as before.
+/// slower than with them off (docs/benchmarks.md, "Commit path: the append batch sized
+/// once"). Where the call is refused (another OS, a sandbox), the process runs as before.
 fn disable_transparent_huge_pages() {
     // A refusal is not reported: tracing starts later, with the command.
     #[cfg(target_os = "linux")]
