@@ -284,9 +284,14 @@ impl Pipeline {
                 to = TOC_FORMAT_VERSION,
                 "upgrading the toc: rebuilding it from the log"
             );
-            // Not waiting for the backlog first (as `admin rebuild` does): whatever the
-            // old TOC still had to announce is moot once it is deleted. A failure stops
-            // the start; the next start tries again, as after a crash.
+            // As `admin rebuild` does, the TOC's backlog lands first (nothing is ingested
+            // yet, so its consumers go idle): a reset while the segmenter still announced
+            // segments would have the grip extractor and rollup builder read
+            // announcements of segments the reset had deleted. A failure stops the
+            // start; the next start tries again, as after a crash.
+            pipeline
+                .wait_toc_caught_up(std::time::Duration::from_secs(60))
+                .await;
             if let Err(err) = pipeline.reset_toc().await {
                 pipeline.shutdown().await;
                 return Err(SpawnErr::StartupFailed(Box::new(err)));
@@ -436,18 +441,32 @@ impl Pipeline {
     /// Waits until every consumer has applied everything up to the current head, or
     /// `timeout` passes; true when caught up.
     pub async fn wait_caught_up(&self, timeout: Duration) -> bool {
+        self.wait_up_to_head(timeout, true).await
+    }
+
+    /// [`Pipeline::wait_caught_up`] for the TOC's consumers only (segmenter, grip
+    /// extractor, rollup builder): the indexes may still be behind.
+    async fn wait_toc_caught_up(&self, timeout: Duration) -> bool {
+        self.wait_up_to_head(timeout, false).await
+    }
+
+    /// Waits until the TOC's consumers, and with `all` every other consumer and index,
+    /// have applied everything up to the current head, or `timeout` passes.
+    async fn wait_up_to_head(&self, timeout: Duration, all: bool) -> bool {
         let deadline = std::time::Instant::now() + timeout;
         loop {
             // Consumers append derived entries, so the head can move while we wait.
             let head = self.store.head();
             let remaining = || deadline.saturating_duration_since(std::time::Instant::now());
-            let caught_up = self.session_catalog.wait_for(head, remaining()).await
-                && self.segmenter.wait_for(head, remaining()).await
+            let toc_caught_up = self.segmenter.wait_for(head, remaining()).await
                 && self.grip_extractor.wait_for(head, remaining()).await
-                && self.rollup_builder.wait_for(head, remaining()).await
-                && self.wait_bm25_committed(head, remaining()).await
-                && self.wait_vector_committed(head, remaining()).await
-                && self.wait_agent(head, remaining()).await;
+                && self.rollup_builder.wait_for(head, remaining()).await;
+            let caught_up = toc_caught_up
+                && (!all
+                    || (self.session_catalog.wait_for(head, remaining()).await
+                        && self.wait_bm25_committed(head, remaining()).await
+                        && self.wait_vector_committed(head, remaining()).await
+                        && self.wait_agent(head, remaining()).await));
             if !caught_up {
                 return false;
             }

@@ -268,11 +268,8 @@ pub async fn run(
     let pipeline = Arc::new(pipeline);
     let admin = spawn_admin_calls(&client, &store, &pipeline, &config, None, &shutdown).await?;
     // Ready once every call is answered too: a client told "ready" that then got "no
-    // responders" from `memory.admin.status` had been told too early. The flush's
-    // round trip makes the server have every subscription before that.
-    if let Err(err) = client.flush().await {
-        warn!(error = %err, "cannot flush the subscriptions to nats before turning ready");
-    }
+    // responders" from `memory.admin.status` had been told too early.
+    confirm_subscriptions(&client).await;
     health.set_ready("instance", true, "the only daemon in single mode on NATS");
     info!(
         data_dir = %data_dir.display(),
@@ -509,9 +506,7 @@ async fn serve_replica(
         }
     };
     // Ready once the admin calls are answered too, as in single mode.
-    if let Err(err) = client.flush().await {
-        warn!(error = %err, "cannot flush the subscriptions to nats before turning ready");
-    }
+    confirm_subscriptions(client).await;
     health.set_ready(
         "instance",
         true,
@@ -576,6 +571,31 @@ impl memory_nats::QueryHandler for QueryAdapter {
         payload: &[u8],
     ) -> Result<serde_json::Value, memory_types::ServiceError> {
         self.0.call(project_id, method, payload)
+    }
+}
+
+/// Waits until the server has every subscription this connection made so far: it
+/// handles one connection's messages in order, so a message this connection sends to a
+/// fresh inbox of its own comes back only after every earlier subscription is in place.
+/// (`flush` only writes the client's buffer to the socket.) Bounded, so a server that
+/// is away cannot hold the start: it then logs and goes on, and `/readyz` still says
+/// `nats` is not connected.
+async fn confirm_subscriptions(client: &async_nats::Client) {
+    const WITHIN: Duration = Duration::from_secs(5);
+    let round_trip = async {
+        let inbox = client.new_inbox();
+        let mut echo = client.subscribe(inbox.clone()).await?;
+        client.publish(inbox, bytes::Bytes::new()).await?;
+        echo.next().await.context("the echo subscription closed")?;
+        anyhow::Ok(())
+    };
+    match tokio::time::timeout(WITHIN, round_trip).await {
+        Ok(Ok(())) => {}
+        Ok(Err(err)) => warn!(error = %err, "cannot confirm the subscriptions with nats"),
+        Err(_) => warn!(
+            within_secs = WITHIN.as_secs(),
+            "nats did not confirm the subscriptions in time; turning ready anyway"
+        ),
     }
 }
 

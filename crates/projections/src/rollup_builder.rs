@@ -396,8 +396,8 @@ impl RollupBuilder {
                 ConsumerError::BadInput(format!("segment {segment_id} is not stored"))
             })?;
             let grips = GripExtractor::segment_grips(store, &segment_id)?;
-            // A segment id is unique within its project only: another project's record
-            // under this id lends this node none of its events.
+            // A guard (ids hash the project since TOC format 2): another project's
+            // record under this id lends this node none of its events.
             let mut events = load_events(store, &segment.events)?;
             events.retain(|event| event.project_id == node.project_id);
             let sources = summary_events(&events);
@@ -745,7 +745,7 @@ impl RollupBuilder {
             return Ok(());
         };
         // A segment that closed meanwhile gets its final node from `grips_extracted`
-        // (this project's: another project's segment may share the id).
+        // (this project's only, a guard: ids hash the project since TOC format 2).
         if Segmenter::segment(work.store, &open.segment_id)?
             .is_some_and(|closed| closed.project_id == open.project_id)
         {
@@ -1114,7 +1114,7 @@ pub fn toc_is_unbuilt(store: &Store) -> Result<bool, ConsumerError> {
 }
 
 /// The grips a node's bullets cite, loaded (missing ones, and any of another project —
-/// grip ids are unique within a project only — skipped).
+/// a guard, since grip ids hash the project — skipped).
 ///
 /// # Errors
 /// Store or decoding failures.

@@ -127,9 +127,9 @@ fn segment_events(
     load_events(store, view.project_id, &seqs)
 }
 
-/// The events at `seqs` that belong to `project_id`. Segment and grip ids derive from
-/// their first event's time and id, which are unique within a project only: a record
-/// another project's identical ids wrote must never reach this project's answer.
+/// The events at `seqs` that belong to `project_id`. Segment and grip ids hash the
+/// project since TOC format 2; the check stays as a guard (a data dir mid-upgrade, a
+/// hand-built id): another project's record must never reach this project's answer.
 fn load_events(store: &Store, project_id: &str, seqs: &[u64]) -> crate::Result<Vec<Event>> {
     let mut events = Vec::with_capacity(seqs.len());
     for seq in seqs {

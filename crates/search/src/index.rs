@@ -458,13 +458,12 @@ impl Bm25Writer {
     }
 
     /// Removes every document `selector` matches, all projects; returns how many there
-    /// were at the last commit (documents added since are removed too but not counted).
+    /// were at the last commit (documents added since are removed too but not counted,
+    /// so the delete runs even when that count is 0).
     pub fn delete_matching(&mut self, selector: &DocSelector) -> Result<u64> {
         let query = crate::query::selector_query(selector, &self.schema);
         let count = self.reader.searcher().search(&*query, &Count)? as u64;
-        if count > 0 {
-            self.writer.delete_query(query)?;
-        }
+        self.writer.delete_query(query)?;
         Ok(count)
     }
 

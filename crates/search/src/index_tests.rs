@@ -413,6 +413,24 @@ fn selectors_count_what_they_select() -> Result<()> {
     Ok(())
 }
 
+/// A document added since the last commit goes with `delete_matching` too, also when the
+/// committed index holds none it matches (a TOC reset right after the index's first
+/// TOC documents, before any commit).
+#[test]
+fn delete_matching_removes_documents_added_since_the_last_commit() -> Result<()> {
+    let index = index_with(&corpus())?;
+    let toc_nodes = DocSelector::new(DocType::TocNode).level("month");
+    assert_eq!(index.count_matching(&toc_nodes)?, 0);
+    let mut writer = index.writer()?;
+    let mut month = doc(DocType::TocNode, "toc:month:2026-01", "alpha", "month jwt", 10);
+    month.level = Some("month".to_owned());
+    writer.upsert(&month)?;
+    assert_eq!(writer.delete_matching(&toc_nodes)?, 0, "none committed");
+    writer.commit_with_payload("cleared")?;
+    assert_eq!(index.count_matching(&toc_nodes)?, 0);
+    Ok(())
+}
+
 #[test]
 fn delete_matching_removes_by_type_level_and_age() -> Result<()> {
     let mut docs = corpus();
