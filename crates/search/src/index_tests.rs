@@ -422,7 +422,13 @@ fn delete_matching_removes_documents_added_since_the_last_commit() -> Result<()>
     let toc_nodes = DocSelector::new(DocType::TocNode).level("month");
     assert_eq!(index.count_matching(&toc_nodes)?, 0);
     let mut writer = index.writer()?;
-    let mut month = doc(DocType::TocNode, "toc:month:2026-01", "alpha", "month jwt", 10);
+    let mut month = doc(
+        DocType::TocNode,
+        "toc:month:2026-01",
+        "alpha",
+        "month jwt",
+        10,
+    );
     month.level = Some("month".to_owned());
     writer.upsert(&month)?;
     assert_eq!(writer.delete_matching(&toc_nodes)?, 0, "none committed");
