@@ -46,8 +46,14 @@ pub const MINILM_DIMS: usize = 384;
 /// Cost grows with length — a 128-token text costs about ten times a 12-token sentence
 /// on two cores — and what a model trained on 128 tokens makes of the rest is weak.
 pub const DEFAULT_MAX_TOKENS: usize = 128;
-/// Texts per ONNX Runtime call.
+/// Most texts per ONNX Runtime call.
 pub const DEFAULT_BATCH_SIZE: usize = 64;
+/// Most padded tokens (texts × the longest text's tokens) per ONNX Runtime call: 64
+/// one-line texts or 4 texts of [`DEFAULT_MAX_TOKENS`] tokens. On one core that embeds
+/// long texts about 40 % faster than 64 per call and short ones as fast, and keeps ONNX
+/// Runtime's arena (which keeps its largest batch's activations) small
+/// (docs/benchmarks.md, "The embedders' memory").
+pub const DEFAULT_BATCH_TOKENS: usize = 512;
 /// The float32 model in a model directory: what documents are embedded with.
 pub const MODEL_FILE: &str = "model.onnx";
 /// Its 8-bit copy (`scripts/quantize_minilm.py`): what questions are embedded with by
@@ -78,8 +84,10 @@ pub struct EmbedderConfig {
     pub ort_dylib: PathBuf,
     /// Longest input, tokens; longer text is truncated.
     pub max_tokens: usize,
-    /// Texts per ONNX Runtime call.
+    /// Most texts per ONNX Runtime call.
     pub batch_size: usize,
+    /// Most padded tokens per ONNX Runtime call ([`DEFAULT_BATCH_TOKENS`]).
+    pub batch_tokens: usize,
     /// ONNX Runtime intra-op threads; `None` lets it choose (all cores).
     pub intra_threads: Option<usize>,
 }
@@ -94,6 +102,7 @@ impl EmbedderConfig {
             ort_dylib: ort_dylib.into(),
             max_tokens: DEFAULT_MAX_TOKENS,
             batch_size: DEFAULT_BATCH_SIZE,
+            batch_tokens: DEFAULT_BATCH_TOKENS,
             intra_threads: None,
         }
     }
@@ -183,6 +192,8 @@ fn runtime(path: &Path) -> Result<ort::environment::Environment, EmbedError> {
 pub struct Embedder {
     model: TextEmbedding,
     batch_size: usize,
+    batch_tokens: usize,
+    max_tokens: usize,
 }
 
 impl std::fmt::Debug for Embedder {
@@ -249,6 +260,8 @@ impl Embedder {
         Ok(Embedder {
             model,
             batch_size: config.batch_size.max(1),
+            batch_tokens: config.batch_tokens.max(1),
+            max_tokens: config.max_tokens,
         })
     }
 
@@ -269,23 +282,71 @@ impl Embedder {
         if texts.is_empty() {
             return Ok(Vec::new());
         }
-        // A batch is padded to its longest text, so texts of similar length go together:
-        // with coding sessions' mix of one-liners and long tool output that is several
-        // times faster than embedding them in the order given.
+        // A batch is padded to its longest text, so texts of similar length go together
+        // (coding sessions mix one-liners with long tool output), and a batch is bounded
+        // by its padded tokens, not only by its texts: the activations ONNX Runtime keeps
+        // in its arena grow with texts × tokens, and a batch of 64 long texts made the
+        // arena hold ~400 MiB for the process's life while embedding slower than small
+        // batches do (docs/benchmarks.md, "The embedders' memory").
+        let lengths: Vec<usize> = texts
+            .iter()
+            .map(|text| {
+                self.model
+                    .tokenizer
+                    .encode(text.as_ref(), true)
+                    .map_or(self.max_tokens, |encoding| encoding.len())
+            })
+            .collect();
         let mut order: Vec<usize> = (0..texts.len()).collect();
-        order.sort_by_key(|&index| texts[index].as_ref().len());
-        let sorted: Vec<&str> = order.iter().map(|&index| texts[index].as_ref()).collect();
-        let embedded = self
-            .model
-            .embed(&sorted, Some(self.batch_size))
-            .map_err(|err| EmbedError::Embed(err.to_string()))?;
+        order.sort_by_key(|&index| (lengths[index], texts[index].as_ref().len()));
         let mut vectors = vec![Vec::new(); texts.len()];
-        for (index, mut vector) in order.into_iter().zip(embedded) {
-            normalize(&mut vector);
-            vectors[index] = vector;
+        for batch in token_bounded_batches(&order, &lengths, self.batch_size, self.batch_tokens) {
+            let batch_texts: Vec<&str> = batch.iter().map(|&index| texts[index].as_ref()).collect();
+            let embedded = self
+                .model
+                .embed(&batch_texts, Some(batch_texts.len()))
+                .map_err(|err| EmbedError::Embed(err.to_string()))?;
+            if embedded.len() != batch.len() {
+                return Err(EmbedError::Embed(format!(
+                    "{} vectors for {} texts",
+                    embedded.len(),
+                    batch.len()
+                )));
+            }
+            for (&index, mut vector) in batch.iter().zip(embedded) {
+                normalize(&mut vector);
+                vectors[index] = vector;
+            }
         }
         Ok(vectors)
     }
+}
+
+/// Splits `order` (indexes sorted by ascending token length) into consecutive batches of
+/// at most `max_texts` texts whose padded size (texts × the longest one's tokens) stays
+/// within `max_tokens`; a single text longer than the budget is a batch of its own.
+fn token_bounded_batches<'a>(
+    order: &'a [usize],
+    lengths: &'a [usize],
+    max_texts: usize,
+    max_tokens: usize,
+) -> impl Iterator<Item = &'a [usize]> + 'a {
+    let mut rest = order;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let mut taken = 1;
+        while taken < rest.len()
+            && taken < max_texts
+            && (taken + 1) * lengths[rest[taken]] <= max_tokens
+        {
+            taken += 1;
+        }
+        let (batch, tail) = rest.split_at(taken);
+        rest = tail;
+        Some(batch)
+    })
 }
 
 /// Scales `vector` to unit length (a zero vector stays zero).
@@ -362,6 +423,45 @@ mod tests {
         }
         let question = quantized.embed(&[texts[1]])?.remove(0);
         assert!(dot(&question, &documents[2]) > dot(&question, &documents[3]) + 0.2);
+        Ok(())
+    }
+
+    #[test]
+    fn batches_are_bounded_by_padded_tokens_and_texts() {
+        let lengths = [3, 3, 3, 10, 10, 128, 128, 128];
+        let order: Vec<usize> = (0..lengths.len()).collect();
+        let batches: Vec<&[usize]> = token_bounded_batches(&order, &lengths, 64, 20).collect();
+        // 4 × 10 padded tokens would be over 20; a text over the budget goes alone.
+        assert_eq!(
+            batches,
+            [&[0, 1, 2][..], &[3, 4], &[5], &[6], &[7]],
+            "{batches:?}"
+        );
+        let batches: Vec<&[usize]> = token_bounded_batches(&order, &lengths, 2, 1000).collect();
+        assert_eq!(batches, [&[0, 1][..], &[2, 3], &[4, 5], &[6, 7]]);
+        assert_eq!(token_bounded_batches(&[], &lengths, 2, 1000).count(), 0);
+    }
+
+    /// Texts of very different lengths in one call: each vector is the one the text
+    /// gets alone, in the caller's order.
+    #[test]
+    fn mixed_lengths_embed_as_they_do_alone() -> Result<(), EmbedError> {
+        let mut embedder = Embedder::load(&EmbedderConfig::from_env_or_repo())?;
+        let long = "The deploy pipeline retries the canary twice before it rolls back. ".repeat(20);
+        let texts: Vec<String> = (0..40)
+            .map(|i| match i % 3 {
+                0 => format!("short note {i}"),
+                1 => long.clone(),
+                _ => format!(
+                    "a middling sentence about the JWT expiry, number {i}, we chose fifteen minutes"
+                ),
+            })
+            .collect();
+        let together = embedder.embed(&texts)?;
+        for (text, vector) in texts.iter().zip(&together).step_by(7) {
+            let alone = embedder.embed(&[text])?.remove(0);
+            assert!(dot(&alone, vector) > 0.9999, "{text}");
+        }
         Ok(())
     }
 
