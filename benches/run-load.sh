@@ -384,6 +384,7 @@ echo "== daemon-side means"
 daemon_means
 RSS=$(awk '/VmHWM/ {print $2}' /proc/$DAEMON_PID/status)
 echo "daemon peak RSS (model loaded): $((RSS / 1024)) MiB"
+awk '/^(VmRSS|RssAnon|RssFile|RssShmem):/ {printf "%s %d MiB  ", $1, $2 / 1024} END {print ""}' /proc/$DAEMON_PID/status | sed 's/^/daemon RSS now: /'
 stop_stack
 fi
 echo "== load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -91,8 +91,9 @@ struct Cli {
     /// Documents per sealed segment.
     #[arg(long, default_value_t = 2_000)]
     seal_threshold: usize,
-    /// `exact_scan_max_docs` of the searches (a search-time setting: it does not change
-    /// the index built). Default: the production default.
+    /// `exact_scan_max_docs` of the searches (it does not change the index built, only
+    /// which segments keep their graphs in memory when it opens). Default: the
+    /// production default.
     #[arg(long)]
     exact_scan_max_docs: Option<usize>,
     /// Open an index left by an earlier run with the same data and configuration

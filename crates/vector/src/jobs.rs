@@ -60,7 +60,7 @@ impl SealJob {
     /// bytes. Pure and slow; touches neither the index nor the disk.
     pub fn build(self) -> Result<BuiltSegment> {
         let started = Instant::now();
-        let (data, versions) = SegmentData::build(self.params, self.docs);
+        let (mut data, versions) = SegmentData::build(self.params, self.docs);
         let body = data.encode()?;
         Ok(BuiltSegment::new(
             self.ticket,
@@ -124,7 +124,7 @@ impl MergeJob {
             for &local_id in &input.live_local_ids {
                 docs.push((
                     input.data.meta(local_id).clone(),
-                    input.data.embedding(local_id).clone(),
+                    Embedding(input.data.vector(local_id)?.into()),
                     (input.segment_id, local_id),
                 ));
             }
@@ -132,7 +132,7 @@ impl MergeJob {
         let (data_opt, body, sources) = if docs.is_empty() {
             (None, Vec::new(), Vec::new())
         } else {
-            let (data, sources) = SegmentData::build(self.params, docs);
+            let (mut data, sources) = SegmentData::build(self.params, docs);
             let body = data.encode()?;
             (Some(data), body, sources)
         };
@@ -261,7 +261,7 @@ impl BuiltSegment {
         Ok(())
     }
 
-    fn path(&self) -> PathBuf {
+    pub(crate) fn path(&self) -> PathBuf {
         self.ticket
             .dir
             .join(segment_file_name(self.ticket.segment_id))

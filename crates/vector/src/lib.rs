@@ -52,6 +52,12 @@
 //! # }
 //! ```
 //!
+//! Memory: a sealed segment keeps its metadata and an int8 copy of its vectors in
+//! memory. Its HNSW graph, which owns the f32 vectors, stays in memory only when the
+//! segment is large enough to be searched through it (more than `exact_scan_max_docs`
+//! documents); a smaller one reads the few f32 vectors a search re-scores, and a merge
+//! its inputs' vectors, from its file.
+//!
 //! Every call blocks (see [`index`]); async callers use `spawn_blocking`. Writes take
 //! `&mut self` and searches `&self`, so the index is shared behind a `RwLock`.
 //!

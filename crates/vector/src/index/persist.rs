@@ -141,7 +141,9 @@ impl VectorIndex {
                 ),
             ));
         }
-        let data = SegmentData::decode(&path, body, self.config.dims, self.config.ef_search)?;
+        let mut data = SegmentData::decode(&path, body, self.config.dims, self.config.ef_search)?;
+        drop(bytes);
+        self.release_graph(&mut data, &path);
         if data.len() != entry.num_docs as usize {
             return Err(VectorError::corrupt(
                 &path,

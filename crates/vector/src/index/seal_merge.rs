@@ -198,7 +198,8 @@ impl VectorIndex {
         if num_alive > 0 {
             built.persist()?;
         }
-        if let Some(data) = built.data_opt.take().filter(|_| num_alive > 0) {
+        if let Some(mut data) = built.data_opt.take().filter(|_| num_alive > 0) {
+            self.release_graph(&mut data, &built.path());
             built.mark_installed();
             let mut state = SegmentState::new(Arc::new(data), built.file_len, built.file_crc);
             for (local_id, alive) in alive.iter().enumerate() {
@@ -240,6 +241,23 @@ impl VectorIndex {
             "vector segment installed"
         );
         Ok(outcome)
+    }
+
+    /// Drops the graph of a segment that is always scanned exactly (no more documents
+    /// than `exact_scan_max_docs`), its f32 vectors read from its file at `path` from
+    /// then on (see `crate::segment`). If that fails the segment keeps its graph: more
+    /// memory, same results.
+    pub(super) fn release_graph(
+        &self,
+        data: &mut crate::segment::SegmentData,
+        path: &std::path::Path,
+    ) {
+        if data.len() > self.config.exact_scan_max_docs {
+            return;
+        }
+        if let Err(error) = data.read_vectors_from_file(path) {
+            tracing::warn!(path = %path.display(), %error, "vector segment keeps its graph in memory");
+        }
     }
 
     /// Prepares, builds and installs a seal in one call, holding `&mut self` throughout

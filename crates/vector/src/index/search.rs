@@ -133,7 +133,7 @@ impl VectorIndex {
         let query = (query.as_slice(), &query_point, &quantized_query);
         let search_group = |group| self.search_group(group, query, selector, limit);
         let workers = search_workers(&segments, self.config.parallel_search_min_docs);
-        let partials: Vec<(TopK<'_>, SearchStats)> = if workers <= 1 {
+        let partials: Vec<Result<(TopK<'_>, SearchStats)>> = if workers <= 1 {
             vec![search_group(segments)]
         } else {
             std::thread::scope(|scope| {
@@ -149,7 +149,8 @@ impl VectorIndex {
                     .collect()
             })
         };
-        for (partial, partial_stats) in partials {
+        for partial in partials {
+            let (partial, partial_stats) = partial?;
             for Reverse(Scored { score, meta }) in partial.heap {
                 top.push(score, meta);
             }
@@ -179,7 +180,7 @@ impl VectorIndex {
         query: (&[f32], &Embedding, &QuantizedQuery),
         selector: &DocSelector,
         limit: usize,
-    ) -> (TopK<'a>, SearchStats) {
+    ) -> Result<(TopK<'a>, SearchStats)> {
         let mut top = TopK::new(limit);
         let mut candidates = ApproxTop::new(rerank_count(limit));
         let mut stats = SearchStats::default();
@@ -193,13 +194,13 @@ impl VectorIndex {
                 &mut top,
                 &mut scanned,
                 &mut stats,
-            );
+            )?;
         }
         for (position, local_id) in candidates.into_ids() {
             let data = &group[position].data;
-            top.push(data.score(query.0, local_id), data.meta(local_id));
+            top.push(data.score(query.0, local_id)?, data.meta(local_id));
         }
-        (top, stats)
+        Ok((top, stats))
     }
 
     /// One segment's part of [`VectorIndex::search_with_stats`] (the rules are there):
@@ -215,11 +216,11 @@ impl VectorIndex {
         top: &mut TopK<'a>,
         scanned: impl FnMut(f32, u32),
         stats: &mut SearchStats,
-    ) {
+    ) -> Result<()> {
         let bound = segment.matching_bound(selector);
         if bound == 0 {
             stats.num_segments_skipped += 1;
-            return;
+            return Ok(());
         }
         let data = &segment.data;
         let wanted_candidates =
@@ -228,20 +229,22 @@ impl VectorIndex {
         // Expected matching candidates: ef_search × bound / live ≥ wanted.
         let graph_fills = (ef_search as u128) * (bound as u128)
             >= (wanted_candidates as u128) * (segment.live_len() as u128);
-        if bound > self.config.exact_scan_max_docs && graph_fills {
+        // A segment without its graph in memory (one no larger than
+        // `exact_scan_max_docs` when it was loaded or installed) is always scanned.
+        if bound > self.config.exact_scan_max_docs && graph_fills && data.has_graph() {
             stats.num_segments_graph += 1;
             let mut found: Vec<(f32, &DocMeta)> = Vec::new();
             for local_id in data.nearest(query_point) {
                 let meta = data.meta(local_id);
                 if !segment.is_deleted(local_id) && meta.is_selected_by(selector) {
-                    found.push((data.score(query, local_id), meta));
+                    found.push((data.score(query, local_id)?, meta));
                 }
             }
             if found.len() >= limit || found.len() >= bound {
                 for (score, meta) in found {
                     top.push(score, meta);
                 }
-                return;
+                return Ok(());
             }
             stats.num_graph_fallbacks += 1;
         } else {
@@ -266,5 +269,6 @@ impl VectorIndex {
         };
         stats.num_segment_docs_scored +=
             data.approx_scan(quantized_query, selector.project_selected(), keep, scanned);
+        Ok(())
     }
 }
