@@ -15,7 +15,8 @@ use memory_projections::{
     IndexingAgent, IndexingSettings, OutboxConsumer, PruneKind, ROLLUP_BUILDER, RebuildReport,
     Retention, RollupBuilder, RollupConfig, SEGMENTER, SESSION_CATALOG, Segmenter, SegmenterConfig,
     SessionCatalog, TOC_FORMAT_VERSION, VECTOR_INDEXER, VectorHandle, VectorIndexer,
-    VectorSettings, mark_toc_format, prune_indexes, toc_format, toc_is_unbuilt,
+    VectorSettings, mark_toc_format, mark_unbuilt_toc_format, prune_indexes, toc_format,
+    toc_is_unbuilt,
 };
 
 use crate::consumer::{
@@ -542,7 +543,8 @@ impl Pipeline {
 
 /// Whether the store's TOC was built with ids of an older format and must be rebuilt:
 /// no format recorded (or an older one) while the segmenter has built something. A
-/// store whose segmenter has built nothing is marked current at once.
+/// store whose segmenter has built nothing is marked current at once (with a
+/// `toc_cleared` for the indexes when its log is not empty: `mark_unbuilt_toc_format`).
 fn toc_needs_upgrade(store: &Store) -> Result<bool, ConsumerError> {
     match toc_format(store)? {
         Some(found) if found >= TOC_FORMAT_VERSION => {
@@ -556,7 +558,7 @@ fn toc_needs_upgrade(store: &Store) -> Result<bool, ConsumerError> {
         }
         Some(_) | None => {
             if toc_is_unbuilt(store)? {
-                mark_toc_format(store)?;
+                mark_unbuilt_toc_format(store)?;
                 return Ok(false);
             }
             Ok(true)

@@ -81,7 +81,8 @@ pub use metrics::{BM25_METRICS, Bm25Metrics, VECTOR_METRICS, VectorMetrics};
 pub use prune::{IndexPruneReport, prune_indexes};
 pub use rollup_builder::{
     ROLLUP_BUILDER, RollupBuilder, RollupConfig, TOC_CLEARED, TOC_FORMAT_VERSION, TOC_NODE_WRITTEN,
-    bullet_grips, mark_toc_format, node_version, toc_format, toc_is_unbuilt,
+    bullet_grips, mark_toc_format, mark_unbuilt_toc_format, node_version, toc_format,
+    toc_is_unbuilt,
 };
 pub use segmenter::{
     CloseReason, IdleSegment, OpenSegmentView, SEGMENT_CLOSED, SEGMENT_OPEN, SEGMENTER, Segment,

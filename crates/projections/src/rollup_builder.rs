@@ -1100,6 +1100,35 @@ pub fn mark_toc_format(store: &Store) -> Result<(), ConsumerError> {
     Ok(())
 }
 
+/// Marks an unbuilt TOC ([`toc_is_unbuilt`]) that recorded no current format as of
+/// [`TOC_FORMAT_VERSION`]. When the log already holds something, the same batch
+/// announces [`TOC_CLEARED`]: such a TOC was reset by an older build that stopped
+/// before replaying (or never ran), and the indexes may still hold that build's node and
+/// grip documents under the old ids, which no replay would delete. A new store (an
+/// empty log) gets the marker alone. Returns whether it announced.
+///
+/// # Errors
+/// Store failures.
+pub fn mark_unbuilt_toc_format(store: &Store) -> Result<bool, ConsumerError> {
+    let keyspace = store.projection_keyspace(TOC_FORMAT_KEYSPACE)?;
+    let mut batch = store.projection_batch();
+    let announce = store.head() != OutboxSeq::ZERO;
+    if announce {
+        batch.append_derived(DerivedEntry {
+            kind: TOC_CLEARED.to_owned(),
+            project_id: String::new(),
+            key: String::new(),
+        });
+    }
+    batch.insert(
+        &keyspace,
+        TOC_FORMAT_KEY,
+        codec::encode("toc format", TOC_FORMAT_RECORD_VERSION, &TOC_FORMAT_VERSION)?,
+    );
+    store.commit_projection(batch)?;
+    Ok(announce)
+}
+
 /// Whether the segmenter has built nothing yet: cursor at the start, no segment open or
 /// closed. Such a TOC has no ids of any format, so it needs no rebuild to be marked
 /// current (a new store, or an upgrade whose resets were all done before a crash).
@@ -1363,5 +1392,42 @@ mod tests {
             .expect("read")
             .expect("day");
         assert_eq!((day_node.num_events, day_node.child_ids.len()), (3, 1));
+    }
+
+    /// An unbuilt TOC is marked current; the indexes are told to drop TOC documents
+    /// only when the log already holds something (an older build's reset TOC may have
+    /// left documents under old ids), never for a new store.
+    #[test]
+    fn an_unbuilt_toc_with_a_log_announces_toc_cleared_once_marked() {
+        let cleared = |store: &Store| {
+            store
+                .read_feed(OutboxSeq::ZERO, usize::MAX)
+                .expect("feed")
+                .iter()
+                .filter(|item| matches!(item, FeedItem::Derived { entry, .. } if entry.kind == TOC_CLEARED))
+                .count()
+        };
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::open(dir.path(), &StoreOptions::default()).expect("store");
+        assert!(toc_is_unbuilt(&store).expect("unbuilt"));
+        assert!(!mark_unbuilt_toc_format(&store).expect("mark"));
+        assert_eq!(
+            toc_format(&store).expect("format"),
+            Some(TOC_FORMAT_VERSION)
+        );
+        assert_eq!(cleared(&store), 0);
+
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::open(dir.path(), &StoreOptions::default()).expect("store");
+        store
+            .append_events(&[event("e1", "s1", 1_000, EventKind::UserMessage, "hello")])
+            .expect("append");
+        assert!(toc_is_unbuilt(&store).expect("unbuilt"));
+        assert!(mark_unbuilt_toc_format(&store).expect("mark"));
+        assert_eq!(
+            toc_format(&store).expect("format"),
+            Some(TOC_FORMAT_VERSION)
+        );
+        assert_eq!(cleared(&store), 1);
     }
 }
