@@ -13,7 +13,7 @@ LLM_MODELS ?= 0.5b
 SOAK_TRIALS ?= 100
 
 .DEFAULT_GOAL := help
-.PHONY: help setup setup-llm llm-server build demo test test-cluster test-llm test-props bench bench-cluster bench-snapshot soak fmt lint clean distclean
+.PHONY: help setup setup-llm llm-server build demo test test-cluster test-llm test-props bench bench-cluster bench-snapshot bench-memory soak fmt lint clean distclean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-13s %s\n", $$1, $$2}'
@@ -55,6 +55,9 @@ bench-cluster: setup ## Cluster mode against a bare JetStream publish and single
 
 bench-snapshot: setup ## A new replica from its group's snapshot against a full replay (benches/run-snapshot.sh)
 	@bash benches/run-snapshot.sh
+
+bench-memory: setup ## The daemon's RSS with vectors on, step by step, over a preloaded year (benches/run-memory.sh; needs HYBRID_DATA_DIR from `run-load.sh hybrid`)
+	@bash benches/run-memory.sh
 
 soak: setup ## The crash soak: SOAK_TRIALS (100) trials of load, kill -9, restart and check (benches/run-soak.sh; release build; about two hours on 2 cores, not in `test`)
 	@bash benches/run-soak.sh $(SOAK_TRIALS)
