@@ -89,12 +89,23 @@ pub(crate) fn grip_translation(
         let Some(event) = store.event(seq)? else {
             continue;
         };
-        for (offset, _) in event.text.match_indices(grip.excerpt.as_str()) {
+        for offset in occurrences(&event.text, &grip.excerpt) {
             let legacy = GripId::legacy_derive(grip.timestamp_ms, &grip.event_id_start, offset);
             translation.insert(legacy, grip.grip_id);
         }
     }
     Ok(translation)
+}
+
+/// Every byte offset where `needle` starts in `text`, overlapping ones included (the
+/// grip's old offset may be any of them: `match_indices` would skip "aa" at 1 in "aaa").
+fn occurrences<'a>(text: &'a str, needle: &'a str) -> impl Iterator<Item = usize> + 'a {
+    let mut from = 0;
+    std::iter::from_fn(move || {
+        let offset = from + text.get(from..)?.find(needle)?;
+        from = offset + text[offset..].chars().next().map_or(1, char::len_utf8);
+        Some(offset)
+    })
 }
 
 /// `summary` with every cited grip id that `translation` knows replaced by the current
@@ -148,5 +159,13 @@ mod tests {
             translated(&summary, &translation).bullets[0].grip_ids,
             [current, other]
         );
+    }
+
+    #[test]
+    fn occurrences_include_overlapping_ones() {
+        assert_eq!(occurrences("aaa", "aa").collect::<Vec<_>>(), [0, 1]);
+        assert_eq!(occurrences("xéaéa", "éa").collect::<Vec<_>>(), [1, 4]);
+        assert_eq!(occurrences("abc", "d").count(), 0);
+        assert_eq!(occurrences("ab", "ab").collect::<Vec<_>>(), [0]);
     }
 }
