@@ -48,6 +48,24 @@ async fn ingest(client: &async_nats::Client, session: &str) -> anyhow::Result<()
 }
 
 /// Replaces group g1's snapshot with its first half, keeping its description.
+/// The offsets where a tar's entries start after the first (each a 512-byte header
+/// whose size field, octal at bytes 124..136, says how many 512-byte blocks follow).
+fn tar_entry_boundaries(tar: &[u8]) -> Vec<usize> {
+    let mut boundaries = Vec::new();
+    let mut offset = 0;
+    while offset + 512 <= tar.len() && tar[offset] != 0 {
+        let size_field = String::from_utf8_lossy(&tar[offset + 124..offset + 136]);
+        let Ok(size) =
+            usize::from_str_radix(size_field.trim_matches(|c: char| c == '\0' || c == ' '), 8)
+        else {
+            break;
+        };
+        offset += 512 + size.div_ceil(512) * 512;
+        boundaries.push(offset);
+    }
+    boundaries
+}
+
 async fn damage_snapshot(client: &async_nats::Client) -> anyhow::Result<()> {
     let bucket = async_nats::jetstream::new(client.clone())
         .get_object_store("memory_snapshots")
@@ -56,7 +74,14 @@ async fn damage_snapshot(client: &async_nats::Client) -> anyhow::Result<()> {
     let mut bytes = Vec::new();
     bucket.get("g1").await?.read_to_end(&mut bytes).await?;
     anyhow::ensure!(bytes.len() > 1_024, "a snapshot of {} bytes", bytes.len());
-    bytes.truncate(bytes.len() / 2);
+    // Cut at the entry boundary nearest the middle: a tar reader sees a clean end there
+    // and unpacks the first half without an error (the store then lacks its last
+    // files), so only the size the publisher packed tells the snapshot is incomplete.
+    let cut = tar_entry_boundaries(&bytes)
+        .into_iter()
+        .min_by_key(|offset| offset.abs_diff(bytes.len() / 2))
+        .ok_or_else(|| anyhow::anyhow!("no tar entry in the snapshot"))?;
+    bytes.truncate(cut);
     let metadata: HashMap<String, String> = info.metadata.clone();
     bucket
         .put(

@@ -340,6 +340,20 @@ pub async fn download(
                 detail: format!("{received} bytes received, the object has {expected}"),
             });
         }
+        // The Object Store's digest covers the object as stored, not the snapshot as
+        // packed: an object cut short and stored again (or replaced by a partial copy)
+        // passes it, and a tar cut at a header boundary unpacks without an error, into
+        // a store missing its last files. The size the publisher packed catches that.
+        if received != snapshot.bytes {
+            return Err(ClusterError::Nats {
+                what: "snapshot download",
+                detail: format!(
+                    "the object holds {received} bytes, but {} packed a tar of {}: the \
+                     snapshot is incomplete",
+                    snapshot.node_id, snapshot.bytes
+                ),
+            });
+        }
         file.flush()
             .await
             .map_err(|err| nats("snapshot download")(&err))?;
