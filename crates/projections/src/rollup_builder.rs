@@ -1430,4 +1430,21 @@ mod tests {
         );
         assert_eq!(cleared(&store), 1);
     }
+
+    /// The TOC format record as it is on disk: keyspace `proj_toc_format`, key
+    /// `format`, a record version byte (1) and the format as a postcard varint. Older
+    /// and newer builds read this record: it must not change shape.
+    #[test]
+    fn the_toc_format_record_is_pinned() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::open(dir.path(), &StoreOptions::default()).expect("store");
+        mark_toc_format(&store).expect("mark");
+        let keyspace = store.projection_keyspace("toc_format").expect("keyspace");
+        let bytes = keyspace.get(b"format").expect("read").expect("record");
+        assert_eq!(&bytes[..], &[1, 2][..]);
+        for (raw, format) in [([1u8, 1u8], 1u64), ([1, 3], 3)] {
+            keyspace.insert(b"format", raw.to_vec()).expect("write");
+            assert_eq!(toc_format(&store).expect("format"), Some(format));
+        }
+    }
 }
