@@ -48,22 +48,18 @@ async fn ingest(client: &async_nats::Client, session: &str) -> anyhow::Result<()
 }
 
 /// Replaces group g1's snapshot with its first half, keeping its description.
-/// The offsets where a tar's entries start after the first (each a 512-byte header
-/// whose size field, octal at bytes 124..136, says how many 512-byte blocks follow).
-fn tar_entry_boundaries(tar: &[u8]) -> Vec<usize> {
+/// The offsets where a tar's entries start after the first: where the archive can be
+/// cut with a reader seeing a clean end.
+fn tar_entry_boundaries(tar_bytes: &[u8]) -> anyhow::Result<Vec<usize>> {
+    let mut archive = tar::Archive::new(tar_bytes);
     let mut boundaries = Vec::new();
-    let mut offset = 0;
-    while offset + 512 <= tar.len() && tar[offset] != 0 {
-        let size_field = String::from_utf8_lossy(&tar[offset + 124..offset + 136]);
-        let Ok(size) =
-            usize::from_str_radix(size_field.trim_matches(|c: char| c == '\0' || c == ' '), 8)
-        else {
-            break;
-        };
-        offset += 512 + size.div_ceil(512) * 512;
-        boundaries.push(offset);
+    for entry in archive.entries()? {
+        let offset = usize::try_from(entry?.raw_header_position())?;
+        if offset > 0 {
+            boundaries.push(offset);
+        }
     }
-    boundaries
+    Ok(boundaries)
 }
 
 async fn damage_snapshot(client: &async_nats::Client) -> anyhow::Result<()> {
@@ -77,7 +73,7 @@ async fn damage_snapshot(client: &async_nats::Client) -> anyhow::Result<()> {
     // Cut at the entry boundary nearest the middle: a tar reader sees a clean end there
     // and unpacks the first half without an error (the store then lacks its last
     // files), so only the size the publisher packed tells the snapshot is incomplete.
-    let cut = tar_entry_boundaries(&bytes)
+    let cut = tar_entry_boundaries(&bytes)?
         .into_iter()
         .min_by_key(|offset| offset.abs_diff(bytes.len() / 2))
         .ok_or_else(|| anyhow::anyhow!("no tar entry in the snapshot"))?;

@@ -193,7 +193,6 @@ pub struct Embedder {
     model: TextEmbedding,
     batch_size: usize,
     batch_tokens: usize,
-    max_tokens: usize,
 }
 
 impl std::fmt::Debug for Embedder {
@@ -261,7 +260,6 @@ impl Embedder {
             model,
             batch_size: config.batch_size.max(1),
             batch_tokens: config.batch_tokens.max(1),
-            max_tokens: config.max_tokens,
         })
     }
 
@@ -294,9 +292,10 @@ impl Embedder {
                 self.model
                     .tokenizer
                     .encode(text.as_ref(), true)
-                    .map_or(self.max_tokens, |encoding| encoding.len())
+                    .map(|encoding| encoding.len())
+                    .map_err(|err| EmbedError::Embed(format!("tokenizing: {err}")))
             })
-            .collect();
+            .collect::<Result<_, _>>()?;
         let mut order: Vec<usize> = (0..texts.len()).collect();
         order.sort_by_key(|&index| (lengths[index], texts[index].as_ref().len()));
         let mut vectors = vec![Vec::new(); texts.len()];

@@ -1054,11 +1054,7 @@ impl OutboxConsumer for RollupBuilder {
         self.model_summaries.clear().map_err(StoreError::from)?;
         self.restore_model_summaries(store, start)?;
         let mut batch = store.projection_batch();
-        batch.append_derived(DerivedEntry {
-            kind: TOC_CLEARED.to_owned(),
-            project_id: String::new(),
-            key: String::new(),
-        });
+        batch.append_derived(toc_cleared());
         batch.set_cursor(ROLLUP_BUILDER, start);
         store.commit_projection(batch)?;
         Ok(())
@@ -1082,6 +1078,15 @@ pub fn toc_format(store: &Store) -> Result<Option<u64>, ConsumerError> {
     }
 }
 
+/// The entry that tells the indexes the TOC was cleared.
+fn toc_cleared() -> DerivedEntry {
+    DerivedEntry {
+        kind: TOC_CLEARED.to_owned(),
+        project_id: String::new(),
+        key: String::new(),
+    }
+}
+
 /// Records that the TOC is of [`TOC_FORMAT_VERSION`]: written when a new store starts,
 /// or once the resets of an upgrade's rebuild are done (the replay that follows resumes
 /// from its cursors after a crash; a crash before this write repeats the resets).
@@ -1089,15 +1094,7 @@ pub fn toc_format(store: &Store) -> Result<Option<u64>, ConsumerError> {
 /// # Errors
 /// Store failures.
 pub fn mark_toc_format(store: &Store) -> Result<(), ConsumerError> {
-    let keyspace = store.projection_keyspace(TOC_FORMAT_KEYSPACE)?;
-    let mut batch = store.projection_batch();
-    batch.insert(
-        &keyspace,
-        TOC_FORMAT_KEY,
-        codec::encode("toc format", TOC_FORMAT_RECORD_VERSION, &TOC_FORMAT_VERSION)?,
-    );
-    store.commit_projection(batch)?;
-    Ok(())
+    commit_toc_format(store, false)
 }
 
 /// Marks an unbuilt TOC ([`toc_is_unbuilt`]) that recorded no current format as of
@@ -1110,15 +1107,18 @@ pub fn mark_toc_format(store: &Store) -> Result<(), ConsumerError> {
 /// # Errors
 /// Store failures.
 pub fn mark_unbuilt_toc_format(store: &Store) -> Result<bool, ConsumerError> {
+    let announce = store.head() != OutboxSeq::ZERO;
+    commit_toc_format(store, announce)?;
+    Ok(announce)
+}
+
+/// Writes the TOC format record, with a [`TOC_CLEARED`] entry in the same batch when
+/// `announce_cleared`.
+fn commit_toc_format(store: &Store, announce_cleared: bool) -> Result<(), ConsumerError> {
     let keyspace = store.projection_keyspace(TOC_FORMAT_KEYSPACE)?;
     let mut batch = store.projection_batch();
-    let announce = store.head() != OutboxSeq::ZERO;
-    if announce {
-        batch.append_derived(DerivedEntry {
-            kind: TOC_CLEARED.to_owned(),
-            project_id: String::new(),
-            key: String::new(),
-        });
+    if announce_cleared {
+        batch.append_derived(toc_cleared());
     }
     batch.insert(
         &keyspace,
@@ -1126,7 +1126,7 @@ pub fn mark_unbuilt_toc_format(store: &Store) -> Result<bool, ConsumerError> {
         codec::encode("toc format", TOC_FORMAT_RECORD_VERSION, &TOC_FORMAT_VERSION)?,
     );
     store.commit_projection(batch)?;
-    Ok(announce)
+    Ok(())
 }
 
 /// Whether the segmenter has built nothing yet: cursor at the start, no segment open or

@@ -67,18 +67,22 @@ enum Vectors {
         /// Local id → the graph's point id (the identity, kept so the graph's points
         /// are reached through its public API).
         point_ids: Vec<PointId>,
+        /// Where the vectors are in the segment file's body, once encoded or decoded.
+        layout_opt: Option<RowsLayout>,
     },
     /// The rows of the segment's file (kept open: a merge may unlink it while a search
     /// still reads it).
-    File { file: File, path: PathBuf },
+    File {
+        file: File,
+        path: PathBuf,
+        layout: RowsLayout,
+    },
 }
 
 /// A sealed segment's contents. Immutable; shared with merge jobs behind an `Arc`.
 pub(crate) struct SegmentData {
     params: BuildParams,
     vectors: Vectors,
-    /// Where the vectors are in the segment file's body (known once encoded or decoded).
-    layout_opt: Option<RowsLayout>,
     metas: Vec<DocMeta>,
     /// Each project's documents: what an exact scan reads.
     by_project: HashMap<String, ProjectRows>,
@@ -222,8 +226,11 @@ impl SegmentData {
         );
         Self {
             params,
-            vectors: Vectors::Graph { hnsw, point_ids },
-            layout_opt: None,
+            vectors: Vectors::Graph {
+                hnsw,
+                point_ids,
+                layout_opt: None,
+            },
             metas,
             by_project,
             quantized,
@@ -241,10 +248,15 @@ impl SegmentData {
     /// vectors in memory first; on any mismatch or error the segment stays as it was
     /// and the error says why.
     pub(crate) fn read_vectors_from_file(&mut self, path: &Path) -> Result<()> {
-        let Vectors::Graph { hnsw, point_ids } = &self.vectors else {
+        let Vectors::Graph {
+            hnsw,
+            point_ids,
+            layout_opt,
+        } = &self.vectors
+        else {
             return Ok(());
         };
-        let layout = self.layout_opt.ok_or_else(|| {
+        let layout = layout_opt.ok_or_else(|| {
             VectorError::corrupt(path, "the segment's vector rows are not located")
         })?;
         let file = File::open(path).map_err(|error| VectorError::io(path, error))?;
@@ -261,6 +273,7 @@ impl SegmentData {
         self.vectors = Vectors::File {
             file,
             path: path.to_path_buf(),
+            layout,
         };
         Ok(())
     }
@@ -285,14 +298,11 @@ impl SegmentData {
     /// A document's f32 vector; an I/O error when it is read from a file that fails.
     pub(crate) fn vector(&self, local_id: u32) -> Result<Cow<'_, [f32]>> {
         match &self.vectors {
-            Vectors::Graph { hnsw, point_ids } => {
-                Ok(Cow::Borrowed(&hnsw[point_ids[local_id as usize]].0[..]))
-            }
-            Vectors::File { file, path } => {
-                let layout = self.layout_opt.ok_or_else(|| {
-                    VectorError::corrupt(path, "the segment's vector rows are not located")
-                })?;
-                read_row(file, path, layout, self.params.dims, local_id).map(Cow::Owned)
+            Vectors::Graph {
+                hnsw, point_ids, ..
+            } => Ok(Cow::Borrowed(&hnsw[point_ids[local_id as usize]].0[..])),
+            Vectors::File { file, path, layout } => {
+                read_row(file, path, *layout, self.params.dims, local_id).map(Cow::Owned)
             }
         }
     }
@@ -356,7 +366,10 @@ impl SegmentData {
             what: "segment",
             message: error.to_string(),
         };
-        let Vectors::Graph { hnsw, .. } = &self.vectors else {
+        let Vectors::Graph {
+            hnsw, layout_opt, ..
+        } = &mut self.vectors
+        else {
             return Err(VectorError::Encode {
                 what: "segment",
                 message: "its graph is no longer in memory".to_owned(),
@@ -374,7 +387,7 @@ impl SegmentData {
         let body = postcard::to_allocvec(&head).map_err(encode_error)?;
         let graph_offset = body.len();
         let body = postcard::to_extend(hnsw, body).map_err(encode_error)?;
-        self.layout_opt = rows_layout(
+        *layout_opt = rows_layout(
             graph_offset,
             &body[graph_offset..],
             self.metas.len(),
@@ -414,14 +427,9 @@ impl SegmentData {
                 format!("{num_points} vectors but {num_docs} documents"),
             ));
         }
-        let mut data = Self::assemble(params, hnsw, head.metas);
-        data.layout_opt = rows_layout(body.len() - graph.len(), graph, num_docs, dims);
-        if data.metas.len() > u32::MAX as usize {
+        if num_docs > u32::MAX as usize {
             return Err(VectorError::corrupt(path, "more documents than local ids"));
         }
-        let Vectors::Graph { hnsw, .. } = &data.vectors else {
-            return Ok(data);
-        };
         if let Some((_, point)) = hnsw.iter().find(|(_, point)| point.0.len() != dims) {
             return Err(VectorError::corrupt(
                 path,
@@ -430,6 +438,11 @@ impl SegmentData {
                     point.0.len()
                 ),
             ));
+        }
+        let layout = rows_layout(body.len() - graph.len(), graph, num_docs, dims);
+        let mut data = Self::assemble(params, hnsw, head.metas);
+        if let Vectors::Graph { layout_opt, .. } = &mut data.vectors {
+            *layout_opt = layout;
         }
         Ok(data)
     }
@@ -713,7 +726,11 @@ mod tests {
         // Rows that are not the segment's: refused, the graph stays.
         let (mut data, _) = SegmentData::build(params(dims), docs.clone());
         let body = data.encode()?;
-        let Some(layout) = data.layout_opt else {
+        let Vectors::Graph {
+            layout_opt: Some(layout),
+            ..
+        } = data.vectors
+        else {
             panic!("an encoded segment knows where its rows are");
         };
         let mut other = body.clone();
