@@ -30,6 +30,11 @@ pub struct StoreConfig {
     /// store stops short of it and resumes by itself once space is freed. 0 turns the
     /// check off. Default 1024.
     pub min_free_mb: u64,
+    /// What the store's memtables (writes not yet flushed to tables) may hold in all,
+    /// MiB: over it the largest are flushed. Bounds the store's memory and what an open
+    /// replays from the journal. 0: only fjall's own limit, 64 MiB per keyspace.
+    /// Default 256.
+    pub write_buffer_mb: u64,
 }
 
 impl Default for StoreConfig {
@@ -38,6 +43,7 @@ impl Default for StoreConfig {
             durability: DurabilityConfig::SyncAll,
             cache_size_mb: 64,
             min_free_mb: 1024,
+            write_buffer_mb: 256,
         }
     }
 }

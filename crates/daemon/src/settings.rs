@@ -26,6 +26,7 @@ pub fn store_options(config: &Config) -> StoreOptions {
         },
         cache_size_mb: config.store.cache_size_mb,
         min_free_mb: config.store.min_free_mb,
+        write_buffer_mb: config.store.write_buffer_mb,
     }
 }
 

@@ -17,6 +17,12 @@ pub struct StoreMetrics {
     /// `memory_store_free_bytes`: free space on the data dir's filesystem at the last
     /// reserve check.
     pub free_bytes: IntGauge,
+    /// `memory_store_write_buffer_bytes`: bytes in the store's memtables (active and
+    /// sealed, not yet flushed) at the last write.
+    pub write_buffer_bytes: IntGauge,
+    /// `memory_store_memtables_sealed_total`: memtables sealed early to keep the write
+    /// buffer within `[store] write_buffer_mb`.
+    pub memtables_sealed: IntCounter,
 }
 
 /// The store's metrics, registered on first use.
@@ -37,5 +43,13 @@ pub static STORE_METRICS: LazyLock<StoreMetrics> = LazyLock::new(|| StoreMetrics
     free_bytes: int_gauge(
         "memory_store_free_bytes",
         "Free bytes on the data dir's filesystem at the last reserve check",
+    ),
+    write_buffer_bytes: int_gauge(
+        "memory_store_write_buffer_bytes",
+        "Bytes in the store's memtables (active and sealed, not yet flushed) at the last write",
+    ),
+    memtables_sealed: int_counter(
+        "memory_store_memtables_sealed_total",
+        "Memtables sealed early to keep the write buffer within [store] write_buffer_mb",
     ),
 });

@@ -12,6 +12,7 @@ mod options;
 mod projection;
 mod replica;
 mod snapshot;
+mod write_buffer;
 
 pub use forget::ForgetBatch;
 pub(crate) use handle::META_FORGET_PENDING;

@@ -11,6 +11,7 @@ use tokio::sync::watch;
 use tracing::{info, instrument};
 
 use super::options::{Durability, StoreOptions};
+use super::write_buffer::{WriteBufferBudget, WriteBufferKeeper};
 use crate::error::{Result, StoreError};
 use crate::metrics::STORE_METRICS;
 use crate::records::{decode_u64, encode_u64};
@@ -62,6 +63,8 @@ pub(super) struct Inner {
     write_failure: Mutex<Option<WriteFailure>>,
     /// Where projection batches are committed ([`Store::commit_projection`]).
     pub(super) committer: std::sync::mpsc::Sender<CommitJob>,
+    /// Keeps the memtables within `[store] write_buffer_mb` (`write_buffer.rs`).
+    write_buffer: WriteBufferKeeper,
 }
 
 /// A projection commit handed to the committer thread.
@@ -194,13 +197,21 @@ impl Store {
         // between the check and the open.
         let forget_lock = crate::compact::ForgetLock::acquire(&path)?;
         crate::compact::finish_swap(&path)?;
-        let db = Database::builder(&path)
-            .cache_size(options.cache_size_mb.saturating_mul(1 << 20))
-            .open()
-            .map_err(|err| match err {
-                fjall::Error::Locked => StoreError::Locked { path: path.clone() },
-                other => StoreError::from(other),
-            })?;
+        let open_database = || {
+            Database::builder(&path)
+                .cache_size(options.cache_size_mb.saturating_mul(1 << 20))
+                .open()
+                .map_err(|err| match err {
+                    fjall::Error::Locked => StoreError::Locked { path: path.clone() },
+                    other => StoreError::from(other),
+                })
+        };
+        let write_buffer = WriteBufferBudget::new(options.write_buffer_mb.saturating_mul(1 << 20));
+        let mut db = open_database()?;
+        if write_buffer.flush_replayed(&db) {
+            drop(db);
+            db = open_database()?;
+        }
         drop(forget_lock);
         let open = |name: &str| db.keyspace(name, KeyspaceCreateOptions::default);
         let events = open("events")?;
@@ -260,6 +271,7 @@ impl Store {
             .outbox_head
             .set(i64::try_from(last_seq.0).unwrap_or(i64::MAX));
         let (head, _) = watch::channel(last_seq);
+        let write_buffer = WriteBufferKeeper::start(&db, write_buffer)?;
         let reserve = SpaceReserve::new(&path, options.min_free_mb.saturating_mul(1 << 20));
         Ok(Store {
             inner: Arc::new(Inner {
@@ -283,6 +295,7 @@ impl Store {
                 reserve,
                 write_failure: Mutex::new(None),
                 committer: start_committer()?,
+                write_buffer,
             }),
         })
     }
@@ -392,7 +405,8 @@ impl Store {
         }
     }
 
-    /// Notes how a write went, for [`Store::write_failure`].
+    /// Notes how a write went, for [`Store::write_failure`], and wakes the write buffer
+    /// keeper after one that left the memtables over its budget.
     pub(super) fn wrote<T>(&self, result: Result<T>) -> Result<T> {
         let mut failure = self
             .inner
@@ -432,6 +446,10 @@ impl Store {
                     poisoned,
                 });
             }
+        }
+        drop(failure);
+        if result.is_ok() {
+            self.inner.write_buffer.after_write(&self.inner.db);
         }
         result
     }

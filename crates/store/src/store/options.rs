@@ -38,6 +38,10 @@ pub struct StoreOptions {
     /// it, derived work below half of it (see [`crate::WriteShare`]). 0 turns the check
     /// off. Default 1024.
     pub min_free_mb: u64,
+    /// What all memtables together may hold, in MiB, before the largest are flushed
+    /// (see `write_buffer.rs`): bounds the store's memory and what an open replays.
+    /// 0 leaves only fjall's per-keyspace limit (64 MiB each). Default 256.
+    pub write_buffer_mb: u64,
 }
 
 impl Default for StoreOptions {
@@ -46,6 +50,7 @@ impl Default for StoreOptions {
             durability: Durability::SyncAll,
             cache_size_mb: 64,
             min_free_mb: 1024,
+            write_buffer_mb: 256,
         }
     }
 }

@@ -1,0 +1,392 @@
+//! The store's write buffer budget: how much of the log and its projections may wait
+//! in memtables (and in the journal replayed into them at every open).
+//!
+//! fjall seals a keyspace's memtable only when that keyspace alone reaches its
+//! `max_memtable_size` (64 MiB, fixed when the keyspace was created), or when the
+//! journals pass 512 MiB; its database-wide cap (`max_write_buffer_size`) is counted
+//! but never enforced (fjall-rs/lsm-tree#317). With a dozen keyspaces a store could
+//! hold hundreds of MiB in memory, and did: a year of events (120 MB of journal, no
+//! keyspace ever at 64 MiB) was replayed into ~180 MiB of memtables at every open and
+//! kept there for the process's life. The budget bounds the sum instead: when the
+//! memtables hold more than the budget after a write, a keeper thread seals the
+//! largest active memtables until the rest fits in half of it, and fjall's workers
+//! flush them in the background. The commit path only reads one counter and, over the
+//! budget, wakes the keeper: looking over the keyspaces and sealing (which takes the
+//! journal's lock) happen beside it. Nothing about durability changes: sealed
+//! memtables stay readable until their tables are written, and the journal is what it
+//! was.
+//!
+//! The sealing uses fjall's `rotate_memtable` and the tree's `active_memtable`, public
+//! but `#[doc(hidden)]`: the same calls fjall's own rotation makes, the only way to
+//! bound the sum until fjall does. They are pinned by `Cargo.lock` and by the tests.
+
+use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use fjall::{AbstractTree, Database, Keyspace, KeyspaceCreateOptions};
+use tracing::{debug, info, warn};
+
+use crate::error::{Result, StoreError};
+use crate::metrics::STORE_METRICS;
+
+/// How often, at most, the keeper looks over the keyspaces while the memtables are over
+/// budget: sealed memtables count until their flush ends, and looking again at every
+/// commit while they flush would only find the same ones.
+const RECHECK: Duration = Duration::from_millis(100);
+
+/// How long an open waits for the flush of what it replayed over the budget.
+const OPEN_FLUSH_WAIT: Duration = Duration::from_secs(600);
+
+/// The keeper thread's name.
+const KEEPER_THREAD: &str = "memory-store-write-buffer";
+
+/// Sealed memtables not yet flushed, over all keyspaces.
+pub(super) fn sealed_memtables(db: &Database) -> usize {
+    db.list_keyspace_names()
+        .iter()
+        .filter_map(|name| db.keyspace(name, KeyspaceCreateOptions::default).ok())
+        .map(|keyspace| keyspace.sealed_memtable_count())
+        .sum()
+}
+
+/// A keyspace's name for the logs.
+fn keyspace_name(keyspace: &Keyspace) -> &str {
+    keyspace.name()
+}
+
+/// What the memtables may hold in all.
+#[derive(Clone, Copy)]
+pub(super) struct WriteBufferBudget {
+    bytes: u64,
+}
+
+/// The budget kept by a thread of its own; stopped (and its handle on the database
+/// released) when the store is dropped.
+pub(super) struct WriteBufferKeeper {
+    budget: WriteBufferBudget,
+    wake: Option<SyncSender<()>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl WriteBufferKeeper {
+    /// Starts the keeper for `db`; none when the budget is 0.
+    pub(super) fn start(db: &Database, budget: WriteBufferBudget) -> Result<WriteBufferKeeper> {
+        if budget.bytes == 0 {
+            return Ok(WriteBufferKeeper {
+                budget,
+                wake: None,
+                thread: None,
+            });
+        }
+        let (wake, woken) = std::sync::mpsc::sync_channel(1);
+        let db = db.clone();
+        let thread = std::thread::Builder::new()
+            .name(KEEPER_THREAD.to_owned())
+            .spawn(move || keep(&db, budget, &woken))
+            .map_err(|err| StoreError::Io {
+                op: "start the write buffer keeper",
+                path: std::path::PathBuf::new(),
+                source: std::sync::Arc::new(err),
+            })?;
+        Ok(WriteBufferKeeper {
+            budget,
+            wake: Some(wake),
+            thread: Some(thread),
+        })
+    }
+
+    /// After a write: one atomic load, and over the budget a wake-up for the keeper.
+    pub(super) fn after_write(&self, db: &Database) {
+        let total = db.write_buffer_size();
+        STORE_METRICS
+            .write_buffer_bytes
+            .set(i64::try_from(total).unwrap_or(i64::MAX));
+        if total > self.budget.bytes
+            && let Some(wake) = &self.wake
+        {
+            match wake.try_send(()) {
+                Ok(()) | Err(TrySendError::Full(())) => {}
+                Err(TrySendError::Disconnected(())) => {
+                    warn!("the write buffer keeper stopped; fjall's own limits apply");
+                }
+            }
+        }
+    }
+}
+
+impl Drop for WriteBufferKeeper {
+    fn drop(&mut self) {
+        // The keeper holds a handle on the database: it must be gone before the store's
+        // own handle is, or the database would close on the keeper's thread, after the
+        // store was dropped (and a reopen would find it locked).
+        drop(self.wake.take());
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// The keeper's loop: woken over the budget, it seals, then looks again every
+/// [`RECHECK`] until the memtables are within the budget (a seal skipped while a
+/// keyspace's last flush ran is made at the next look, with no write to wake it).
+fn keep(db: &Database, budget: WriteBufferBudget, woken: &Receiver<()>) {
+    while woken.recv().is_ok() {
+        loop {
+            budget.seal_largest(db, budget.bytes / 2);
+            // Wake-ups in the meantime are for what this pass saw.
+            let until = Instant::now() + RECHECK;
+            loop {
+                match woken.recv_timeout(until.saturating_duration_since(Instant::now())) {
+                    Ok(()) => {}
+                    Err(RecvTimeoutError::Timeout) => break,
+                    Err(RecvTimeoutError::Disconnected) => return,
+                }
+            }
+            if db.write_buffer_size() <= budget.bytes {
+                break;
+            }
+        }
+    }
+}
+
+impl WriteBufferBudget {
+    /// `bytes` 0 leaves fjall's own per-keyspace limits alone.
+    pub(super) fn new(bytes: u64) -> WriteBufferBudget {
+        WriteBufferBudget { bytes }
+    }
+
+    /// What an open replayed from the journal is in memtables: over a quarter of the
+    /// budget, it is flushed here, and the caller reopens the database (which replays
+    /// only what is not in tables yet). Flushing alone would not give
+    /// the memory back: a tree keeps its older versions, and the sealed memtables in
+    /// them, until the snapshot watermark passes them at its next flush or compaction,
+    /// which for a quiet keyspace may be never. Returns whether it flushed (and the
+    /// caller should reopen); waits at
+    /// most [`OPEN_FLUSH_WAIT`], after which the store opens as it is (nothing is lost:
+    /// the flush goes on in the background).
+    ///
+    /// All of the replay is flushed, not only what is over the budget: an open has
+    /// nothing else to do yet (198 MB flushed in 0.3 s on 2 cores), and the next open
+    /// then replays nothing. Smaller replays stay in memory, as they would have.
+    pub(super) fn flush_replayed(&self, db: &Database) -> bool {
+        let replayed = db.write_buffer_size();
+        if self.bytes == 0 || replayed <= self.bytes / 4 {
+            return false;
+        }
+        let started = Instant::now();
+        let sealed = self.seal_largest(db, 0);
+        if sealed == 0 {
+            return false;
+        }
+        while sealed_memtables(db) > 0 {
+            if started.elapsed() > OPEN_FLUSH_WAIT {
+                warn!(
+                    replayed,
+                    "the journal's replay is still being flushed; opening with it in memory"
+                );
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        info!(
+            replayed,
+            memtables = sealed,
+            flushed_ms = started.elapsed().as_millis(),
+            "the journal replayed over a quarter of the write buffer budget: flushed, reopening"
+        );
+        true
+    }
+
+    /// Seals the largest active memtables until the others hold at most `keep` bytes.
+    /// Never fails (a seal that fails is logged; fjall's own limits still apply).
+    /// Returns how many it sealed.
+    fn seal_largest(&self, db: &Database, keep: u64) -> usize {
+        let mut active: Vec<(u64, Keyspace)> = Vec::new();
+        for name in db.list_keyspace_names() {
+            let keyspace = match db.keyspace(&name, KeyspaceCreateOptions::default) {
+                Ok(keyspace) => keyspace,
+                Err(err) => {
+                    warn!(keyspace = %&*name, error = %err, "write buffer: keyspace not opened");
+                    continue;
+                }
+            };
+            // A keyspace whose last sealed memtable is still being flushed is left
+            // alone: sealing it again would only queue more behind the same flush (and
+            // fjall halts writes at four sealed memtables).
+            if keyspace.sealed_memtable_count() > 0 {
+                continue;
+            }
+            let size = keyspace.tree.active_memtable().size();
+            if size > 0 {
+                active.push((size, keyspace));
+            }
+        }
+        active.sort_unstable_by_key(|(size, _)| std::cmp::Reverse(*size));
+        let mut left: u64 = active.iter().map(|(size, _)| size).sum();
+        let mut sealed = 0;
+        for (size, keyspace) in active {
+            if left <= keep {
+                break;
+            }
+            match keyspace.rotate_memtable() {
+                Ok(true) => {
+                    sealed += 1;
+                    left = left.saturating_sub(size);
+                    debug!(
+                        keyspace = keyspace_name(&keyspace),
+                        bytes = size,
+                        "memtable sealed for the write buffer budget"
+                    );
+                }
+                Ok(false) => {}
+                Err(err) => {
+                    warn!(keyspace = keyspace_name(&keyspace), error = %err, "write buffer: sealing a memtable failed");
+                }
+            }
+        }
+        STORE_METRICS.memtables_sealed.inc_by(sealed as u64);
+        sealed
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+    use std::path::Path;
+    use std::time::{Duration, Instant};
+
+    use fjall::{AbstractTree, KeyspaceCreateOptions};
+    use memory_types::{Event, EventKind, OutboxSeq, Role};
+
+    use crate::store::{Store, StoreOptions};
+
+    /// Events of ~4 KiB each: 2 000 of them are ~8 MiB in the memtables.
+    fn events(round: usize) -> Vec<Event> {
+        (0..100)
+            .map(|i| Event {
+                event_id: format!("e{round}-{i}"),
+                session_id: "s".to_owned(),
+                project_id: "p".to_owned(),
+                agent_id: None,
+                timestamp_ms: (round * 100 + i) as u64,
+                kind: EventKind::UserMessage,
+                role: Role::User,
+                text: format!("{round} {i} ").repeat(600),
+                metadata: BTreeMap::new(),
+            })
+            .collect()
+    }
+
+    fn open(dir: &Path, write_buffer_mb: u64) -> Store {
+        Store::open(
+            dir,
+            &StoreOptions {
+                write_buffer_mb,
+                ..StoreOptions::default()
+            },
+        )
+        .expect("open store")
+    }
+
+    /// The memtables' bytes once fjall's workers have flushed every sealed memtable
+    /// (a flush being written is no longer queued, so the queue alone does not say).
+    fn settled_write_buffer(store: &Store) -> u64 {
+        let db = &store.inner.db;
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while (db.outstanding_flushes() > 0 || super::sealed_memtables(db) > 0)
+            && Instant::now() < deadline
+        {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        db.write_buffer_size()
+    }
+
+    const MIB: u64 = 1 << 20;
+
+    #[test]
+    fn memtables_stay_within_the_budget_while_writing() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = open(dir.path(), 1);
+        for round in 0..20 {
+            store.append_events(&events(round)).expect("append");
+        }
+        // The keeper seals beside the writes, and looks again until the flushes have
+        // brought the memtables within the budget.
+        let db = &store.inner.db;
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while db.write_buffer_size() > MIB && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let held = settled_write_buffer(&store);
+        assert!(held <= MIB, "{held} bytes in memtables over a 1 MiB budget");
+        assert_eq!(store.head(), OutboxSeq(2_000));
+        drop(store);
+        let store = open(dir.path(), 1);
+        assert_eq!(store.event_count("p"), 2_000);
+        assert_eq!(
+            store
+                .read_feed(OutboxSeq::ZERO, 10_000)
+                .expect("feed")
+                .len(),
+            2_000
+        );
+    }
+
+    #[test]
+    fn without_a_budget_the_memtables_keep_everything() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = open(dir.path(), 0);
+        for round in 0..20 {
+            store.append_events(&events(round)).expect("append");
+        }
+        let held = settled_write_buffer(&store);
+        assert!(held > 4 * MIB, "only {held} bytes in memtables");
+    }
+
+    #[test]
+    fn an_open_flushes_what_the_journal_replayed_over_the_budget() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = open(dir.path(), 0);
+        for round in 0..20 {
+            store.append_events(&events(round)).expect("append");
+        }
+        drop(store);
+        // Replayed in full when nothing bounds it ...
+        let store = open(dir.path(), 0);
+        let replayed = settled_write_buffer(&store);
+        assert!(replayed > 4 * MIB, "only {replayed} bytes replayed");
+        drop(store);
+        // ... and flushed by the open that has a budget, which then reopens: nothing
+        // is left in memtables, nor in older versions of the trees that would keep the
+        // flushed memtables in memory.
+        let store = open(dir.path(), 1);
+        let db = &store.inner.db;
+        let held = db.write_buffer_size();
+        assert!(held <= MIB, "{held} bytes left in memtables after the open");
+        let retained: u64 = db
+            .list_keyspace_names()
+            .iter()
+            .filter_map(|name| db.keyspace(name, KeyspaceCreateOptions::default).ok())
+            .map(|keyspace| keyspace.tree.version_memtable_size_sum())
+            .sum();
+        assert!(
+            retained <= MIB,
+            "{retained} bytes of memtables kept in the trees' versions after the open"
+        );
+        assert_eq!(store.event_count("p"), 2_000);
+        assert_eq!(
+            store
+                .read_feed(OutboxSeq::ZERO, 10_000)
+                .expect("feed")
+                .len(),
+            2_000
+        );
+        drop(store);
+        // What was flushed is in tables now: the next open replays none of it.
+        let store = open(dir.path(), 0);
+        let replayed = settled_write_buffer(&store);
+        assert!(replayed <= MIB, "{replayed} bytes replayed again");
+        assert_eq!(store.event_count("p"), 2_000);
+    }
+}
