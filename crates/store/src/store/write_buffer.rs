@@ -278,6 +278,25 @@ mod tests {
             .collect()
     }
 
+    /// Writes the 20 rounds: ~8 MiB in the memtables.
+    fn write_2000(store: &Store) {
+        for round in 0..20 {
+            store.append_events(&events(round)).expect("append");
+        }
+    }
+
+    /// Every event written is there, in the log and in the feed.
+    fn assert_all_2000(store: &Store) {
+        assert_eq!(store.event_count("p"), 2_000);
+        assert_eq!(
+            store
+                .read_feed(OutboxSeq::ZERO, 10_000)
+                .expect("feed")
+                .len(),
+            2_000
+        );
+    }
+
     fn open(dir: &Path, write_buffer_mb: u64) -> Store {
         Store::open(
             dir,
@@ -308,9 +327,7 @@ mod tests {
     fn memtables_stay_within_the_budget_while_writing() {
         let dir = tempfile::tempdir().expect("tempdir");
         let store = open(dir.path(), 1);
-        for round in 0..20 {
-            store.append_events(&events(round)).expect("append");
-        }
+        write_2000(&store);
         // The keeper seals beside the writes, and looks again until the flushes have
         // brought the memtables within the budget.
         let db = &store.inner.db;
@@ -323,23 +340,14 @@ mod tests {
         assert_eq!(store.head(), OutboxSeq(2_000));
         drop(store);
         let store = open(dir.path(), 1);
-        assert_eq!(store.event_count("p"), 2_000);
-        assert_eq!(
-            store
-                .read_feed(OutboxSeq::ZERO, 10_000)
-                .expect("feed")
-                .len(),
-            2_000
-        );
+        assert_all_2000(&store);
     }
 
     #[test]
     fn without_a_budget_the_memtables_keep_everything() {
         let dir = tempfile::tempdir().expect("tempdir");
         let store = open(dir.path(), 0);
-        for round in 0..20 {
-            store.append_events(&events(round)).expect("append");
-        }
+        write_2000(&store);
         let held = settled_write_buffer(&store);
         assert!(held > 4 * MIB, "only {held} bytes in memtables");
     }
@@ -348,9 +356,7 @@ mod tests {
     fn an_open_flushes_what_the_journal_replayed_over_the_budget() {
         let dir = tempfile::tempdir().expect("tempdir");
         let store = open(dir.path(), 0);
-        for round in 0..20 {
-            store.append_events(&events(round)).expect("append");
-        }
+        write_2000(&store);
         drop(store);
         // Replayed in full when nothing bounds it ...
         let store = open(dir.path(), 0);
@@ -374,19 +380,12 @@ mod tests {
             retained <= MIB,
             "{retained} bytes of memtables kept in the trees' versions after the open"
         );
-        assert_eq!(store.event_count("p"), 2_000);
-        assert_eq!(
-            store
-                .read_feed(OutboxSeq::ZERO, 10_000)
-                .expect("feed")
-                .len(),
-            2_000
-        );
+        assert_all_2000(&store);
         drop(store);
         // What was flushed is in tables now: the next open replays none of it.
         let store = open(dir.path(), 0);
         let replayed = settled_write_buffer(&store);
         assert!(replayed <= MIB, "{replayed} bytes replayed again");
-        assert_eq!(store.event_count("p"), 2_000);
+        assert_all_2000(&store);
     }
 }
