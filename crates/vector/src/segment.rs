@@ -197,10 +197,15 @@ impl SegmentData {
             }
         }
         debug_assert_eq!(metas.len(), point_ids_of_inputs.len());
-        (Self::assemble(params, hnsw, metas), tags)
+        (Self::assemble(params, hnsw, metas, None), tags)
     }
 
-    fn assemble(params: BuildParams, hnsw: Hnsw<Embedding>, metas: Vec<DocMeta>) -> Self {
+    fn assemble(
+        params: BuildParams,
+        hnsw: Hnsw<Embedding>,
+        metas: Vec<DocMeta>,
+        layout_opt: Option<RowsLayout>,
+    ) -> Self {
         let point_ids: Vec<PointId> = hnsw.iter().map(|(point_id, _)| point_id).collect();
         let mut by_project: HashMap<String, ProjectRows> = HashMap::new();
         for (local_id, meta) in metas.iter().enumerate() {
@@ -229,7 +234,7 @@ impl SegmentData {
             vectors: Vectors::Graph {
                 hnsw,
                 point_ids,
-                layout_opt: None,
+                layout_opt,
             },
             metas,
             by_project,
@@ -440,11 +445,7 @@ impl SegmentData {
             ));
         }
         let layout = rows_layout(body.len() - graph.len(), graph, num_docs, dims);
-        let mut data = Self::assemble(params, hnsw, head.metas);
-        if let Vectors::Graph { layout_opt, .. } = &mut data.vectors {
-            *layout_opt = layout;
-        }
-        Ok(data)
+        Ok(Self::assemble(params, hnsw, head.metas, layout))
     }
 }
 
