@@ -406,6 +406,20 @@ impl NatsCluster {
     /// server's configuration, and returns once JetStream answers on every one (its
     /// meta leader elected).
     pub fn start(n: usize, extra: &str) -> anyhow::Result<NatsCluster> {
+        let mut cluster = NatsCluster::configure(n, extra)?;
+        for index in 0..n {
+            cluster.launch(index)?;
+        }
+        for index in 0..n {
+            cluster.wait_jetstream(index)?;
+        }
+        Ok(cluster)
+    }
+
+    /// Writes `n` routed servers' configurations (with `extra` appended to each) and
+    /// starts none of them: [`launch`](Self::launch) starts one without waiting, so a
+    /// test can meet a cluster that has not elected its JetStream leader yet.
+    pub fn configure(n: usize, extra: &str) -> anyhow::Result<NatsCluster> {
         let bin = nats_server_binary()?;
         let dir = tempfile::Builder::new()
             .prefix("memory-e2e-nats-cluster-")
@@ -434,14 +448,7 @@ impl NatsCluster {
             );
             std::fs::write(dir.path().join(format!("n{index}.conf")), config)?;
         }
-        let mut cluster = NatsCluster { nodes, dir, bin };
-        for index in 0..n {
-            cluster.spawn(index)?;
-        }
-        for index in 0..n {
-            cluster.wait_jetstream(index)?;
-        }
-        Ok(cluster)
+        Ok(NatsCluster { nodes, dir, bin })
     }
 
     /// Every server's URL, comma-separated (what `--nats-url` takes).
@@ -487,11 +494,12 @@ impl NatsCluster {
 
     /// Starts a killed server again with its store.
     pub fn start_again(&mut self, index: usize) -> anyhow::Result<()> {
-        self.spawn(index)?;
+        self.launch(index)?;
         self.wait_jetstream(index)
     }
 
-    fn spawn(&mut self, index: usize) -> anyhow::Result<()> {
+    /// Starts server `index` and does not wait for it.
+    pub fn launch(&mut self, index: usize) -> anyhow::Result<()> {
         let log = OpenOptions::new()
             .create(true)
             .append(true)

@@ -1,7 +1,7 @@
 //! Cluster mode's control plane against three real nats-servers clustered on loopback:
 //! `cluster init` creates the replicated log (R3, partitioned by project, deny delete
-//! and purge, a duplicate window) and its buckets, idempotently, and refuses to change
-//! the partition count; `cluster assign` moves partitions between groups; `cluster
+//! and purge, a duplicate window) and its buckets, idempotently, waits for servers
+//! that have no JetStream leader yet, and refuses to change the partition count; `cluster assign` moves partitions between groups; `cluster
 //! status` shows the leader, the replicas, the assignment and each partition's
 //! projects — and the account mapping it prints routes a project's queries to the same
 //! partition the log stores its events in, also after the log's leader is killed.
@@ -205,6 +205,52 @@ async fn the_control_plane_on_a_three_server_cluster() -> anyhow::Result<()> {
 fn memory_cluster_mapping() -> String {
     "mappings = {\n  \"memory.query.*.>\": \"memory.q.{{partition(64,1)}}.{{wildcard(1)}}.>\"\n}\n"
         .to_owned()
+}
+
+/// `cluster init` run before the servers have a JetStream leader — what an operator
+/// (or a deploy script) does right after starting them — waits for one and creates
+/// everything, instead of failing on the first answer "temporarily unavailable".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn init_waits_for_servers_that_have_no_jetstream_leader_yet() -> anyhow::Result<()> {
+    build_daemon()?; // not inside the timed part below
+    let mut nats = NatsCluster::configure(3, &memory_cluster_mapping())?;
+    nats.launch(0)?;
+    // One server of three cannot elect a leader: once it says so, init asks it alone.
+    let client = async_nats::ConnectOptions::new()
+        .retry_on_initial_connect()
+        .connect(nats.url(0))
+        .await?;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let reply = tokio::time::timeout(
+            Duration::from_secs(2),
+            client.request("$JS.API.INFO", "".into()),
+        )
+        .await;
+        if let Ok(Ok(message)) = reply
+            && String::from_utf8_lossy(&message.payload).contains("10008")
+        {
+            break;
+        }
+        if Instant::now() > deadline {
+            bail!("the lone server never said JetStream is unavailable");
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let first = nats.url(0);
+    let init = tokio::task::spawn_blocking(move || cluster_cli(&["init"], &first));
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    assert!(!init.is_finished(), "init gave up or ran without a leader");
+    nats.launch(1)?;
+    nats.launch(2)?;
+    let said = init.await??;
+    assert!(
+        said.contains("created the log MEMORY_LOG (64 partitions, 3 replicas)"),
+        "{said}"
+    );
+    let again = cluster_cli(&["init"], &nats.urls())?;
+    assert!(again.contains("found the log MEMORY_LOG"), "{again}");
+    Ok(())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

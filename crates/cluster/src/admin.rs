@@ -53,18 +53,53 @@ fn stream_config(layout: &Layout) -> stream::Config {
     }
 }
 
+/// How long `cluster init` keeps asking while the servers cannot answer yet.
+///
+/// `cluster init` is what an operator runs right after starting the servers, and a
+/// cluster that has just elected its meta leader still has to place and elect a
+/// replicated stream's own group for every stream and bucket it makes: on busy
+/// machines one such request outlives a client's timeout though nothing is wrong.
+/// Every step of [`init`] is idempotent, so it starts over until this has passed.
+pub const INIT_PATIENCE: Duration = Duration::from_secs(90);
+
+/// How long one JetStream request of `cluster init` waits (async-nats's default is
+/// 5 s; creating a replicated stream is a consensus round on every server).
+const INIT_REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// Creates the log stream, its transform and the buckets, or checks that what exists
-/// agrees (`partitions` is fixed at creation; `replicas` may be changed). Idempotent.
+/// agrees (`partitions` is fixed at creation; `replicas` may be changed). Idempotent:
+/// while the servers time out or have no JetStream leader yet it starts over, for up
+/// to [`INIT_PATIENCE`].
 ///
 /// # Errors
 /// [`ClusterError::Conflict`] when an existing log has another partition count or
 /// transform, or its subjects are taken by another stream (single mode's); server
-/// refusals.
+/// refusals; the servers still not answering after [`INIT_PATIENCE`].
 pub async fn init(
     client: &async_nats::Client,
     layout: &Layout,
 ) -> Result<InitReport, ClusterError> {
-    let context = jetstream::new(client.clone());
+    let deadline = tokio::time::Instant::now() + INIT_PATIENCE;
+    let mut attempt = 1u32;
+    loop {
+        match init_once(client, layout).await {
+            Err(err) if err.is_transient() && tokio::time::Instant::now() < deadline => {
+                warn!(attempt, error = %err, "cluster init: the servers did not answer; starting over");
+                attempt += 1;
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+            other => return other,
+        }
+    }
+}
+
+async fn init_once(
+    client: &async_nats::Client,
+    layout: &Layout,
+) -> Result<InitReport, ClusterError> {
+    use async_nats::jetstream::context::GetStreamErrorKind;
+    let mut context = jetstream::new(client.clone());
+    context.set_timeout(INIT_REQUEST_TIMEOUT);
     let wanted = stream_config(layout);
     let mut report = InitReport {
         layout: layout.clone(),
@@ -72,8 +107,19 @@ pub async fn init(
         updated: Vec::new(),
         account_mapping: layout.account_mapping(),
     };
-    match context.get_stream(STREAM).await {
-        Ok(mut existing) => {
+    let existing = match context.get_stream(STREAM).await {
+        Ok(existing) => Some(existing),
+        Err(err) => match err.kind() {
+            GetStreamErrorKind::JetStream(inner)
+                if inner.error_code() == jetstream::ErrorCode::STREAM_NOT_FOUND =>
+            {
+                None
+            }
+            _ => return Err(nats("stream")(&err)),
+        },
+    };
+    match existing {
+        Some(mut existing) => {
             let config = existing
                 .info()
                 .await
@@ -112,7 +158,7 @@ pub async fn init(
                     .map_err(|err| nats("stream")(&err))?;
             }
         }
-        Err(_) => {
+        None => {
             context.create_stream(wanted).await.map_err(|err| {
                 let detail = err.to_string();
                 if detail.contains("overlap") {
@@ -268,9 +314,7 @@ async fn entry(bucket: &kv::Store, key: &str) -> Result<Option<kv::Entry>, kv::E
     loop {
         match bucket.entry(key).await {
             Err(err)
-                if tokio::time::Instant::now() < deadline
-                    && (err.to_string().contains("no responders")
-                        || err.to_string().contains("timed out")) =>
+                if tokio::time::Instant::now() < deadline && crate::transient(&err.to_string()) =>
             {
                 tokio::time::sleep(Duration::from_millis(100)).await;
             }

@@ -88,6 +88,24 @@ pub enum ClusterError {
     },
 }
 
+impl ClusterError {
+    /// Whether asking again may succeed: the server did not answer in time, no server
+    /// listened, or JetStream had no leader for the moment. A refusal or a conflict is
+    /// never transient.
+    #[must_use]
+    pub fn is_transient(&self) -> bool {
+        matches!(self, ClusterError::Nats { detail, .. } if transient(detail))
+    }
+}
+
+/// Whether a NATS client's or server's words say that asking again may succeed.
+pub(crate) fn transient(detail: &str) -> bool {
+    let detail = detail.to_ascii_lowercase();
+    ["timed out", "no responders", "temporarily unavailable"]
+        .iter()
+        .any(|word| detail.contains(word))
+}
+
 /// Lower-case hex of `bytes` (the redaction key in its bucket, seals, derived ids).
 pub(crate) fn to_hex(bytes: &[u8]) -> String {
     bytes.iter().map(|byte| format!("{byte:02x}")).collect()
