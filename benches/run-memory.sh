@@ -24,7 +24,11 @@ if [[ ! -f "$HYBRID_DATA_DIR/.preloaded-$HYBRID_EVENTS" ]]; then
     echo "$HYBRID_DATA_DIR is not a preloaded year of $HYBRID_EVENTS events: run HYBRID_DATA_DIR=$HYBRID_DATA_DIR benches/run-load.sh hybrid first" >&2
     exit 1
 fi
-cargo build --release -q -p memory-daemon -p memory-benches --bin memory-daemon --bin loadgen
+if [[ -n "${MEMORY_DAEMON_BIN:-}" ]]; then
+    cargo build --release -q -p memory-benches --bin loadgen
+else
+    cargo build --release -q -p memory-daemon -p memory-benches --bin memory-daemon --bin loadgen
+fi
 BIN=${MEMORY_DAEMON_BIN:-${CARGO_TARGET_DIR:-target}/release/memory-daemon}
 LOADGEN=${CARGO_TARGET_DIR:-target}/release/loadgen
 WORK=$(mktemp -d)

@@ -521,25 +521,41 @@ impl Pipeline {
             .supervisor
             .stop_and_wait(Some("shutdown".into()), Some(Duration::from_secs(30)))
             .await;
-        if let Some(handle) = self.vector.clone() {
+        // Graceful shutdown commits what the indexers applied (PRD FR-04), both at once
+        // and each for at most FINAL_COMMIT_WAIT: a step the stop gave up on still
+        // holds its index's writer, and waiting for it would hold the SIGTERM for as
+        // long as it runs. What is not committed is replayed at the next start.
+        let vector = self.vector.clone().map(|handle| {
             let store = self.store.clone();
-            let committed = tokio::task::spawn_blocking(move || handle.commit(&store)).await;
-            if let Ok(Err(err)) = committed {
-                tracing::warn!(error = %err, "final vector commit failed; the indexer replays at the next start");
-            }
-        }
-        // Graceful shutdown commits what the indexer applied (PRD FR-04).
-        if let Some(handle) = self.bm25.clone() {
+            tokio::task::spawn_blocking(move || handle.commit(&store))
+        });
+        let bm25 = self.bm25.clone().map(|handle| {
             let store = self.store.clone();
-            let committed = tokio::task::spawn_blocking(move || handle.commit(&store)).await;
-            if let Ok(Err(err)) = committed {
-                tracing::warn!(error = %err, "final bm25 commit failed; the indexer replays at the next start");
+            tokio::task::spawn_blocking(move || handle.commit(&store))
+        });
+        let deadline = tokio::time::Instant::now() + FINAL_COMMIT_WAIT;
+        for (index, commit) in [("vector", vector), ("bm25", bm25)] {
+            let Some(commit) = commit else { continue };
+            match tokio::time::timeout_at(deadline, commit).await {
+                Ok(Ok(Ok(_))) => {}
+                Ok(Ok(Err(err))) => {
+                    tracing::warn!(index, error = %err, "final index commit failed; the indexer replays at the next start");
+                }
+                Ok(Err(err)) => {
+                    tracing::warn!(index, error = %err, "final index commit panicked; the indexer replays at the next start");
+                }
+                Err(_) => {
+                    tracing::warn!(index, wait = ?FINAL_COMMIT_WAIT, "final index commit still waits for a running step; the indexer replays at the next start");
+                }
             }
         }
         let _ = self.store.sync();
         info!("pipeline stopped");
     }
 }
+
+/// How long a shutdown waits for the indexes' final commits.
+const FINAL_COMMIT_WAIT: Duration = Duration::from_secs(5);
 
 /// Whether the store's TOC was built with ids of an older format and must be rebuilt:
 /// no format recorded (or an older one) while the segmenter has built something. A

@@ -102,6 +102,8 @@ struct Child {
 pub struct SupervisorState {
     prefix: String,
     children: BTreeMap<String, Child>,
+    /// The children's names in start order (the map is in name order).
+    start_order: Vec<String>,
     backoff: Backoff,
     healthy_after: Duration,
 }
@@ -133,10 +135,12 @@ impl Actor for Supervisor {
         args: SupervisorArgs,
     ) -> Result<SupervisorState, ActorProcessingErr> {
         let mut children = BTreeMap::new();
+        let mut start_order = Vec::with_capacity(args.children.len());
         for spec in args.children {
             let name = Supervisor::child_name(&args.prefix, &spec.name);
             let cell = (spec.spawn)(name, myself.get_cell()).await?;
             info!(child = %spec.name, "actor started");
+            start_order.push(spec.name.clone());
             children.insert(
                 spec.name.clone(),
                 Child {
@@ -151,6 +155,7 @@ impl Actor for Supervisor {
         Ok(SupervisorState {
             prefix: args.prefix,
             children,
+            start_order,
             backoff: args.backoff,
             healthy_after: args.healthy_after,
         })
@@ -161,14 +166,22 @@ impl Actor for Supervisor {
         _myself: ActorRef<SupervisorMsg>,
         state: &mut SupervisorState,
     ) -> Result<(), ActorProcessingErr> {
-        // Stop sources before their downstream: reverse start order.
-        for child in state.children.values_mut().rev() {
-            if let Some(cell) = child.cell.take() {
+        // Sources hear the stop before their downstream (reverse start order: ingest
+        // is started last), and all are waited for together: each consumer gives its
+        // running step up to 10 s, and one after the other that added up to a minute
+        // on a loaded machine, past any supervisor's stop timeout.
+        let stopping: Vec<_> = state
+            .start_order
+            .iter()
+            .rev()
+            .filter_map(|name| state.children.get_mut(name)?.cell.take())
+            .map(|cell| async move {
                 let _ = cell
                     .stop_and_wait(Some("shutdown".into()), Some(Duration::from_secs(10)))
                     .await;
-            }
-        }
+            })
+            .collect();
+        futures::future::join_all(stopping).await;
         Ok(())
     }
 
@@ -354,5 +367,87 @@ mod tests {
             matches!(restarts, ractor::rpc::CallResult::Success(map) if map.get("flaky") == Some(&1))
         );
         supervisor.stop(None);
+    }
+
+    /// A child that takes `linger` to stop (as a consumer waits for its running step),
+    /// logging when its stop began and ended.
+    struct Slow {
+        name: &'static str,
+        linger: Duration,
+        log: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+    }
+    impl Actor for Slow {
+        type Msg = ();
+        type State = ();
+        type Arguments = ();
+        async fn pre_start(&self, _: ActorRef<()>, (): ()) -> Result<(), ActorProcessingErr> {
+            Ok(())
+        }
+        async fn post_stop(&self, _: ActorRef<()>, (): &mut ()) -> Result<(), ActorProcessingErr> {
+            let note = |what: &str| {
+                if let Ok(mut log) = self.log.lock() {
+                    log.push(format!("{what} {}", self.name));
+                }
+            };
+            note("stopping");
+            tokio::time::sleep(self.linger).await;
+            note("stopped");
+            Ok(())
+        }
+    }
+
+    #[tokio::test]
+    async fn children_hear_the_stop_in_reverse_start_order_and_stop_together() {
+        let prefix = format!("test-stop-{}", std::process::id());
+        let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        // Names out of alphabetical order: the map the supervisor keeps is by name.
+        let children = [("zeta", 300), ("alpha", 300), ("source", 0)]
+            .into_iter()
+            .map(|(name, linger_ms)| {
+                let log = log.clone();
+                ChildSpec::new(name, move |registered, supervisor| {
+                    let slow = Slow {
+                        name,
+                        linger: Duration::from_millis(linger_ms),
+                        log: log.clone(),
+                    };
+                    async move {
+                        Actor::spawn_linked(Some(registered), slow, (), supervisor)
+                            .await
+                            .map(|(actor, _)| actor.get_cell())
+                    }
+                })
+            })
+            .collect();
+        let args = SupervisorArgs {
+            prefix,
+            children,
+            backoff: Backoff::new(Duration::from_millis(1), Duration::from_millis(5)),
+            healthy_after: Duration::from_secs(60),
+        };
+        let (supervisor, _) = Actor::spawn(None, Supervisor, args)
+            .await
+            .expect("spawn supervisor");
+        supervisor
+            .stop_and_wait(None, Some(Duration::from_secs(30)))
+            .await
+            .expect("stopped");
+        let log = log.lock().expect("log").clone();
+        let heard: Vec<&String> = log.iter().filter(|e| e.starts_with("stopping")).collect();
+        assert_eq!(
+            heard,
+            ["stopping source", "stopping alpha", "stopping zeta"],
+            "{log:?}"
+        );
+        // alpha began stopping before zeta had finished: together, not one by one.
+        let position = |entry: &str| log.iter().position(|e| e == entry).expect(entry);
+        assert!(
+            position("stopping zeta") < position("stopped alpha"),
+            "{log:?}"
+        );
+        assert!(
+            position("stopping alpha") < position("stopped zeta"),
+            "{log:?}"
+        );
     }
 }

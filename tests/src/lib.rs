@@ -840,9 +840,17 @@ fn http_request(
 }
 
 /// Last `n` lines of `s`, for error messages.
+/// The last `n` lines of a log; when a thread panicked, from its panic message on
+/// instead (a backtrace is longer than `n`, and the message is what says why).
 fn tail(s: &str, n: usize) -> String {
     let lines: Vec<&str> = s.lines().collect();
-    lines[lines.len().saturating_sub(n)..].join("\n")
+    let start = lines
+        .iter()
+        .rposition(|line| line.contains("panicked at"))
+        .map_or(lines.len().saturating_sub(n), |panic| {
+            panic.saturating_sub(5)
+        });
+    lines[start..lines.len().min(start + n.max(60))].join("\n")
 }
 
 /// `memory-daemon --data-dir DATA serve` on `nats_url` with `/metrics` on a free
@@ -1070,6 +1078,24 @@ mod tests {
     use futures::StreamExt;
 
     const TIMEOUT: Duration = Duration::from_secs(10);
+
+    #[test]
+    fn a_log_tail_starts_at_the_panic_message() {
+        let log: Vec<String> = (0..10)
+            .map(|i| format!("line {i}"))
+            .chain([
+                "thread 'main' panicked at src/x.rs:1:1:".to_owned(),
+                "why".to_owned(),
+            ])
+            .chain((0..100).map(|i| format!("  {i}: frame")))
+            .collect();
+        let shown = tail(&log.join("\n"), 40);
+        assert!(shown.starts_with("line 5\n"), "{shown}");
+        assert!(shown.contains("panicked at src/x.rs:1:1:\nwhy"), "{shown}");
+        let quiet: Vec<String> = (0..100).map(|i| format!("line {i}")).collect();
+        let shown = tail(&quiet.join("\n"), 3);
+        assert_eq!(shown, "line 97\nline 98\nline 99");
+    }
 
     #[tokio::test]
     async fn nats_server_serves_request_reply_and_jetstream() -> anyhow::Result<()> {

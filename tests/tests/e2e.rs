@@ -1206,3 +1206,53 @@ fn admin_rebuild_replays_the_same_tree_from_the_log() -> anyhow::Result<()> {
     );
     Ok(())
 }
+
+/// SIGTERM while a projection's step waits on a model that does not answer: the daemon
+/// still exits within the harness's 30 s (the step is abandoned and replayed from its
+/// cursor at the next start) instead of holding the stop for as long as the model
+/// takes; restarted, it serves with every acknowledged event.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_does_not_wait_for_a_step_stuck_on_the_model() -> anyhow::Result<()> {
+    use memory_llm::testing::{ScriptedResponse, ScriptedServer};
+    let answer = json!({"title": "never in time", "summary": null, "bullets": [], "keywords": []});
+    let mut stuck = ScriptedResponse::chat(&answer.to_string());
+    stuck.delay = Duration::from_secs(120);
+    let server = ScriptedServer::start(vec![stuck; 50]);
+    let base_url = server.base_url();
+    let env = [
+        ("AGENT_MEMORY_LLM__ENABLED", "true"),
+        ("AGENT_MEMORY_LLM__BASE_URL", base_url.as_str()),
+        ("AGENT_MEMORY_LLM__MODEL", "scripted-model"),
+        ("AGENT_MEMORY_LLM__MAX_RETRIES", "0"),
+        ("AGENT_MEMORY_LLM__TIMEOUT_MS", "300000"),
+        KEYWORD_ONLY,
+    ];
+    let nats = NatsServer::start()?;
+    let dir = tempfile::tempdir()?;
+    let (mut daemon, _) = serve_daemon_on(&nats.url(), dir.path(), free_port(), &env)?;
+    let client = nats.connect().await?;
+    ingest_sample(&client).await?;
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while server.requests().is_empty() {
+        if Instant::now() > deadline {
+            bail!("no step ever asked the model");
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let status = daemon.terminate()?;
+    assert!(status.success(), "{status}");
+    let stopped = daemon.stderr();
+    assert!(stopped.contains("stopping without it"), "{stopped}");
+
+    let (mut daemon, _) = serve_daemon_on(&nats.url(), dir.path(), free_port(), &[KEYWORD_ONLY])?;
+    daemon.terminate()?;
+    let sample =
+        std::fs::read_to_string(memory_e2e_tests::repo_root().join("sample/conversations.jsonl"))?;
+    let sent = sample
+        .lines()
+        .filter(|line| line.contains("\"project_id\": \"webapp\""))
+        .count();
+    assert!(sent > 0);
+    assert_eq!(export_events(dir.path(), "webapp")?.len(), sent);
+    Ok(())
+}

@@ -70,14 +70,24 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match runtime.block_on(run(cli)) {
+    let code = match runtime.block_on(run(cli)) {
         Ok(code) => code,
         Err(err) => {
             eprintln!("error: {err:#}");
             ExitCode::from(2)
         }
-    }
+    };
+    // Dropping the runtime would wait for every blocking task, and a projection's step
+    // that outlived the actors' stop wait (a long summary or index batch on a loaded
+    // machine) then held a SIGTERM for as long as it ran. What such a step did not
+    // commit is replayed from its cursor at the next start, as after a crash; the log
+    // itself only acknowledges what it synced.
+    runtime.shutdown_timeout(SHUTDOWN_GRACE);
+    code
 }
+
+/// How long the process waits, once its work is done, for blocking tasks still running.
+const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
 
 async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let config = memory_config::Config::load(cli.config.as_deref())?;
