@@ -41,8 +41,17 @@ pub const STORE_DIR: &str = "store";
 pub const BM25_DIR: &str = "bm25-index";
 /// The vector index's directory in a snapshot.
 pub const VECTOR_DIR: &str = "vector-index";
-/// The format of the manifest and layout this build writes and reads.
-pub const SNAPSHOT_FORMAT: u32 = 1;
+/// The format of the manifest and layout this build writes.
+///
+/// 2: the store's TOC is of TOC format 2 (segment and grip ids carry the project,
+/// `crate::TOC_FORMAT_VERSION`). The layout is format 1's; the number changed so that
+/// builds before it, which read format 1 only and know no TOC format, refuse these
+/// snapshots: an older replica bootstrapped or restored from one would go on adding
+/// format-1 ids beside the format-2 ones.
+pub const SNAPSHOT_FORMAT: u32 = 2;
+/// The oldest snapshot format this build reads: a format-1 snapshot's store holds an
+/// older TOC, which the pipeline upgrades when it starts, as any older store's.
+pub const OLDEST_SNAPSHOT_FORMAT: u32 = 1;
 /// While [`install`] moves files into place; present after a crash, it is finished by
 /// the next [`install`] of the same snapshot directory.
 const INSTALLING: &str = "INSTALLING";
@@ -220,9 +229,10 @@ impl SnapshotManifest {
     /// # Errors
     /// [`SnapshotError::Incompatible`] saying what differs.
     pub fn check_format(&self) -> Result<(), SnapshotError> {
-        if self.format != SNAPSHOT_FORMAT {
+        if !(OLDEST_SNAPSHOT_FORMAT..=SNAPSHOT_FORMAT).contains(&self.format) {
             return Err(SnapshotError::Incompatible(format!(
-                "snapshot format {} (this build reads {SNAPSHOT_FORMAT})",
+                "snapshot format {} (this build reads {OLDEST_SNAPSHOT_FORMAT} to \
+                 {SNAPSHOT_FORMAT})",
                 self.format
             )));
         }

@@ -151,6 +151,40 @@ fn a_manifest_of_another_format_is_refused() {
     assert!(!temp.path().join("b").exists());
 }
 
+/// A snapshot says format 2 (its store's TOC ids carry the project), so a build that
+/// reads format 1 only refuses it; this build still reads format 1 (an older replica's
+/// snapshot, whose TOC the pipeline upgrades at its start) and nothing before it.
+#[test]
+fn snapshots_are_format_2_and_format_1_is_still_read() {
+    let temp = tempfile::tempdir().expect("tempdir");
+    let store = open(&temp.path().join("a"));
+    let manifest = take(&store, None, None, &temp.path().join("snap")).expect("take");
+    assert_eq!(manifest.format, 2);
+    assert_eq!(
+        read_manifest(&temp.path().join("snap"))
+            .expect("read")
+            .format,
+        2
+    );
+    let older = SnapshotManifest {
+        format: 1,
+        ..manifest.clone()
+    };
+    older.check_format().expect("format 1 is read");
+    let none = SnapshotManifest {
+        format: 0,
+        ..manifest
+    };
+    assert!(none.check_format().is_err());
+    write_manifest(&temp.path().join("snap"), &older).expect("write");
+    install(
+        &temp.path().join("snap"),
+        &temp.path().join("b"),
+        &InstallTargets::default(),
+    )
+    .expect("a format-1 snapshot installs");
+}
+
 #[test]
 fn an_install_cut_short_is_finished_by_the_next_one() {
     let temp = tempfile::tempdir().expect("tempdir");
