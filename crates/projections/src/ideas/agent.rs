@@ -397,11 +397,11 @@ impl OutboxConsumer for IndexingAgent {
     }
 
     fn reset(&mut self, store: &Store, start: OutboxSeq) -> Result<(), ConsumerError> {
-        self.graph.clear()?;
         // A rebuild replaces whatever a backfill had left to do.
         self.pending_backfill = PendingBackfill::default();
         clear_gauges();
         let mut batch = store.projection_batch();
+        self.graph.clear_into(&mut batch)?;
         batch.append_derived(DerivedEntry {
             kind: IDEAS_CLEARED.to_owned(),
             project_id: String::new(),

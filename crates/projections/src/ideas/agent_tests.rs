@@ -510,3 +510,37 @@ fn the_heuristic_graph_does_not_depend_on_batch_sizes() {
         );
     }
 }
+
+/// A reset that cannot commit leaves the graph as it was: the emptied graph and the
+/// reset cursor are one batch. (Cleared on its own first, a failure or a crash before
+/// the cursor's commit left the old cursor over an empty graph.)
+#[test]
+fn a_reset_that_cannot_commit_leaves_the_graph_and_its_cursor() {
+    let (dir, store) = passed_conversation();
+    let before = IdeaGraph::open(&store)
+        .expect("graph")
+        .dump()
+        .expect("dump");
+    assert!(!before.is_empty());
+    let cursor = store.cursor(INDEXING_AGENT).expect("cursor");
+    drop(store);
+    // A reserve no disk has: every write is refused before it reaches fjall.
+    let store = memory_store::Store::open(
+        dir.path(),
+        &memory_store::StoreOptions {
+            min_free_mb: 1 << 40,
+            ..memory_store::StoreOptions::default()
+        },
+    )
+    .expect("reopen");
+    let mut agent = IndexingAgent::open(&store, settings()).expect("open");
+    agent
+        .reset(&store, OutboxSeq::ZERO)
+        .expect_err("no space for the reset");
+    let after = IdeaGraph::open(&store)
+        .expect("graph")
+        .dump()
+        .expect("dump");
+    assert_eq!(after, before);
+    assert_eq!(store.cursor(INDEXING_AGENT).expect("cursor"), cursor);
+}

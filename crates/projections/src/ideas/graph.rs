@@ -605,12 +605,19 @@ impl IdeaGraph {
         Ok(records)
     }
 
-    /// Deletes every record (a rebuild).
+    /// Adds the removal of every record to `batch` (a rebuild), so that the empty graph
+    /// is committed with the agent's reset cursor: cleared on its own, a crash before
+    /// the cursor's reset left the old cursor over an empty graph, and the agent went on
+    /// from there without the ideas of everything before it.
     ///
     /// # Errors
     /// Store failures.
-    pub fn clear(&self) -> Result<(), StoreError> {
-        Ok(self.keyspace.clear()?)
+    pub(crate) fn clear_into(&self, batch: &mut ProjectionBatch) -> Result<(), StoreError> {
+        for guard in self.keyspace.iter() {
+            let (key, _) = guard.into_inner()?;
+            batch.remove(&self.keyspace, key);
+        }
+        Ok(())
     }
 
     /// Deletes every record of one project (a project backfill), in one batch.
