@@ -909,6 +909,19 @@ pub fn one_group_cluster(mapping: &str) -> anyhow::Result<(NatsCluster, String)>
     Ok((nats, urls))
 }
 
+/// The environment that points a daemon at a scripted OpenAI-compatible server
+/// (`memory_llm::testing::ScriptedServer`) as the model `scripted-model`, without
+/// retries (a test's script counts every request).
+#[must_use]
+pub fn scripted_llm_env(base_url: &str) -> [(&'static str, &str); 4] {
+    [
+        ("AGENT_MEMORY_LLM__ENABLED", "true"),
+        ("AGENT_MEMORY_LLM__BASE_URL", base_url),
+        ("AGENT_MEMORY_LLM__MODEL", "scripted-model"),
+        ("AGENT_MEMORY_LLM__MAX_RETRIES", "0"),
+    ]
+}
+
 /// `memory-daemon cluster <args> --nats-url <urls>`: its stdout, or an error with its
 /// stderr.
 pub fn cluster_cli(args: &[&str], urls: &str) -> anyhow::Result<String> {

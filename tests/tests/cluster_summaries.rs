@@ -65,13 +65,13 @@ async fn only_the_lease_holder_asks_the_model_and_every_replica_shows_its_summar
     let server = ScriptedServer::start(vec![ScriptedResponse::chat(&answer.to_string()); 100]);
     let base_url = server.base_url();
     let llm = [
-        ("AGENT_MEMORY_LLM__ENABLED", "true"),
-        ("AGENT_MEMORY_LLM__BASE_URL", base_url.as_str()),
-        ("AGENT_MEMORY_LLM__MODEL", "scripted-model"),
-        ("AGENT_MEMORY_LLM__MAX_RETRIES", "0"),
-        ("AGENT_MEMORY_INDEXING__ENGINE", "heuristic"),
-        ("AGENT_MEMORY_TOC__SEGMENT_GAP_SECS", "3"),
-    ];
+        &memory_e2e_tests::scripted_llm_env(&base_url)[..],
+        &[
+            ("AGENT_MEMORY_INDEXING__ENGINE", "heuristic"),
+            ("AGENT_MEMORY_TOC__SEGMENT_GAP_SECS", "3"),
+        ],
+    ]
+    .concat();
     let (nats, urls) = memory_e2e_tests::one_group_cluster("")?;
     let client = nats.connect().await?;
     let (dir_a, dir_b, dir_c) = (

@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use memory_e2e_tests::{
-    Daemon, NatsServer, build_daemon, export_events, free_port, http_get, serve_daemon_on,
+    Daemon, NatsServer, build_daemon, export_events, free_port, http_get, scripted_llm_env,
+    serve_daemon_on,
 };
 use serde_json::{Value, json};
 use tokio::sync::Mutex;
@@ -971,13 +972,7 @@ fn an_llm_writes_the_summaries_when_configured_and_its_failure_falls_back() -> a
                         "bullets": [{"text": "Worked on auth", "grips": []}], "keywords": ["auth"]});
     let server = ScriptedServer::start(vec![ScriptedResponse::chat(&answer.to_string()); 400]);
     let base_url = server.base_url();
-    let llm_env = [
-        ("AGENT_MEMORY_LLM__ENABLED", "true"),
-        ("AGENT_MEMORY_LLM__BASE_URL", base_url.as_str()),
-        ("AGENT_MEMORY_LLM__MODEL", "scripted-model"),
-        ("AGENT_MEMORY_LLM__MAX_RETRIES", "0"),
-        KEYWORD_ONLY,
-    ];
+    let llm_env = [&scripted_llm_env(&base_url)[..], &[KEYWORD_ONLY]].concat();
     let with_llm = tempfile::tempdir()?;
     cli(
         with_llm.path(),
@@ -1220,13 +1215,10 @@ async fn sigterm_does_not_wait_for_a_step_stuck_on_the_model() -> anyhow::Result
     let server = ScriptedServer::start(vec![stuck; 50]);
     let base_url = server.base_url();
     let env = [
-        ("AGENT_MEMORY_LLM__ENABLED", "true"),
-        ("AGENT_MEMORY_LLM__BASE_URL", base_url.as_str()),
-        ("AGENT_MEMORY_LLM__MODEL", "scripted-model"),
-        ("AGENT_MEMORY_LLM__MAX_RETRIES", "0"),
-        ("AGENT_MEMORY_LLM__TIMEOUT_MS", "300000"),
-        KEYWORD_ONLY,
-    ];
+        &scripted_llm_env(&base_url)[..],
+        &[("AGENT_MEMORY_LLM__TIMEOUT_MS", "300000"), KEYWORD_ONLY],
+    ]
+    .concat();
     let nats = NatsServer::start()?;
     let dir = tempfile::tempdir()?;
     let (mut daemon, _) = serve_daemon_on(&nats.url(), dir.path(), free_port(), &env)?;

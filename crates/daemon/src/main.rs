@@ -77,11 +77,12 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     };
-    // Dropping the runtime would wait for every blocking task, and a projection's step
-    // that outlived the actors' stop wait (a long summary or index batch on a loaded
-    // machine) then held a SIGTERM for as long as it ran. What such a step did not
-    // commit is replayed from its cursor at the next start, as after a crash; the log
-    // itself only acknowledges what it synced.
+    // Dropping the runtime would wait for every blocking task, and an index's final
+    // commit that the shutdown stopped waiting for (it waits for the writer a running
+    // step holds, on a loaded machine for as long as that step runs) would then hold
+    // the SIGTERM after all. What it did not commit is replayed from the index's cursor
+    // at the next start, as after a crash; the log itself only acknowledges what it
+    // synced. (The steps run on the actors' background runtime, never waited for here.)
     runtime.shutdown_timeout(SHUTDOWN_GRACE);
     code
 }

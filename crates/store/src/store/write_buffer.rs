@@ -65,7 +65,7 @@ pub(super) fn sealed_memtables(db: &Database) -> usize {
         .sum()
 }
 
-/// A keyspace's name for the logs.
+/// A keyspace's name as a `&str` for the logs (fjall's `StrView` is no tracing value).
 fn keyspace_name(keyspace: &Keyspace) -> &str {
     keyspace.name()
 }
