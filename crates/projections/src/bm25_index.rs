@@ -40,7 +40,7 @@ use crate::bm25_records::{
 };
 use crate::breaker::SearchBreaker;
 use crate::consumer::ConsumerError;
-use crate::index_docs::{DocChange, doc_changes};
+use crate::index_docs::{DocChange, batch_doc_changes};
 use crate::lifecycle::{PruneKind, PruneReport};
 use crate::metrics::BM25_METRICS;
 use crate::snapshot::{IndexPart, SnapshotError, io_error, link_or_copy};
@@ -480,9 +480,9 @@ impl Bm25Handle {
         let Some(state) = guard.as_mut() else {
             return Ok(());
         };
-        let index_events = self.shared.settings.index_events;
-        for item in items {
-            if let Err(err) = apply_item(&mut state.writer, store, item, index_events) {
+        let changes = batch_doc_changes(store, items, self.shared.settings.index_events)?;
+        for change in changes {
+            if let Err(err) = apply_change(&mut state.writer, change) {
                 // The writer's or the directory's failure (a store read that failed
                 // is not the writer's, and keeps what the writer holds).
                 if matches!(err, ConsumerError::Unavailable(_)) {
@@ -879,34 +879,27 @@ fn to_transient(err: SearchError) -> ConsumerError {
     }
 }
 
-/// One feed item into the writer (see [`crate::index_docs`]).
-fn apply_item(
-    writer: &mut Bm25Writer,
-    store: &Store,
-    item: &FeedItem,
-    index_events: bool,
-) -> Result<(), ConsumerError> {
-    for change in doc_changes(store, item, index_events)? {
-        match change {
-            DocChange::Upsert(doc) => {
-                writer.upsert(&doc).map_err(to_transient)?;
-                BM25_METRICS.operations.with_label_values(&["add"]).inc();
-            }
-            DocChange::Delete {
-                project_id,
-                doc_type,
-                doc_id,
-            } => {
-                writer.delete(&project_id, doc_type, &doc_id);
-                BM25_METRICS.operations.with_label_values(&["delete"]).inc();
-            }
-            DocChange::DeleteMatching(selector) => {
-                let deleted = writer.delete_matching(&selector).map_err(to_transient)?;
-                BM25_METRICS
-                    .operations
-                    .with_label_values(&["delete"])
-                    .inc_by(deleted);
-            }
+/// One change of a batch into the writer (see [`batch_doc_changes`]).
+fn apply_change(writer: &mut Bm25Writer, change: DocChange) -> Result<(), ConsumerError> {
+    match change {
+        DocChange::Upsert(doc) => {
+            writer.upsert(&doc).map_err(to_transient)?;
+            BM25_METRICS.operations.with_label_values(&["add"]).inc();
+        }
+        DocChange::Delete {
+            project_id,
+            doc_type,
+            doc_id,
+        } => {
+            writer.delete(&project_id, doc_type, &doc_id);
+            BM25_METRICS.operations.with_label_values(&["delete"]).inc();
+        }
+        DocChange::DeleteMatching(selector) => {
+            let deleted = writer.delete_matching(&selector).map_err(to_transient)?;
+            BM25_METRICS
+                .operations
+                .with_label_values(&["delete"])
+                .inc_by(deleted);
         }
     }
     Ok(())

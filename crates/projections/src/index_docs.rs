@@ -5,6 +5,8 @@
 //! `toc_cleared` (a TOC reset) as the removal of every TOC node and grip document. One place, so both indexes hold the
 //! same documents: events built by `memory_search::documents`, nodes and grips here.
 
+use std::collections::HashSet;
+
 use memory_ideas::{GraphView, Idea};
 use memory_search::{DocType, SearchDoc, event_doc};
 use memory_store::{FeedItem, OutboxSeq, Store};
@@ -178,11 +180,60 @@ pub(crate) enum DocChange {
     DeleteMatching(DocSelector),
 }
 
+/// The changes a batch of feed items asks for, in feed order, leaving out each item a
+/// later item of the batch repeats.
+///
+/// `toc_node_written`, `grips_extracted` and `idea_written` stand for the record *as
+/// stored when the index reads it*, not as it was when the entry was written: of
+/// several entries naming one record, the earlier ones would read the same record (or
+/// an older version, had a projection written in between) and write the same document
+/// again. And they repeat a lot: a TOC node is written again with each version (an
+/// open segment's node with every event, a day with every segment under it), so in a
+/// catch-up most of a batch's node entries name a node a later entry names too, and
+/// the vector index embedded each of them once more. Only the last is read; the order
+/// of what is kept is the feed's, so a clear between two entries still comes before
+/// the document the second one writes.
+///
+/// # Errors
+/// As [`doc_changes`].
+pub(crate) fn batch_doc_changes(
+    store: &Store,
+    items: &[FeedItem],
+    index_events: bool,
+) -> Result<Vec<DocChange>, ConsumerError> {
+    let mut named_later = HashSet::new();
+    let mut repeated = vec![false; items.len()];
+    for (index, item) in items.iter().enumerate().rev() {
+        if let FeedItem::Derived { entry, .. } = item
+            && names_a_stored_record(&entry.kind)
+        {
+            repeated[index] = !named_later.insert((
+                entry.kind.as_str(),
+                entry.project_id.as_str(),
+                entry.key.as_str(),
+            ));
+        }
+    }
+    let mut changes = Vec::with_capacity(items.len());
+    for (item, repeated) in items.iter().zip(repeated) {
+        if !repeated {
+            changes.extend(doc_changes(store, item, index_events)?);
+        }
+    }
+    Ok(changes)
+}
+
+/// Whether an entry of `kind` stands for a record read from the store when indexed
+/// (see [`batch_doc_changes`]).
+fn names_a_stored_record(kind: &str) -> bool {
+    matches!(kind, TOC_NODE_WRITTEN | GRIPS_EXTRACTED | IDEA_WRITTEN)
+}
+
 /// The changes `item` asks for, in order.
 ///
 /// # Errors
 /// A node id that does not parse, or a store failure reading the record it names.
-pub(crate) fn doc_changes(
+fn doc_changes(
     store: &Store,
     item: &FeedItem,
     index_events: bool,
@@ -244,3 +295,7 @@ pub(crate) fn doc_changes(
         }
     })
 }
+
+#[cfg(test)]
+#[path = "index_docs_tests.rs"]
+mod tests;

@@ -28,7 +28,7 @@ use serde::{Deserialize, Serialize};
 use tracing::{info, warn};
 
 use crate::consumer::ConsumerError;
-use crate::index_docs::{DocChange, doc_changes};
+use crate::index_docs::{DocChange, batch_doc_changes};
 use crate::lifecycle::{PruneKind, PruneReport};
 use crate::metrics::VECTOR_METRICS;
 use crate::snapshot::{IndexPart, SnapshotError, io_error, link_or_copy};
@@ -585,10 +585,7 @@ impl VectorHandle {
         store
             .check_space_beside(&self.shared.settings.index_dir)
             .map_err(|err| ConsumerError::Unavailable(format!("vector indexing waits: {err}")))?;
-        let mut changes: Vec<VectorChange> = Vec::new();
-        for item in items {
-            collect(store, item, self.shared.settings.index_events, &mut changes)?;
-        }
+        let changes = vector_changes(store, items, self.shared.settings.index_events)?;
         if !changes.is_empty() {
             let texts: Vec<&str> = changes.iter().filter_map(VectorChange::text).collect();
             let vectors = self.embed_for_index(&texts)?;
@@ -907,18 +904,18 @@ impl VectorChange {
     }
 }
 
-/// The changes an item stands for (see [`crate::index_docs`]): documents with the text
+/// The changes a batch stands for (see [`batch_doc_changes`]): documents with the text
 /// to embed, and TOC nodes that are gone. A gone node is deleted as BM25 deletes it:
 /// its vector would otherwise keep matching (with no node behind it, so no evidence)
 /// and crowd out live hits until the next rebuild.
-fn collect(
+fn vector_changes(
     store: &Store,
-    item: &FeedItem,
+    items: &[FeedItem],
     index_events: bool,
-    changes: &mut Vec<VectorChange>,
-) -> Result<(), ConsumerError> {
-    for change in doc_changes(store, item, index_events)? {
-        changes.push(match change {
+) -> Result<Vec<VectorChange>, ConsumerError> {
+    Ok(batch_doc_changes(store, items, index_events)?
+        .into_iter()
+        .map(|change| match change {
             DocChange::Upsert(doc) => VectorChange::Upsert {
                 doc: VectorDoc {
                     doc_type: doc.doc_type,
@@ -937,9 +934,8 @@ fn collect(
                 doc_id,
             } => VectorChange::Delete(DocKey::new(project_id, doc_type, doc_id)),
             DocChange::DeleteMatching(selector) => VectorChange::DeleteMatching(selector),
-        });
-    }
-    Ok(())
+        })
+        .collect())
 }
 
 /// One embedding call in the metrics: its model time and the texts it embedded, by use
