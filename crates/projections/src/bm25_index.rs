@@ -483,8 +483,8 @@ impl Bm25Handle {
         let changes = batch_doc_changes(store, items, self.shared.settings.index_events)?;
         for change in changes {
             if let Err(err) = apply_change(&mut state.writer, change) {
-                // The writer's or the directory's failure (a store read that failed
-                // is not the writer's, and keeps what the writer holds).
+                // The writer's or the directory's failure (the store was read above:
+                // a read that failed is not the writer's, and keeps what it holds).
                 if matches!(err, ConsumerError::Unavailable(_)) {
                     // A writer thread died of the directory (it could not write a
                     // segment): roll back to the last commit, which also starts new
