@@ -52,11 +52,11 @@ fn a_record_named_again_later_in_the_batch_is_read_only_at_its_last_entry() {
         FeedItem::Event {
             seq: OutboxSeq(3),
             event: event(
-                "e1",
-                "s1",
-                1_769_731_300_000,
-                EventKind::UserMessage,
-                "the flux capacitor overheats",
+                "e7",
+                "s2",
+                1_769_731_400_000,
+                EventKind::AssistantMessage,
+                "the build cache misses after the lockfile bump",
             ),
         },
         derived(4, TOC_NODE_WRITTEN, "q", DAY),
@@ -70,7 +70,7 @@ fn a_record_named_again_later_in_the_batch_is_read_only_at_its_last_entry() {
         changes_of(&items),
         [
             format!("delete p {WEEK}"),
-            "upsert p e1".to_owned(),
+            "upsert p e7".to_owned(),
             format!("delete q {DAY}"),
             "delete p idea-1".to_owned(),
             format!("delete p {DAY}"),
