@@ -187,10 +187,11 @@ pub(crate) enum DocChange {
 /// stored when the index reads it*, not as it was when the entry was written: of
 /// several entries naming one record, the earlier ones would read the same record (or
 /// an older version, had a projection written in between) and write the same document
-/// again. And they repeat a lot: a TOC node is written again with each version (an
-/// open segment's node with every event, a day with every segment under it), so in a
-/// catch-up most of a batch's node entries name a node a later entry names too, and
-/// the vector index embedded each of them once more. Only the last is read; the order
+/// again. And they repeat: a TOC node is written again with each version (an open
+/// segment's node at each rollup step that adds events to it, a day with each segment
+/// under it, a week with each day), so in a catch-up many of a batch's node entries
+/// name a node a later entry names too, and the vector index embedded each of them
+/// once more. Only the last is read; the order
 /// of what is kept is the feed's, so a clear between two entries still comes before
 /// the document the second one writes.
 ///

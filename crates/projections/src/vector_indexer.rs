@@ -4,11 +4,12 @@
 //!
 //! Each step embeds the batch's documents in one model call (the runner's batch is the
 //! embedding batch; of several entries naming one TOC node, segment's grips or idea,
-//! only the last is read and embedded) and upserts them; the index commits with the cursor as payload once
-//! the indexer has caught up with the log or `commit_interval` has passed, and seals its
-//! buffer into an HNSW segment when it is full. A new or reset index starts at position
-//! zero and embeds the whole log; it may lag a backfill for minutes (embedding costs
-//! milliseconds per document) without harm, because BM25 finds what is not embedded yet.
+//! only the last is read and embedded) and upserts them; the index commits with the
+//! cursor as payload once the indexer has caught up with the log or `commit_interval`
+//! has passed, and seals its buffer into an HNSW segment when it is full. A new or
+//! reset index starts at position zero and embeds the whole log; it may lag a backfill
+//! for minutes (embedding costs milliseconds per document) without harm, because BM25
+//! finds what is not embedded yet.
 
 use memory_store::{DeadLetter, FeedItem, OutboxSeq, Store};
 
