@@ -2,7 +2,7 @@
 //! --example embed_rate [threads] [short|query]`. `query` embeds questions one at a
 //! time, as `search` does, and prints the latency percentiles. `EMBED_MODEL_FILE`
 //! chooses the model file (default `model.onnx`; the daemon's questions use
-//! `model_int8.onnx`).
+//! `model_int8.onnx`); `EMBED_BATCH` the most texts per call.
 use std::time::Instant;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -32,6 +32,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     config.intra_threads = Some(threads);
     if let Ok(model_file) = std::env::var("EMBED_MODEL_FILE") {
         config.model_file = model_file;
+    }
+    if let Some(batch) = std::env::var("EMBED_BATCH")
+        .ok()
+        .and_then(|b| b.parse().ok())
+    {
+        config.batch_size = batch;
     }
     let started = Instant::now();
     let mut embedder = memory_embed::Embedder::load(&config)?;

@@ -2,7 +2,7 @@
 //! rss_probe`. Loads the document model (one thread) and the question model, embeds
 //! three indexer batches (256 of the sample's texts each) and 100 questions, printing VmRSS/VmHWM
 //! after each step. `EMBED_BATCH_TOKENS`, `EMBED_BATCH` (texts per call) and
-//! `EMBED_THREADS` change the document model's settings; `EMBED_SHORT` embeds one-line
+//! `EMBED_THREADS` change the document model's settings, `EMBED_MODEL_FILE` its file; `EMBED_SHORT` embeds one-line
 //! sentences instead of the sample's texts.
 fn status() -> String {
     let text = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
@@ -61,6 +61,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .and_then(|b| b.parse().ok())
     {
         config.batch_tokens = tokens;
+    }
+    if let Ok(model_file) = std::env::var("EMBED_MODEL_FILE") {
+        config.model_file = model_file;
     }
     println!("started                      {}", status());
     let mut documents = memory_embed::Embedder::load(&config)?;

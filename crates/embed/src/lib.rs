@@ -54,13 +54,14 @@ pub const DEFAULT_BATCH_SIZE: usize = 64;
 /// Runtime's arena (which keeps its largest batch's activations) small
 /// (docs/benchmarks.md, "The embedders' memory").
 pub const DEFAULT_BATCH_TOKENS: usize = 512;
-/// The float32 model in a model directory: what documents are embedded with.
+/// The float32 model in a model directory: what documents are embedded with by default.
 pub const MODEL_FILE: &str = "model.onnx";
 /// Its 8-bit copy (`scripts/quantize_minilm.py`): what questions are embedded with by
 /// default. About 60 % of the float32 time on one core, within cosine 0.98 of
 /// [`MODEL_FILE`]; questions embedded with it against documents embedded with the
 /// float32 model keep 93% of the float32 model's top 10 on the LoCoMo dev slice
-/// (docs/benchmarks.md).
+/// (docs/benchmarks.md). Documents can be embedded with it too (`[teleport.vector]
+/// model_file`); being dynamically quantized, it embeds one text per call.
 pub const QUANTIZED_MODEL_FILE: &str = "model_int8.onnx";
 /// The tokenizer files a model directory must hold beside its model.
 pub const TOKENIZER_FILES: [&str; 4] = [
@@ -233,8 +234,10 @@ impl Embedder {
             std::fs::read(config.model_dir.join(file))
                 .map_err(|err| model_error(format!("{file}: {err}")))
         };
+        let onnx = read(&config.model_file)?;
+        let one_text_per_call = quantizes_per_call(&onnx);
         let model = UserDefinedEmbeddingModel::new(
-            read(&config.model_file)?,
+            onnx,
             TokenizerFiles {
                 tokenizer_file: read("tokenizer.json")?,
                 config_file: read("config.json")?,
@@ -254,11 +257,16 @@ impl Embedder {
         tracing::info!(
             model_dir = %config.model_dir.display(),
             model_file = config.model_file,
+            one_text_per_call,
             "embedding model loaded"
         );
         Ok(Embedder {
             model,
-            batch_size: config.batch_size.max(1),
+            batch_size: if one_text_per_call {
+                1
+            } else {
+                config.batch_size.max(1)
+            },
             batch_tokens: config.batch_tokens.max(1),
         })
     }
@@ -319,6 +327,20 @@ impl Embedder {
         }
         Ok(vectors)
     }
+}
+
+/// The ONNX operator of a dynamically quantized model (`scripts/quantize_minilm.py`):
+/// it scales the activations by the range of the whole input tensor of a call, so a
+/// text embedded in a padded batch comes out different (cosine 0.98–0.99) from the same
+/// text alone, and a vector would depend on its batch-mates — a rebuilt index would not
+/// equal the incremental one. Such a model embeds one text per call.
+const PER_CALL_QUANTIZER: &[u8] = b"DynamicQuantizeLinear";
+
+/// Whether the ONNX model's graph holds [`PER_CALL_QUANTIZER`] (operator types are
+/// stored as plain strings in the protobuf).
+fn quantizes_per_call(onnx: &[u8]) -> bool {
+    onnx.windows(PER_CALL_QUANTIZER.len())
+        .any(|window| window == PER_CALL_QUANTIZER)
 }
 
 /// Splits `order` (indexes sorted by ascending token length) into consecutive batches of
@@ -422,6 +444,40 @@ mod tests {
         }
         let question = quantized.embed(&[texts[1]])?.remove(0);
         assert!(dot(&question, &documents[2]) > dot(&question, &documents[3]) + 0.2);
+        Ok(())
+    }
+
+    /// The 8-bit model scales its activations per call: given texts of different
+    /// lengths in one call, it still embeds each one alone, so a vector is the same
+    /// whatever was embedded beside it (the float32 model's test is below).
+    #[test]
+    fn the_quantized_model_embeds_a_text_the_same_whatever_its_batch_mates()
+    -> Result<(), EmbedError> {
+        let config = EmbedderConfig {
+            model_file: QUANTIZED_MODEL_FILE.to_owned(),
+            ..EmbedderConfig::from_env_or_repo()
+        };
+        let mut embedder = Embedder::load(&config)?;
+        let long = "The deploy pipeline retries the canary twice before it rolls back. ".repeat(20);
+        let texts = [
+            "short note",
+            "a middling sentence about the JWT expiry: we chose fifteen minutes",
+            long.as_str(),
+            "another short note",
+        ];
+        let together = embedder.embed(&texts)?;
+        for (text, vector) in texts.iter().zip(&together) {
+            let alone = embedder.embed(&[text])?.remove(0);
+            assert_eq!(&alone, vector, "{text}");
+        }
+        assert!(quantizes_per_call(b"..op_type DynamicQuantizeLinear.."));
+        let float32 = std::fs::read(
+            EmbedderConfig::from_env_or_repo()
+                .model_dir
+                .join(MODEL_FILE),
+        )
+        .map_err(|err| EmbedError::Embed(err.to_string()))?;
+        assert!(!quantizes_per_call(&float32));
         Ok(())
     }
 

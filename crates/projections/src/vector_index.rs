@@ -209,8 +209,9 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 /// indexes written before lifecycle pruning; it is still read.
 const PAYLOAD_FORMAT: u32 = 1;
 
-/// The JSON in each vector commit's payload: the cursor and, like the BM25 payload, the
-/// last prune, so the tier's status reports it across restarts.
+/// The JSON in each vector commit's payload: the cursor, the model the vectors were
+/// embedded with and, like the BM25 payload, the last prune, so the tier's status
+/// reports it across restarts.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 struct CommitPayload {
     /// [`PAYLOAD_FORMAT`] (0 when read from `vector:<cursor>`).
@@ -219,13 +220,23 @@ struct CommitPayload {
     cursor: u64,
     /// The last prune, kept across commits.
     last_prune: Option<PruneReport>,
+    /// [`model_identity`] of the settings the vectors were embedded with; `None` in
+    /// payloads written before it was recorded, when documents were embedded with the
+    /// float32 [`memory_embed::MODEL_FILE`] ([`LEGACY_MODEL_FILE`]).
+    #[serde(default)]
+    model: Option<String>,
 }
 
-fn payload(cursor: OutboxSeq, last_prune: Option<&PruneReport>) -> String {
+/// The document model of indexes whose payload does not name one: every build before
+/// the payload recorded it embedded documents with the float32 file by default.
+const LEGACY_MODEL_FILE: &str = memory_embed::MODEL_FILE;
+
+fn payload(cursor: OutboxSeq, last_prune: Option<&PruneReport>, model: &str) -> String {
     let payload = CommitPayload {
         format: PAYLOAD_FORMAT,
         cursor: cursor.0,
         last_prune: last_prune.cloned(),
+        model: Some(model.to_owned()),
     };
     // Plain structs of strings and numbers always serialize; should that ever change,
     // format 0 still keeps the cursor.
@@ -240,6 +251,7 @@ fn parse_payload(text: &str) -> Option<CommitPayload> {
             format: 0,
             cursor,
             last_prune: None,
+            model: None,
         });
     }
     let payload: CommitPayload = serde_json::from_str(text).ok()?;
@@ -313,12 +325,29 @@ fn vector_selector(kind: PruneKind) -> DocSelector {
 /// The model identity of an index kept with `settings` ([`VectorHandle::model_identity`]).
 #[must_use]
 pub fn model_identity(settings: &VectorSettings) -> String {
+    identity(&settings.embedder.model_file, settings.index_events)
+}
+
+fn identity(model_file: &str, index_events: bool) -> String {
     format!(
-        "{}/{}/events={}",
-        settings.embedder.model_file,
-        memory_embed::MINILM_DIMS,
-        settings.index_events
+        "{model_file}/{}/events={index_events}",
+        memory_embed::MINILM_DIMS
     )
+}
+
+/// Why the committed vectors cannot be kept with `settings`, or `None`: they were
+/// embedded with another document model (or with raw events in or out), and vectors of
+/// two models in one index are not comparable — a question would rank documents by
+/// which model embedded them. A payload without a model is a legacy index
+/// ([`LEGACY_MODEL_FILE`]).
+fn model_change(committed: &CommitPayload, settings: &VectorSettings) -> Option<String> {
+    let wanted = model_identity(settings);
+    let built = committed
+        .model
+        .clone()
+        .unwrap_or_else(|| identity(LEGACY_MODEL_FILE, settings.index_events));
+    (built != wanted)
+        .then(|| format!("the index was built with {built}, the settings say {wanted}"))
 }
 
 impl VectorHandle {
@@ -348,18 +377,21 @@ impl VectorHandle {
         let mut config = VectorConfig::new(memory_embed::MINILM_DIMS);
         config.seal_threshold = settings.seal_threshold.max(1);
         config.ef_search = settings.ef_search.max(1);
-        let index = match VectorIndex::open(&settings.index_dir, config) {
+        let does_not_open = |err: memory_vector::VectorError| {
+            format!(
+                "the vector index at {} does not open: {err}; rebuild it with \
+                 `memory-daemon admin rebuild-index --index vector`",
+                settings.index_dir.display()
+            )
+        };
+        let mut index = match VectorIndex::open(&settings.index_dir, config.clone()) {
             Ok(index) => Some(index),
             Err(err) => {
-                errors.push(format!(
-                    "the vector index at {} does not open: {err}; rebuild it with \
-                     `memory-daemon admin rebuild-index --index vector`",
-                    settings.index_dir.display()
-                ));
+                errors.push(does_not_open(err));
                 None
             }
         };
-        let committed_payload = index
+        let mut committed_payload = index
             .as_ref()
             .and_then(VectorIndex::last_payload)
             .and_then(|text| {
@@ -373,6 +405,29 @@ impl VectorHandle {
                 parsed
             })
             .unwrap_or_default();
+        // Only a tier that can embed again replaces its vectors: with a model that does
+        // not load, the index stays as it is (and unhealthy) until the settings are
+        // mended, perhaps back to the model it was built with.
+        let rebuildable =
+            errors.is_empty() && index.as_ref().is_some_and(|index| index.num_docs() > 0);
+        if let Some(change) = rebuildable
+            .then(|| model_change(&committed_payload, &settings))
+            .flatten()
+        {
+            // Rebuilt from the log, as `admin rebuild-index --index vector` would: the
+            // indexer embeds everything again from cursor zero while searches use BM25
+            // and what is embedded so far.
+            warn!(%change, "vector index embedded with another model; it is rebuilt from the log");
+            drop(index.take());
+            index = VectorIndex::destroy(&settings.index_dir)
+                .and_then(|()| VectorIndex::open(&settings.index_dir, config))
+                .map_err(|err| errors.push(does_not_open(err)))
+                .ok();
+            committed_payload = CommitPayload {
+                last_prune: committed_payload.last_prune,
+                ..CommitPayload::default()
+            };
+        }
         let committed = OutboxSeq(committed_payload.cursor);
         let error = (!errors.is_empty()).then(|| errors.join("; "));
         if let Some(error) = &error {
@@ -680,7 +735,11 @@ impl VectorHandle {
         {
             let mut guard = self.index_mut();
             if let Some(index) = guard.as_mut() {
-                let text = payload(writer.applied, writer.last_prune.as_ref());
+                let text = payload(
+                    writer.applied,
+                    writer.last_prune.as_ref(),
+                    &model_identity(&self.shared.settings),
+                );
                 // A commit that fails as a full disk would (the `failpoints` feature).
                 fail::fail_point!("vector_commit", |_| Err(ConsumerError::Unavailable(
                     "vector commit failed: injected failure".to_owned()
@@ -836,7 +895,11 @@ impl VectorHandle {
         let mut index = VectorIndex::open(&dir, config)
             .map_err(|err| ConsumerError::Transient(format!("vector reset: {err}")))?;
         index
-            .commit(&payload(start, last_prune.as_ref()))
+            .commit(&payload(
+                start,
+                last_prune.as_ref(),
+                &model_identity(&self.shared.settings),
+            ))
             .map_err(|err| ConsumerError::Transient(format!("vector reset: {err}")))?;
         *guard = Some(index);
         drop(guard);

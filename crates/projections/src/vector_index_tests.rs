@@ -171,12 +171,21 @@ fn commit_payloads_of_both_formats_are_read() {
         at_ms: 7,
         pruned: [("event".to_owned(), 3)].into(),
     };
-    let text = payload(OutboxSeq(42), Some(&report));
+    let text = payload(OutboxSeq(42), Some(&report), "m/384/events=true");
     let parsed = parse_payload(&text).expect("format 1");
-    assert_eq!((parsed.cursor, parsed.last_prune), (42, Some(report)));
+    assert_eq!(
+        (parsed.cursor, parsed.last_prune, parsed.model.as_deref()),
+        (42, Some(report), Some("m/384/events=true"))
+    );
+    // Format 1 before the model was recorded.
+    let unnamed = parse_payload(r#"{"format":1,"cursor":3,"last_prune":null}"#).expect("format 1");
+    assert_eq!((unnamed.cursor, unnamed.model), (3, None));
     // Format 0, written before lifecycle pruning.
     let old = parse_payload("vector:17").expect("format 0");
-    assert_eq!((old.format, old.cursor, old.last_prune), (0, 17, None));
+    assert_eq!(
+        (old.format, old.cursor, old.last_prune, old.model),
+        (0, 17, None, None)
+    );
     assert_eq!(parse_payload("vector:x"), None);
     assert_eq!(
         parse_payload(r#"{"format":9,"cursor":1,"last_prune":null}"#),
@@ -197,6 +206,95 @@ fn an_index_with_the_old_payload_opens_at_its_cursor() {
     let handle = VectorHandle::open(VectorSettings::new(&dir));
     assert_eq!(handle.committed_cursor(), OutboxSeq(5));
     assert_eq!(handle.status(OutboxSeq(5)).last_prune, None);
+}
+
+/// An index holding one document embedded with `model_file`, committed at cursor 9 as
+/// a build of that time would: `payload` is the commit's payload text, `None` for the
+/// payload of the build running now.
+fn index_with_one_vector(settings: &VectorSettings, payload_text: Option<&str>) {
+    let mut index = VectorIndex::open(
+        &settings.index_dir,
+        VectorConfig::new(memory_embed::MINILM_DIMS),
+    )
+    .expect("open");
+    let mut vector = vec![0.0; memory_embed::MINILM_DIMS];
+    vector[0] = 1.0;
+    index
+        .upsert(memory_vector::VectorDoc {
+            doc_type: DocType::Event,
+            doc_id: "e1".to_owned(),
+            project_id: "p".to_owned(),
+            session_id: None,
+            level: None,
+            timestamp_ms: 1,
+            vector,
+        })
+        .expect("upsert");
+    let text = payload_text.map_or_else(
+        || payload(OutboxSeq(9), None, &model_identity(settings)),
+        str::to_owned,
+    );
+    index.commit(&text).expect("commit");
+}
+
+/// Vectors embedded with another document model are not comparable with new ones: an
+/// index built with another model (or with an older build's float32 default, whose
+/// payload names none) is emptied at the open and replayed from the start; one built
+/// with the configured model keeps its vectors and cursor.
+#[test]
+fn an_index_embedded_with_another_model_is_rebuilt_from_the_log() {
+    let temp = tempfile::tempdir().expect("tempdir");
+    let mut float32 = VectorSettings::new(temp.path().join("vector-index"));
+    float32.embedder.model_file = memory_embed::MODEL_FILE.to_owned();
+    let mut quantized = float32.clone();
+    quantized.embedder.model_file = memory_embed::QUANTIZED_MODEL_FILE.to_owned();
+
+    index_with_one_vector(&quantized, None);
+    let same = VectorHandle::open(quantized.clone());
+    assert_eq!(same.error(), None);
+    assert_eq!(
+        (same.committed_cursor(), same.status(OutboxSeq(9)).num_docs),
+        (OutboxSeq(9), 1)
+    );
+    drop(same);
+    // A model that does not load leaves the index alone (the tier is unhealthy).
+    let mut missing = float32.clone();
+    missing.embedder.model_file = "no-such-model.onnx".to_owned();
+    let unhealthy = VectorHandle::open(missing);
+    assert!(unhealthy.error().is_some());
+    drop(unhealthy);
+    let intact = VectorHandle::open(quantized.clone());
+    assert_eq!(intact.committed_cursor(), OutboxSeq(9));
+    drop(intact);
+
+    let other = VectorHandle::open(float32.clone());
+    assert_eq!(other.error(), None);
+    assert_eq!(
+        (
+            other.committed_cursor(),
+            other.status(OutboxSeq(9)).num_docs
+        ),
+        (OutboxSeq::ZERO, 0)
+    );
+    drop(other);
+
+    // A payload without a model: the float32 file every earlier build embedded with.
+    VectorIndex::destroy(&float32.index_dir).expect("destroy");
+    index_with_one_vector(
+        &float32,
+        Some(r#"{"format":1,"cursor":9,"last_prune":null}"#),
+    );
+    let legacy_kept = VectorHandle::open(float32.clone());
+    assert_eq!(legacy_kept.committed_cursor(), OutboxSeq(9));
+    drop(legacy_kept);
+    let legacy_rebuilt = VectorHandle::open(quantized);
+    assert_eq!(
+        (
+            legacy_rebuilt.committed_cursor(),
+            legacy_rebuilt.status(OutboxSeq(9)).num_docs
+        ),
+        (OutboxSeq::ZERO, 0)
+    );
 }
 
 /// The lifecycle prune removes the vectors the BM25 prune removes (the sample a year
