@@ -130,12 +130,12 @@ pub struct VectorIndexConfig {
     /// `.tools/`.
     pub model_dir: Option<PathBuf>,
     /// The ONNX file in `model_dir` documents are embedded with. Default `model.onnx`
-    /// (float32). `model_int8.onnx` (the 8-bit copy) takes ~60 MiB less memory and
-    /// embeds ~15 % faster, with retrieval within noise of float32 (docs/benchmarks.md,
-    /// "An 8-bit document model"); an 8-bit model embeds one text per call, so a vector
-    /// never depends on its batch-mates. Vectors of two models are not comparable: an
-    /// index embedded with another file is emptied at the next start and embedded again
-    /// from the log (the commit records the model).
+    /// (float32). `model_int8.onnx` (the 8-bit copy) takes 70–90 MiB less memory and
+    /// embeds 10–15 % faster, with retrieval within noise of float32
+    /// (docs/benchmarks.md, "An 8-bit document model"); an 8-bit model embeds one text
+    /// per call, so a vector never depends on its batch-mates. Vectors of two models are
+    /// not comparable: an index embedded with another file is emptied at the next start
+    /// and embedded again from the log (the commit records the model).
     pub model_file: String,
     /// The ONNX file in `model_dir` questions are embedded with. Default
     /// `model_int8.onnx`, the 8-bit copy of the float32 model `scripts/setup.sh`
