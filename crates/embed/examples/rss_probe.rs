@@ -1,9 +1,9 @@
 //! Resident memory of the embedders: `cargo run --release -p memory-embed --example
 //! rss_probe`. Loads the document model (one thread) and the question model, embeds
-//! three indexer batches (256 of the sample's texts each) and 100 questions, printing VmRSS/VmHWM
-//! after each step. `EMBED_BATCH_TOKENS`, `EMBED_BATCH` (texts per call) and
-//! `EMBED_THREADS` change the document model's settings, `EMBED_MODEL_FILE` its file; `EMBED_SHORT` embeds one-line
-//! sentences instead of the sample's texts.
+//! three indexer batches (256 of the sample's texts each) and 100 questions, printing
+//! VmRSS/VmHWM after each step. `EMBED_BATCH_TOKENS`, `EMBED_BATCH` (texts per call)
+//! and `EMBED_THREADS` change the document model's settings, `EMBED_MODEL_FILE` its
+//! file; `EMBED_SHORT` embeds one-line sentences instead of the sample's texts.
 fn status() -> String {
     let text = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     let field = |name: &str| {

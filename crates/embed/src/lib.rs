@@ -337,10 +337,10 @@ impl Embedder {
 const PER_CALL_QUANTIZER: &[u8] = b"DynamicQuantizeLinear";
 
 /// Whether the ONNX model's graph holds [`PER_CALL_QUANTIZER`] (operator types are
-/// stored as plain strings in the protobuf).
+/// stored as plain strings in the protobuf). A SIMD search: a byte-window comparison
+/// over the 90 MB float32 model added ~0.12 s to every load.
 fn quantizes_per_call(onnx: &[u8]) -> bool {
-    onnx.windows(PER_CALL_QUANTIZER.len())
-        .any(|window| window == PER_CALL_QUANTIZER)
+    memchr::memmem::find(onnx, PER_CALL_QUANTIZER).is_some()
 }
 
 /// Splits `order` (indexes sorted by ascending token length) into consecutive batches of

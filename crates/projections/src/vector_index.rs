@@ -350,6 +350,21 @@ fn model_change(committed: &CommitPayload, settings: &VectorSettings) -> Option<
         .then(|| format!("the index was built with {built}, the settings say {wanted}"))
 }
 
+/// The index configuration `settings` ask for.
+fn index_config(settings: &VectorSettings) -> VectorConfig {
+    let mut config = VectorConfig::new(memory_embed::MINILM_DIMS);
+    config.seal_threshold = settings.seal_threshold.max(1);
+    config.ef_search = settings.ef_search.max(1);
+    config
+}
+
+/// Deletes the index in `dir` and opens an empty one there (a reset, or an open that
+/// found vectors of another model).
+fn empty_index(dir: &Path, config: VectorConfig) -> memory_vector::Result<VectorIndex> {
+    VectorIndex::destroy(dir)?;
+    VectorIndex::open(dir, config)
+}
+
 impl VectorHandle {
     /// Loads the two embedders and opens the index. Never fails: what does not load
     /// leaves the tier unhealthy with the reason (and the fix).
@@ -374,9 +389,7 @@ impl VectorHandle {
         } else {
             None
         };
-        let mut config = VectorConfig::new(memory_embed::MINILM_DIMS);
-        config.seal_threshold = settings.seal_threshold.max(1);
-        config.ef_search = settings.ef_search.max(1);
+        let config = index_config(&settings);
         let does_not_open = |err: memory_vector::VectorError| {
             format!(
                 "the vector index at {} does not open: {err}; rebuild it with \
@@ -419,8 +432,7 @@ impl VectorHandle {
             // and what is embedded so far.
             warn!(%change, "vector index embedded with another model; it is rebuilt from the log");
             drop(index.take());
-            index = VectorIndex::destroy(&settings.index_dir)
-                .and_then(|()| VectorIndex::open(&settings.index_dir, config))
+            index = empty_index(&settings.index_dir, config)
                 .map_err(|err| errors.push(does_not_open(err)))
                 .ok();
             committed_payload = CommitPayload {
@@ -882,17 +894,11 @@ impl VectorHandle {
         let mut guard = self.index_mut();
         let dir = self.shared.settings.index_dir.clone();
         let config = guard.as_ref().map_or_else(
-            || {
-                let mut config = VectorConfig::new(memory_embed::MINILM_DIMS);
-                config.seal_threshold = self.shared.settings.seal_threshold.max(1);
-                config
-            },
+            || index_config(&self.shared.settings),
             |index| index.config().clone(),
         );
         drop(guard.take());
-        VectorIndex::destroy(&dir)
-            .map_err(|err| ConsumerError::Transient(format!("vector reset: {err}")))?;
-        let mut index = VectorIndex::open(&dir, config)
+        let mut index = empty_index(&dir, config)
             .map_err(|err| ConsumerError::Transient(format!("vector reset: {err}")))?;
         index
             .commit(&payload(

@@ -208,9 +208,8 @@ fn an_index_with_the_old_payload_opens_at_its_cursor() {
     assert_eq!(handle.status(OutboxSeq(5)).last_prune, None);
 }
 
-/// An index holding one document embedded with `model_file`, committed at cursor 9 as
-/// a build of that time would: `payload` is the commit's payload text, `None` for the
-/// payload of the build running now.
+/// An index in `settings.index_dir` holding one document, committed at cursor 9 with
+/// `payload_text`, or with the payload this build writes for `settings` when `None`.
 fn index_with_one_vector(settings: &VectorSettings, payload_text: Option<&str>) {
     let mut index = VectorIndex::open(
         &settings.index_dir,
