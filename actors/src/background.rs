@@ -11,9 +11,10 @@
 //! Everything a consumer does on its blocking threads (applying a batch, opening,
 //! rebuilding, the scheduled prune) runs on [`spawn_blocking`] here; threads started
 //! from these threads inherit the priority (tantivy's indexing threads of the BM25
-//! writer opened here, the HNSW builds' pool). Not lowered: the commit path, queries,
-//! the embedders (the query embedder is loaded with the indexing one), and the store's
-//! flush and compaction workers, which an append waits for when memtables pile up.
+//! writer opened here, the HNSW builds' pool, the indexing embedder's ONNX Runtime
+//! threads: [`crate::open_vector_handle`] loads it here). Not lowered: the commit path,
+//! queries, the query embedder, and the store's flush and compaction workers, which an
+//! append waits for when memtables pile up.
 //! The nice value is `[consumers] background_nice` ([`set_nice`], default
 //! [`DEFAULT_NICE`]); 0 leaves everything at the process's priority.
 

@@ -41,6 +41,6 @@ pub use ingest::{
     AppendReply, IngestActor, IngestArgs, IngestCounters, IngestError, IngestHandle, IngestMsg,
 };
 pub use metrics::{ACTOR_METRICS, ActorMetrics};
-pub use pipeline::{Pipeline, PipelineConfig};
+pub use pipeline::{Pipeline, PipelineConfig, open_vector_handle};
 pub use pruner::{IndexPruner, IndexPrunerArgs, IndexPrunerCounters, IndexPrunerMsg};
 pub use supervisor::{Backoff, ChildSpec, Supervisor, SupervisorArgs, SupervisorMsg};

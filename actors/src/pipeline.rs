@@ -164,10 +164,7 @@ impl Pipeline {
         };
         let vector = match config.vector.clone() {
             Some(settings) => Some(
-                // Not on the background threads: the query embedder is loaded here too,
-                // and its ONNX Runtime threads (query_threads > 1) would inherit the
-                // lower priority.
-                tokio::task::spawn_blocking(move || VectorHandle::open(settings))
+                open_vector_handle(settings)
                     .await
                     .map_err(|err| SpawnErr::StartupFailed(Box::new(err)))?,
             ),
@@ -651,6 +648,25 @@ fn consumer_spec<C: OutboxConsumer>(
             .map(|(actor, _)| actor.get_cell())
         }
     })
+}
+
+/// Opens the vector tier with each embedder's ONNX Runtime threads at the priority of
+/// the work they do: the indexing embedder is loaded on a background thread (its
+/// intra-op threads, started by the load, inherit the lower priority and no longer
+/// compete with the commit path), the query embedder and the index on a thread at the
+/// daemon's priority (a question's threads must not wait behind a backfill).
+///
+/// # Errors
+/// A load that panicked.
+pub async fn open_vector_handle(
+    settings: VectorSettings,
+) -> Result<VectorHandle, tokio::task::JoinError> {
+    let index_embedder = {
+        let settings = settings.clone();
+        crate::background::spawn_blocking(move || VectorHandle::load_index_embedder(&settings))
+            .await?
+    };
+    tokio::task::spawn_blocking(move || VectorHandle::open_with(settings, index_embedder)).await
 }
 
 #[cfg(test)]

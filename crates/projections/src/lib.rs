@@ -90,7 +90,7 @@ pub use segmenter::{
 };
 pub use session_catalog::{RejectEvent, SESSION_CATALOG, SessionCatalog, SessionSummary};
 pub use vector_index::{
-    CommittedVectors, VECTOR_INDEXER, VectorHandle, VectorSettings, VectorTierError,
+    CommittedVectors, IndexEmbedder, VECTOR_INDEXER, VectorHandle, VectorSettings, VectorTierError,
     VectorTierStatus, model_identity, read_committed_vectors,
 };
 pub use vector_indexer::VectorIndexer;

@@ -365,27 +365,69 @@ fn empty_index(dir: &Path, config: VectorConfig) -> memory_vector::Result<Vector
     VectorIndex::open(dir, config)
 }
 
+/// The indexing embedder, loaded apart from the rest of [`VectorHandle::open_with`] so
+/// that a caller can load it on a thread of lower priority: ONNX Runtime starts a
+/// session's intra-op threads (`index_threads` − 1 of them) when the model loads, and
+/// they inherit the loading thread's priority. Loaded on a request thread, they
+/// competed with the commit path at full priority — embedded `ingest --file` (which
+/// gives the indexing embedder every core) ingested ~15 % slower (docs/benchmarks.md).
+pub struct IndexEmbedder(Result<Embedder, String>);
+
+impl std::fmt::Debug for IndexEmbedder {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_tuple("IndexEmbedder")
+            .field(&self.0.as_ref().map(|_| "loaded"))
+            .finish()
+    }
+}
+
+/// The embedder of `model_file` with `threads` intra-op threads, or why it does not load.
+fn load_embedder(
+    settings: &VectorSettings,
+    threads: usize,
+    model_file: &str,
+) -> Result<Embedder, String> {
+    let mut config = settings.embedder.clone();
+    config.intra_threads = Some(threads);
+    model_file.clone_into(&mut config.model_file);
+    Embedder::load(&config).map_err(|err| err.to_string())
+}
+
 impl VectorHandle {
-    /// Loads the two embedders and opens the index. Never fails: what does not load
-    /// leaves the tier unhealthy with the reason (and the fix).
+    /// Loads the indexing embedder `settings` name (see [`IndexEmbedder`]).
+    #[must_use]
+    pub fn load_index_embedder(settings: &VectorSettings) -> IndexEmbedder {
+        IndexEmbedder(load_embedder(
+            settings,
+            settings.index_threads.max(1),
+            &settings.embedder.model_file,
+        ))
+    }
+
+    /// Loads the two embedders and opens the index, all on the calling thread. Never
+    /// fails: what does not load leaves the tier unhealthy with the reason (and the fix).
     #[must_use]
     pub fn open(settings: VectorSettings) -> Self {
+        let index_embedder = Self::load_index_embedder(&settings);
+        Self::open_with(settings, index_embedder)
+    }
+
+    /// Loads the query embedder on the calling thread and opens the index, with an
+    /// indexing embedder loaded before (see [`IndexEmbedder`]). Never fails, like
+    /// [`VectorHandle::open`].
+    #[must_use]
+    pub fn open_with(settings: VectorSettings, index_embedder: IndexEmbedder) -> Self {
         let mut errors = Vec::new();
-        let mut embedder = |threads: usize, model_file: &str| {
-            let mut config = settings.embedder.clone();
-            config.intra_threads = Some(threads);
-            model_file.clone_into(&mut config.model_file);
-            match Embedder::load(&config) {
-                Ok(embedder) => Some(embedder),
-                Err(err) => {
-                    errors.push(err.to_string());
-                    None
-                }
-            }
-        };
-        let index_embedder = embedder(settings.index_threads.max(1), &settings.embedder.model_file);
+        let index_embedder = index_embedder.0.map_err(|err| errors.push(err)).ok();
         let query_embedder = if index_embedder.is_some() {
-            embedder(settings.query_threads.max(1), &settings.query_model_file)
+            load_embedder(
+                &settings,
+                settings.query_threads.max(1),
+                &settings.query_model_file,
+            )
+            .map_err(|err| errors.push(err))
+            .ok()
         } else {
             None
         };
