@@ -122,6 +122,15 @@ pub fn gauge(name: &str, help: &str) -> Gauge {
     register(name, Gauge::with_opts(Opts::new(name, help)))
 }
 
+/// Registers a collector of the caller's own making (one that reads its values when
+/// scraped) and returns it. Call from a `LazyLock` static only.
+pub fn collector<C>(name: &str, collector: C) -> C
+where
+    C: Collector + Clone + 'static,
+{
+    register(name, Ok(collector))
+}
+
 /// Registers what `built` holds in the default registry and returns it; an invalid
 /// definition (`built` is an error) is a programming error and panics.
 fn register<C>(name: &str, built: prometheus::Result<C>) -> C

@@ -13,7 +13,7 @@ use tracing::{info, instrument};
 use super::options::{Durability, StoreOptions};
 use super::write_buffer::{WriteBufferBudget, WriteBufferKeeper};
 use crate::error::{Result, StoreError};
-use crate::metrics::STORE_METRICS;
+use crate::metrics::{BLOCK_CACHE, CacheReading, STORE_METRICS};
 use crate::records::{decode_u64, encode_u64};
 use crate::space::{SpaceReserve, WriteShare};
 
@@ -65,6 +65,16 @@ pub(super) struct Inner {
     pub(super) committer: std::sync::mpsc::Sender<CommitJob>,
     /// Keeps the memtables within `[store] write_buffer_mb` (`write_buffer.rs`).
     write_buffer: WriteBufferKeeper,
+}
+
+/// How the block cache collector reads this store's cache (weakly: see
+/// [`crate::metrics::CacheReading`]).
+pub(super) fn cache_reading(inner: &Arc<Inner>) -> CacheReading {
+    let weak = Arc::downgrade(inner);
+    Box::new(move || {
+        weak.upgrade()
+            .map(|inner| (inner.db.cache_size(), inner.db.cache_capacity()))
+    })
 }
 
 /// A projection commit handed to the committer thread.
@@ -273,7 +283,7 @@ impl Store {
         let (head, _) = watch::channel(last_seq);
         let write_buffer = WriteBufferKeeper::start(&db, write_buffer)?;
         let reserve = SpaceReserve::new(&path, options.min_free_mb.saturating_mul(1 << 20));
-        Ok(Store {
+        let store = Store {
             inner: Arc::new(Inner {
                 path,
                 durability: options.durability,
@@ -297,7 +307,9 @@ impl Store {
                 committer: start_committer()?,
                 write_buffer,
             }),
-        })
+        };
+        BLOCK_CACHE.watch(cache_reading(&store.inner));
+        Ok(store)
     }
 
     /// Why the store's last write failed (a full disk, an I/O error, a store poisoned

@@ -387,4 +387,51 @@ mod tests {
         assert!(replayed <= MIB, "{replayed} bytes replayed again");
         assert_all_2000(&store);
     }
+
+    /// The block cache gauges read the store's cache when scraped: what reads of tables
+    /// loaded, and the configured capacity.
+    #[test]
+    fn the_block_cache_gauges_read_what_reads_loaded() {
+        use prometheus::core::Collector;
+
+        let gauge = |collector: &crate::metrics::BlockCacheCollector, name: &str| {
+            collector
+                .collect()
+                .iter()
+                .find(|family| family.name() == name)
+                .map(|family| family.get_metric()[0].get_gauge().get_value())
+                .unwrap_or_else(|| panic!("{name} not collected"))
+        };
+        let dir = tempfile::tempdir().expect("tempdir");
+        let options = StoreOptions {
+            write_buffer_mb: 1,
+            cache_size_mb: 7,
+            ..StoreOptions::default()
+        };
+        let store = Store::open(dir.path(), &options).expect("open store");
+        write_2000(&store);
+        drop(store);
+        // Reopened, everything is in tables: reads go through the block cache.
+        let store = Store::open(dir.path(), &options).expect("open store");
+        // Its own collector: other tests open stores at the same time, and the one the
+        // process registers reads the store opened last.
+        let collector = crate::metrics::BlockCacheCollector::new();
+        collector.watch(super::super::handle::cache_reading(&store.inner));
+        let before = gauge(&collector, "memory_store_block_cache_bytes");
+        assert_eq!(
+            gauge(&collector, "memory_store_block_cache_capacity_bytes"),
+            (7u64 << 20) as f64
+        );
+        assert_all_2000(&store);
+        let after = gauge(&collector, "memory_store_block_cache_bytes");
+        assert!(
+            after > before,
+            "the cache held {before} bytes before the reads and {after} after"
+        );
+        // A closed store is not kept open by its gauges; they keep their last reading.
+        drop(store);
+        let _reopened =
+            Store::open(dir.path(), &options).expect("the closed store released its lock");
+        assert_eq!(gauge(&collector, "memory_store_block_cache_bytes"), after);
+    }
 }
