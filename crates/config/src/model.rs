@@ -515,7 +515,7 @@ mod tests {
                 defaults.model_file.as_str(),
                 defaults.query_model_file.as_str()
             ),
-            ("model.onnx", "model_int8.onnx")
+            ("model_int8.onnx", "model_int8.onnx")
         );
         for key in ["model_file", "query_model_file"] {
             let err = Config::from_toml_str(&format!("[teleport.vector]\n{key} = \" \"\n"))

@@ -129,13 +129,15 @@ pub struct VectorIndexConfig {
     /// the `MEMORY_EMBED_MODEL_DIR` variable (`.tools/env`), else this checkout's
     /// `.tools/`.
     pub model_dir: Option<PathBuf>,
-    /// The ONNX file in `model_dir` documents are embedded with. Default `model.onnx`
-    /// (float32). `model_int8.onnx` (the 8-bit copy) takes 70–90 MiB less memory and
-    /// embeds 10–15 % faster, with retrieval within noise of float32
-    /// (docs/benchmarks.md, "An 8-bit document model"); an 8-bit model embeds one text
-    /// per call, so a vector never depends on its batch-mates. Vectors of two models are
-    /// not comparable: an index embedded with another file is emptied at the next start
-    /// and embedded again from the log (the commit records the model).
+    /// The ONNX file in `model_dir` documents are embedded with. Default
+    /// `model_int8.onnx`, the 8-bit copy of the float32 `model.onnx`: 70–90 MiB less
+    /// memory and 10–15 % faster embedding, with retrieval as good as float32's on the
+    /// LoCoMo dev slice and three knowledge-update sets (docs/benchmarks.md, "The 8-bit
+    /// document model as the default"); an 8-bit model embeds one text per call, so a
+    /// vector never depends on its batch-mates. Vectors of two models are not
+    /// comparable: an index embedded with another file (an index built before this
+    /// default, with `model.onnx`) is emptied at the next start and embedded again from
+    /// the log (the commit records the model); `model.onnx` keeps float32.
     pub model_file: String,
     /// The ONNX file in `model_dir` questions are embedded with. Default
     /// `model_int8.onnx`, the 8-bit copy of the float32 model `scripts/setup.sh`
@@ -182,7 +184,7 @@ impl Default for VectorIndexConfig {
             enabled: true,
             index_path: None,
             model_dir: None,
-            model_file: "model.onnx".to_owned(),
+            model_file: "model_int8.onnx".to_owned(),
             query_model_file: "model_int8.onnx".to_owned(),
             ort_dylib_path: None,
             index_events: true,
