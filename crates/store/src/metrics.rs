@@ -55,7 +55,7 @@ pub static STORE_METRICS: LazyLock<StoreMetrics> = LazyLock::new(|| StoreMetrics
     ),
 });
 
-/// The block cache of the store opened last, read when `/metrics` is scraped: the cache
+/// The block cache of the process's store, read when `/metrics` is scraped: the cache
 /// fills with the blocks reads load (searches read evidence, grips and TOC nodes by
 /// point reads), so a gauge set at writes would not move under a read-only load. It is
 /// most of what the daemon's memory grows by under searches (docs/benchmarks.md, "what
@@ -96,9 +96,15 @@ impl BlockCacheCollector {
         }
     }
 
-    /// Reads the cache through `reading` from now on (the store opened last).
+    /// Reads the cache through `reading` from now on, unless the store it reads now is
+    /// still open: a scratch store a command opens beside the served one (`admin
+    /// verify`'s rebuild) does not take the gauges over; a store reopened after the
+    /// last one closed does.
     pub(crate) fn watch(&self, reading: CacheReading) {
-        *self.watched.lock().unwrap_or_else(PoisonError::into_inner) = Some(reading);
+        let mut watched = self.watched.lock().unwrap_or_else(PoisonError::into_inner);
+        if watched.as_ref().and_then(|current| current()).is_none() {
+            *watched = Some(reading);
+        }
     }
 }
 

@@ -428,10 +428,25 @@ mod tests {
             after > before,
             "the cache held {before} bytes before the reads and {after} after"
         );
-        // A closed store is not kept open by its gauges; they keep their last reading.
+        // Another store opened beside it does not take the gauges over ...
+        let other_dir = tempfile::tempdir().expect("tempdir");
+        let other = Store::open(other_dir.path(), &StoreOptions::default()).expect("open");
+        collector.watch(super::super::handle::cache_reading(&other.inner));
+        assert_eq!(
+            gauge(&collector, "memory_store_block_cache_capacity_bytes"),
+            (7u64 << 20) as f64
+        );
+        // ... a closed store is not kept open by its gauges (they keep their last
+        // reading), and a store opened after it takes them over.
         drop(store);
-        let _reopened =
+        let reopened =
             Store::open(dir.path(), &options).expect("the closed store released its lock");
         assert_eq!(gauge(&collector, "memory_store_block_cache_bytes"), after);
+        collector.watch(super::super::handle::cache_reading(&other.inner));
+        assert_eq!(
+            gauge(&collector, "memory_store_block_cache_capacity_bytes"),
+            (64u64 << 20) as f64
+        );
+        drop(reopened);
     }
 }
