@@ -11,7 +11,7 @@ use tokio::sync::watch;
 use tracing::{info, instrument};
 
 use super::options::{Durability, StoreOptions};
-use super::write_buffer::{WriteBufferBudget, WriteBufferKeeper};
+use super::write_buffer::{ReplayFlush, WriteBufferBudget, WriteBufferKeeper};
 use crate::error::{Result, StoreError};
 use crate::metrics::{BLOCK_CACHE, CacheReading, STORE_METRICS};
 use crate::records::{decode_u64, encode_u64};
@@ -218,9 +218,31 @@ impl Store {
         };
         let write_buffer = WriteBufferBudget::new(options.write_buffer_mb.saturating_mul(1 << 20));
         let mut db = open_database()?;
-        if write_buffer.flush_replayed(&db) {
-            drop(db);
-            db = open_database()?;
+        // A replay that could not be flushed (a full disk at start) leaves the database
+        // poisoned: the store opens and answers reads, and reports why it cannot write
+        // from the start, not at the first append.
+        let mut failed_at_open = None;
+        match write_buffer.flush_replayed(&db) {
+            ReplayFlush::Kept => {}
+            ReplayFlush::Flushed => {
+                drop(db);
+                db = open_database()?;
+            }
+            ReplayFlush::Failed(reason) => {
+                STORE_METRICS
+                    .write_failures
+                    .with_label_values(&["poisoned"])
+                    .inc();
+                failed_at_open = Some(WriteFailure {
+                    reason: format!(
+                        "the store could not flush what its journal replayed at the open \
+                         ({reason}); free space on the data dir's filesystem (or mend it) \
+                         and restart the daemon"
+                    ),
+                    no_space: false,
+                    poisoned: true,
+                });
+            }
         }
         drop(forget_lock);
         let open = |name: &str| db.keyspace(name, KeyspaceCreateOptions::default);
@@ -303,7 +325,7 @@ impl Store {
                 }),
                 head,
                 reserve,
-                write_failure: Mutex::new(None),
+                write_failure: Mutex::new(failed_at_open),
                 committer: start_committer()?,
                 write_buffer,
             }),

@@ -24,7 +24,7 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use fjall::{AbstractTree, Database, Keyspace, KeyspaceCreateOptions};
+use fjall::{AbstractTree, Database, Keyspace, KeyspaceCreateOptions, PersistMode};
 use tracing::{debug, info, warn};
 
 use crate::error::{Result, StoreError};
@@ -42,6 +42,18 @@ const OPEN_FLUSH_MIN: u64 = 16 << 20;
 
 /// How long an open waits for the flush of what it replayed over the budget.
 const OPEN_FLUSH_WAIT: Duration = Duration::from_secs(600);
+
+/// What [`WriteBufferBudget::flush_replayed`] did with what the open replayed.
+#[derive(Debug)]
+pub(super) enum ReplayFlush {
+    /// Kept in memtables (little enough, no budget, or a flush still running).
+    Kept,
+    /// Flushed to tables: the caller reopens the database.
+    Flushed,
+    /// The flush failed, which poisons fjall's database (its flush worker stops): no
+    /// write can succeed until the store is opened again; the reason says why.
+    Failed(String),
+}
 
 /// The keeper thread's name.
 const KEEPER_THREAD: &str = "memory-store-write-buffer";
@@ -180,26 +192,34 @@ impl WriteBufferBudget {
     /// All of it, not only what is over the budget: an open has nothing else to do yet
     /// (198 MB flushed in 0.3 s on 2 cores), and the next open then replays nothing.
     ///
-    /// Returns whether it flushed (and the caller should reopen). Waits at most
-    /// [`OPEN_FLUSH_WAIT`], after which the store opens as it is (nothing is lost: the
-    /// flush goes on in the background).
-    pub(super) fn flush_replayed(&self, db: &Database) -> bool {
+    /// Waits at most [`OPEN_FLUSH_WAIT`], after which the store opens as it is (nothing
+    /// is lost: the flush goes on in the background) — but not for a flush that failed
+    /// (a full disk at start): fjall then poisons the database and its flush worker
+    /// stops, so the sealed memtables would never go and the open would wait the whole
+    /// time for nothing.
+    pub(super) fn flush_replayed(&self, db: &Database) -> ReplayFlush {
         let replayed = db.write_buffer_size();
         if self.bytes == 0 || replayed <= (self.bytes / 4).min(OPEN_FLUSH_MIN) {
-            return false;
+            return ReplayFlush::Kept;
         }
         let started = Instant::now();
         let sealed = self.seal_largest(db, 0);
         if sealed == 0 {
-            return false;
+            return ReplayFlush::Kept;
         }
         while sealed_memtables(db) > 0 {
+            // The one public sign of the poison: `persist` refuses (here it writes
+            // nothing; the journal was just replayed).
+            if let Err(err) = db.persist(PersistMode::Buffer) {
+                warn!(replayed, error = %err, "the flush of the journal's replay failed; the store cannot write until it is opened again");
+                return ReplayFlush::Failed(err.to_string());
+            }
             if started.elapsed() > OPEN_FLUSH_WAIT {
                 warn!(
                     replayed,
                     "the journal's replay is still being flushed; opening with it in memory"
                 );
-                return false;
+                return ReplayFlush::Kept;
             }
             std::thread::sleep(Duration::from_millis(20));
         }
@@ -209,7 +229,7 @@ impl WriteBufferBudget {
             flushed_ms = started.elapsed().as_millis(),
             "the journal replayed into memtables: flushed, reopening"
         );
-        true
+        ReplayFlush::Flushed
     }
 
     /// Seals the largest active memtables until the others hold at most `keep` bytes.
@@ -386,6 +406,66 @@ mod tests {
         let replayed = settled_write_buffer(&store);
         assert!(replayed <= MIB, "{replayed} bytes replayed again");
         assert_all_2000(&store);
+    }
+
+    /// Immutable directories (`chattr +i`: root may not create files in them either),
+    /// made mutable again when dropped.
+    struct Immutable(Vec<std::path::PathBuf>);
+
+    impl Immutable {
+        /// `dirs` made immutable, or `None` where the filesystem or the user cannot.
+        fn make(dirs: Vec<std::path::PathBuf>) -> Option<Immutable> {
+            let made = Immutable(dirs);
+            let done = std::process::Command::new("chattr")
+                .arg("+i")
+                .args(&made.0)
+                .status()
+                .is_ok_and(|status| status.success());
+            done.then_some(made)
+        }
+    }
+
+    impl Drop for Immutable {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("chattr")
+                .arg("-i")
+                .args(&self.0)
+                .status();
+        }
+    }
+
+    /// A replay whose flush fails (here: no table can be created) poisons fjall's
+    /// database and stops its flush worker; the open does not wait for the flush for
+    /// nothing (it used to wait [`super::OPEN_FLUSH_WAIT`], ten minutes), opens for
+    /// reads, and reports from the start that the store cannot write.
+    #[test]
+    fn an_open_whose_flush_fails_reports_the_store_unwritable_at_once() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = open(dir.path(), 0);
+        write_2000(&store);
+        drop(store);
+        let tables: Vec<std::path::PathBuf> = std::fs::read_dir(dir.path().join("keyspaces"))
+            .expect("keyspaces")
+            .map(|entry| entry.expect("keyspace").path().join("tables"))
+            .filter(|tables| tables.is_dir())
+            .collect();
+        assert!(!tables.is_empty());
+        let Some(_immutable) = Immutable::make(tables) else {
+            eprintln!(
+                "not run: chattr +i is refused here (it needs root and ext2/3/4, xfs or btrfs)"
+            );
+            return;
+        };
+        let store = open(dir.path(), 1);
+        let failure = store
+            .write_failure()
+            .expect("the store reports it cannot write");
+        assert!(
+            failure.contains("could not flush what its journal replayed"),
+            "{failure}"
+        );
+        assert_eq!(store.event_count("p"), 2_000, "reads still answer");
+        assert!(store.append_events(&events(99)).is_err());
     }
 
     /// The block cache gauges read the store's cache when scraped: what reads of tables
