@@ -81,8 +81,16 @@ pub async fn init(
 ) -> Result<InitReport, ClusterError> {
     let deadline = tokio::time::Instant::now() + INIT_PATIENCE;
     let mut attempt = 1u32;
+    // Whether an attempt asked for the stream: one whose request timed out may still
+    // have created it, and the next attempt then finds it — created by this init all
+    // the same (the report said "found" on a busy machine).
+    let mut asked_to_create = false;
     loop {
-        match init_once(client, layout).await {
+        match init_once(client, layout, &mut asked_to_create).await {
+            Ok(mut report) => {
+                report.created |= asked_to_create;
+                return Ok(report);
+            }
             Err(err) if err.is_transient() && tokio::time::Instant::now() < deadline => {
                 warn!(attempt, error = %err, "cluster init: the servers did not answer; starting over");
                 attempt += 1;
@@ -96,6 +104,7 @@ pub async fn init(
 async fn init_once(
     client: &async_nats::Client,
     layout: &Layout,
+    asked_to_create: &mut bool,
 ) -> Result<InitReport, ClusterError> {
     use async_nats::jetstream::context::GetStreamErrorKind;
     let mut context = jetstream::new(client.clone());
@@ -159,6 +168,7 @@ async fn init_once(
             }
         }
         None => {
+            *asked_to_create = true;
             context.create_stream(wanted).await.map_err(|err| {
                 let detail = err.to_string();
                 if detail.contains("overlap") {

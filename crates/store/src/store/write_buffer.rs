@@ -374,12 +374,16 @@ mod tests {
         assert!(held > 4 * MIB, "only {held} bytes in memtables");
     }
 
+    /// A store closed with the 20 rounds all in its journal (no budget flushed them).
+    fn closed_with_2000_in_the_journal() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().expect("tempdir");
+        write_2000(&open(dir.path(), 0));
+        dir
+    }
+
     #[test]
     fn an_open_flushes_what_the_journal_replayed_over_the_budget() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let store = open(dir.path(), 0);
-        write_2000(&store);
-        drop(store);
+        let dir = closed_with_2000_in_the_journal();
         // Replayed in full when nothing bounds it ...
         let store = open(dir.path(), 0);
         let replayed = settled_write_buffer(&store);
@@ -440,10 +444,7 @@ mod tests {
     /// reads, and reports from the start that the store cannot write.
     #[test]
     fn an_open_whose_flush_fails_reports_the_store_unwritable_at_once() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let store = open(dir.path(), 0);
-        write_2000(&store);
-        drop(store);
+        let dir = closed_with_2000_in_the_journal();
         let tables: Vec<std::path::PathBuf> = std::fs::read_dir(dir.path().join("keyspaces"))
             .expect("keyspaces")
             .map(|entry| entry.expect("keyspace").path().join("tables"))
