@@ -12,26 +12,20 @@ use memory_actors::open_vector_handle;
 use memory_embed::Embedder;
 use memory_projections::VectorSettings;
 
-/// Every thread of this process with its nice value (`/proc/self/task/TID/stat`, the
-/// 19th field; the name before it may hold spaces, so fields count from its `)`).
-fn threads() -> BTreeMap<u32, i32> {
+/// Every thread of this process (`/proc/self/task`) with its nice value, read as
+/// `background` reads its own (`getpriority` takes a thread id on Linux).
+fn threads() -> BTreeMap<i32, i32> {
     let mut threads = BTreeMap::new();
     for entry in std::fs::read_dir("/proc/self/task").expect("read /proc/self/task") {
-        let entry = entry.expect("task entry");
-        let Ok(tid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+        let name = entry.expect("task entry").file_name();
+        let Some(tid) = name.to_str().and_then(|tid| tid.parse().ok()) else {
             continue;
         };
-        // A thread that ended between the listing and the read is no longer ours.
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
-            continue;
-        };
-        let after_name = &stat[stat.rfind(')').expect("stat has the name in parentheses") + 1..];
-        let nice = after_name
-            .split_whitespace()
-            .nth(16)
-            .and_then(|field| field.parse().ok())
-            .expect("nice field");
-        threads.insert(tid, nice);
+        // A thread that ended between the listing and the call is no longer ours.
+        if let Ok(nice) = rustix::process::getpriority_process(rustix::process::Pid::from_raw(tid))
+        {
+            threads.insert(tid, nice);
+        }
     }
     threads
 }

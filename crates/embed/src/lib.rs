@@ -54,14 +54,14 @@ pub const DEFAULT_BATCH_SIZE: usize = 64;
 /// Runtime's arena (which keeps its largest batch's activations) small
 /// (docs/benchmarks.md, "The embedders' memory").
 pub const DEFAULT_BATCH_TOKENS: usize = 512;
-/// The float32 model in a model directory: what documents are embedded with by default.
+/// The float32 model in a model directory (the daemon embeds documents with it when
+/// `[teleport.vector] model_file` says so; it did by default before 2026-11-29).
 pub const MODEL_FILE: &str = "model.onnx";
-/// Its 8-bit copy (`scripts/quantize_minilm.py`): what questions are embedded with by
-/// default. About 60 % of the float32 time on one core, within cosine 0.98 of
-/// [`MODEL_FILE`]; questions embedded with it against documents embedded with the
-/// float32 model keep 93% of the float32 model's top 10 on the LoCoMo dev slice
-/// (docs/benchmarks.md). Documents can be embedded with it too (`[teleport.vector]
-/// model_file`); being dynamically quantized, it embeds one text per call.
+/// Its 8-bit copy (`scripts/quantize_minilm.py`): what the daemon embeds questions and
+/// documents with by default. About 60 % of the float32 time on one core, within cosine
+/// 0.98 of [`MODEL_FILE`], retrieval as good (docs/benchmarks.md, "The 8-bit document
+/// model as the default"); being dynamically quantized, it embeds one text per call.
+/// ([`EmbedderConfig::new`] still names [`MODEL_FILE`]: the library's callers choose.)
 pub const QUANTIZED_MODEL_FILE: &str = "model_int8.onnx";
 /// The tokenizer files a model directory must hold beside its model.
 pub const TOKENIZER_FILES: [&str; 4] = [

@@ -371,16 +371,8 @@ fn empty_index(dir: &Path, config: VectorConfig) -> memory_vector::Result<Vector
 /// they inherit the loading thread's priority. Loaded on a request thread, they
 /// competed with the commit path at full priority — embedded `ingest --file` (which
 /// gives the indexing embedder every core) ingested ~15 % slower (docs/benchmarks.md).
+#[derive(Debug)]
 pub struct IndexEmbedder(Result<Embedder, String>);
-
-impl std::fmt::Debug for IndexEmbedder {
-    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        formatter
-            .debug_tuple("IndexEmbedder")
-            .field(&self.0.as_ref().map(|_| "loaded"))
-            .finish()
-    }
-}
 
 /// The embedder of `model_file` with `threads` intra-op threads, or why it does not load.
 fn load_embedder(
