@@ -28,6 +28,12 @@ pub struct ConsumerConfig {
     /// Under load they then leave the CPU to ingest and queries, and still use every
     /// idle cycle. 0 runs them at the daemon's priority. Default 10.
     pub background_nice: i32,
+    /// Also run those threads in Linux's `SCHED_IDLE` class: they get only CPU time no
+    /// other thread of the machine wants, and a waking ingest or query thread takes
+    /// the core from them at once (a nice value only shares it). Under a load that
+    /// keeps every core busy for good, background work then waits until the load
+    /// ends. Ignored elsewhere than Linux. Default true.
+    pub background_idle: bool,
 }
 
 impl Default for ConsumerConfig {
@@ -42,6 +48,7 @@ impl Default for ConsumerConfig {
             restart_base_ms: 100,
             restart_max_ms: 30_000,
             background_nice: 10,
+            background_idle: true,
         }
     }
 }
