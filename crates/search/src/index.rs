@@ -11,10 +11,10 @@
 
 use std::path::Path;
 
+use crate::paced::PacedDirectory;
 use memory_text::truncate_bytes;
 use tantivy::collector::{Count, DocSetCollector, TopDocs};
 use tantivy::directory::Directory;
-use tantivy::directory::MmapDirectory;
 use tantivy::query::TermQuery;
 use tantivy::schema::{IndexRecordOption, Value};
 use tantivy::snippet::SnippetGenerator;
@@ -111,8 +111,10 @@ impl Bm25Index {
             path: path.display().to_string(),
             message: error.to_string(),
         })?;
-        let directory =
-            MmapDirectory::open(path).map_err(|error| SearchError::open_directory(path, &error))?;
+        // New files go to disk in steps, so a segment never reaches the device in one
+        // burst for the log's next fsync to wait behind (`paced.rs`).
+        let directory = PacedDirectory::open(path)
+            .map_err(|error| SearchError::open_directory(path, &error))?;
         let schema = Bm25Schema::new();
         let index = Index::open_or_create(directory, schema.schema.clone())?;
         Self::from_index(index, schema, memory_budget_bytes)

@@ -51,6 +51,7 @@ pub mod documents;
 mod error;
 pub mod index;
 pub mod layout;
+pub mod paced;
 pub mod query;
 pub mod schema;
 
