@@ -99,12 +99,12 @@ fn lower_this_thread() {
         let tid = Some(rustix::thread::gettid());
         let current = rustix::process::getpriority_process(tid).unwrap_or(0);
         // The class first: `thread-priority` sets nice 0 with it (all the idle class
-        // allows it to name), which the nice below then lowers again.
+        // allows it to name), which the nice below then lowers again. The nice is set
+        // even where the class is refused.
         let classed = if idle { enter_idle_class() } else { Ok(()) };
-        classed.and_then(|()| {
-            rustix::process::setpriority_process(tid, nice.max(current))
-                .map_err(std::io::Error::from)
-        })
+        let niced = rustix::process::setpriority_process(tid, nice.max(current))
+            .map_err(std::io::Error::from);
+        classed.and(niced)
     };
     #[cfg(not(target_os = "linux"))]
     let lowered: std::io::Result<()> = Ok(());
