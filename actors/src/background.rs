@@ -15,8 +15,13 @@
 //! and the scheduler counts a core that runs only such threads as free when it places
 //! the wakeup. Measured after a 400 000-event backfill (docs/benchmarks.md, "Background
 //! threads in the idle scheduling class"): ack latency p50 and durable ingest both
-//! better. The cost: under a load that keeps every core busy for good, background work
-//! waits until it ends (a backlog, never a loss; the lag gauges show it).
+//! better. The costs: under a load that keeps every core busy for good, background work
+//! waits until it ends (a backlog, never a loss; the lag gauges show it), and so does a
+//! request that waits for a lock a background thread holds — a vector search while the
+//! indexer holds the index to apply or commit a batch (`vector_index.rs`). Linux also
+//! gives a `SCHED_IDLE` thread the idle I/O class unless one is set, which I/O
+//! schedulers that honour classes (BFQ, mq-deadline) serve after other I/O. Both are
+//! why `background_idle = false` exists.
 //!
 //! Everything a consumer does on its blocking threads (applying a batch, opening,
 //! rebuilding, the scheduled prune) runs on [`spawn_blocking`] here; threads started
@@ -85,8 +90,8 @@ fn runtime() -> &'static Runtime {
 
 /// Lowers the calling thread's CPU priority to [`nice`], and into `SCHED_IDLE` when
 /// [`set_idle`] asks (Linux: both are per thread, and threads it starts inherit them).
-/// A refusal (a container without the right, another OS) is logged once and leaves the
-/// thread as it was.
+/// A refusal (a container without the right, another OS) is logged once; the nice value
+/// is set even where the class is refused.
 fn lower_this_thread() {
     let nice = nice();
     let idle = IDLE.load(Ordering::Relaxed);
@@ -97,12 +102,13 @@ fn lower_this_thread() {
     #[cfg(target_os = "linux")]
     let lowered = {
         let tid = Some(rustix::thread::gettid());
-        let current = rustix::process::getpriority_process(tid).unwrap_or(0);
+        // Unknown, the thread's nice is left alone (setting ours could raise it).
+        let current = rustix::process::getpriority_process(tid);
         // The class first: `thread-priority` sets nice 0 with it (all the idle class
-        // allows it to name), which the nice below then lowers again. The nice is set
-        // even where the class is refused.
+        // allows it to name), which the nice below then lowers again.
         let classed = if idle { enter_idle_class() } else { Ok(()) };
-        let niced = rustix::process::setpriority_process(tid, nice.max(current))
+        let niced = current
+            .and_then(|current| rustix::process::setpriority_process(tid, nice.max(current)))
             .map_err(std::io::Error::from);
         classed.and(niced)
     };
@@ -152,7 +158,7 @@ pub fn in_idle_class() -> bool {
         ))
 }
 
-#[cfg(test)]
+#[cfg(all(test, target_os = "linux"))]
 mod tests {
     use super::*;
 

@@ -56,9 +56,15 @@ impl PacedDirectory {
     /// # Errors
     /// As [`MmapDirectory::open`].
     pub fn with_step(path: &Path, step: u64) -> Result<Self, OpenDirectoryError> {
+        let inner = MmapDirectory::open(path)?;
+        // The path the mmap directory resolves reads against (it canonicalizes), so
+        // writes and reads name the same files whatever the working directory does.
+        let root = path
+            .canonicalize()
+            .map_err(|error| OpenDirectoryError::wrap_io_error(error, path.to_path_buf()))?;
         Ok(PacedDirectory {
-            inner: MmapDirectory::open(path)?,
-            root: path.to_path_buf(),
+            inner,
+            root,
             step: step.max(1),
         })
     }
@@ -120,7 +126,7 @@ struct PacedFile {
     file: File,
     unsynced: u64,
     step: u64,
-    /// Syncs made before the file was complete.
+    /// Syncs made before the file was complete (read by the tests).
     steps_synced: u64,
 }
 
@@ -136,14 +142,19 @@ impl PacedFile {
 }
 
 impl Write for PacedFile {
+    /// Writes at most what is left of the current step, syncing first when the step
+    /// is spent: a large write (a merge hands a segment's whole document store over
+    /// at once, past `BufWriter`) is cut into steps too, and a failed sync returns an
+    /// error before anything of `buf` is written, as `Write` requires.
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let written = self.file.write(buf)?;
-        self.unsynced += written as u64;
         if self.unsynced >= self.step {
             self.file.sync_data()?;
             self.unsynced = 0;
             self.steps_synced += 1;
         }
+        let room = usize::try_from(self.step - self.unsynced).unwrap_or(usize::MAX);
+        let written = self.file.write(&buf[..buf.len().min(room)])?;
+        self.unsynced += written as u64;
         Ok(written)
     }
 
@@ -211,9 +222,25 @@ mod tests {
                 synced_after.push(n);
             }
         }
-        // 15 000 bytes in steps of 4 096: synced after the 3rd, 6th and 9th writes.
+        // 15 000 bytes in steps of 4 096: synced within the 3rd, 6th and 9th writes,
+        // each time 4 096 bytes after the last sync.
         assert_eq!(synced_after, vec![3, 6, 9]);
-        assert_eq!(file.unsynced, 15_000 - 3 * 4500);
+        assert_eq!(file.unsynced, 15_000 - 3 * 4096);
+    }
+
+    #[test]
+    fn one_large_write_is_cut_into_steps() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("f");
+        let mut file = PacedFile::new(File::create(&path).expect("create"), 4096);
+        // Larger than `BufWriter`'s buffer, as a merge's document store is: it passes
+        // straight through, and must not reach the file in one piece.
+        assert_eq!(file.write(&[1u8; 10_000]).expect("write"), 4096);
+        file.write_all(&[1u8; 10_000 - 4096])
+            .expect("write the rest");
+        assert_eq!(file.steps_synced, 2);
+        assert_eq!(file.unsynced, 10_000 - 2 * 4096);
+        assert_eq!(std::fs::metadata(&path).expect("stat").len(), 10_000);
     }
 
     #[test]

@@ -119,7 +119,8 @@ pub(crate) fn body<'a>(path: &Path, magic: [u8; 8], bytes: &'a [u8]) -> Result<(
     Ok((body, actual))
 }
 
-/// Bytes of a segment written between two syncs while it is written. The index
+/// Bytes of a file (a segment, the manifest, a job's state) written between two syncs
+/// while it is written. The index
 /// shares the disk with the event log, and each acknowledgement's fsync ends with a
 /// flush of the device's cache that waits for everything written before it: a segment
 /// of tens of megabytes synced once would reach the device in one burst and hold the
