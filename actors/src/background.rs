@@ -127,28 +127,27 @@ fn lower_this_thread() {
 fn enter_idle_class() -> std::io::Result<()> {
     use thread_priority::unix::{
         NormalThreadSchedulePolicy, ThreadSchedulePolicy, set_thread_priority_and_policy,
-        thread_native_id, thread_schedule_policy,
+        thread_native_id,
     };
-    let idle = ThreadSchedulePolicy::Normal(NormalThreadSchedulePolicy::Idle);
     let set = set_thread_priority_and_policy(
         thread_native_id(),
         thread_priority::ThreadPriority::Min,
-        idle,
+        ThreadSchedulePolicy::Normal(NormalThreadSchedulePolicy::Idle),
     );
     // Its nice 0 after the class is refused to a thread already lowered without the
     // right to raise it again; the class is what counts here.
-    match thread_schedule_policy() {
-        Ok(policy) if policy == idle => Ok(()),
-        _ => Err(std::io::Error::other(format!(
+    if in_idle_class() {
+        Ok(())
+    } else {
+        Err(std::io::Error::other(format!(
             "cannot enter the SCHED_IDLE class: {set:?}"
-        ))),
+        )))
     }
 }
 
-/// Whether the calling thread is in the `SCHED_IDLE` class (Linux), for tests.
+/// Whether the calling thread is in the `SCHED_IDLE` class.
 #[cfg(target_os = "linux")]
-#[must_use]
-pub fn in_idle_class() -> bool {
+fn in_idle_class() -> bool {
     use thread_priority::unix::{
         NormalThreadSchedulePolicy, ThreadSchedulePolicy, thread_schedule_policy,
     };

@@ -14,10 +14,10 @@ use crate::settings::{pipeline_config, store_options};
 /// Opens the store with a message that says which data dir failed.
 ///
 /// Sets the priority of background work (`[consumers] background_nice` and
-/// `background_idle`) before anything
-/// starts. The store's own flush and compaction workers keep the daemon's priority:
-/// an append that meets too many unflushed memtables waits for them (fjall's write
-/// stall), so lowering them would make ingest wait behind everything else.
+/// `background_idle`) before anything starts. The store's own flush and compaction
+/// workers keep the daemon's priority: an append that meets too many unflushed
+/// memtables waits for them (fjall's write stall), so lowering them would make ingest
+/// wait behind everything else.
 pub fn open_store(config: &Config, data_dir: &Path) -> anyhow::Result<Store> {
     memory_actors::background::set_nice(config.consumers.background_nice);
     memory_actors::background::set_idle(config.consumers.background_idle);

@@ -1,20 +1,10 @@
 //! [`PacedDirectory`]: tantivy's memory-mapped directory, writing new files to disk in
-//! steps.
-//!
-//! Why: the index shares the disk with the event log, whose every acknowledgement waits
-//! for an fsync, and an fsync ends with a flush of the device's write cache, which
-//! persists everything written to the device before it, whoever wrote it. tantivy
-//! writes a new segment through the page cache and syncs it once, when the file is
-//! complete, so megabytes reach the device at once and the next journal fsync's flush
-//! waits for all of them: measured after a backfill, fsyncs of the journal of 100 ms
-//! to 1 s while the index committed (docs/benchmarks.md, "Ack latency after a backfill:
-//! index writes in steps"). Here a file being written is synced every
-//! [`WRITE_STEP_BYTES`], so at most that much of the index lies between a journal fsync
-//! and the device; the writer (a background thread) waits for its own steps instead.
-//! What is durable when does not change: a file is complete and synced before tantivy
-//! names it in its metadata, as before.
+//! synced steps ([`memory_paced::PacedFile`]; the crate doc says why: a segment synced
+//! once would put megabytes in front of the event log's next fsync). What is durable
+//! when does not change: a file is complete and synced before tantivy names it in its
+//! metadata, as before.
 
-use std::fs::{File, OpenOptions};
+use std::fs::OpenOptions;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -27,11 +17,7 @@ use tantivy::directory::{
     WatchCallback, WatchHandle, WritePtr,
 };
 
-/// Bytes a new index file may hold unsynced. 1 MiB: a step's sync takes a few
-/// milliseconds on the reference machine's disk, and a segment of tens of megabytes
-/// costs tens of extra syncs (the same unit RocksDB's `bytes_per_sync` is usually set
-/// to, for the same reason).
-pub const WRITE_STEP_BYTES: u64 = 1 << 20;
+use memory_paced::{PacedFile, WRITE_STEP_BYTES};
 
 /// An [`MmapDirectory`] whose new files are synced every `step` bytes (see the module
 /// doc). Reads, deletes, locks and atomic writes are the memory-mapped directory's.
@@ -97,7 +83,9 @@ impl Directory for PacedDirectory {
                     OpenWriteError::wrap_io_error(error, path.to_path_buf())
                 }
             })?;
-        Ok(BufWriter::new(Box::new(PacedFile::new(file, self.step))))
+        Ok(BufWriter::new(Box::new(IndexFile(PacedFile::with_step(
+            file, self.step,
+        )))))
     }
 
     fn atomic_read(&self, path: &Path) -> Result<Vec<u8>, OpenReadError> {
@@ -121,54 +109,24 @@ impl Directory for PacedDirectory {
     }
 }
 
-/// A new index file: synced every `step` bytes and when complete.
-struct PacedFile {
-    file: File,
-    unsynced: u64,
-    step: u64,
-    /// Syncs made before the file was complete (read by the tests).
-    steps_synced: u64,
-}
+/// A new index file: a [`PacedFile`] tantivy can terminate (it syncs the complete
+/// file, as tantivy's own writer does).
+struct IndexFile(PacedFile);
 
-impl PacedFile {
-    fn new(file: File, step: u64) -> Self {
-        PacedFile {
-            file,
-            unsynced: 0,
-            step,
-            steps_synced: 0,
-        }
-    }
-}
-
-impl Write for PacedFile {
-    /// Writes at most what is left of the current step, syncing first when the step
-    /// is spent: a large write (a merge hands a segment's whole document store over
-    /// at once, past `BufWriter`) is cut into steps too, and a failed sync returns an
-    /// error before anything of `buf` is written, as `Write` requires.
+impl Write for IndexFile {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        if self.unsynced >= self.step {
-            self.file.sync_data()?;
-            self.unsynced = 0;
-            self.steps_synced += 1;
-        }
-        let room = usize::try_from(self.step - self.unsynced).unwrap_or(usize::MAX);
-        let written = self.file.write(&buf[..buf.len().min(room)])?;
-        self.unsynced += written as u64;
-        Ok(written)
+        self.0.write(buf)
     }
 
-    /// Like tantivy's own file writer, a flush hands nothing further: the bytes are
-    /// in the file already, and durability is the step's and the end's.
     fn flush(&mut self) -> io::Result<()> {
-        Ok(())
+        self.0.flush()
     }
 }
 
-impl TerminatingWrite for PacedFile {
+impl TerminatingWrite for IndexFile {
     fn terminate_ref(&mut self, _: AntiCallToken) -> io::Result<()> {
-        self.file.flush()?;
-        self.file.sync_data()
+        self.0.flush()?;
+        self.0.sync_data()
     }
 }
 
@@ -207,40 +165,6 @@ mod tests {
             directory.open_write(Path::new("seg.idx")),
             Err(OpenWriteError::FileAlreadyExists(_))
         ));
-    }
-
-    #[test]
-    fn a_file_is_synced_every_step_while_it_is_written() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let step = 4096;
-        let mut file = PacedFile::new(File::create(dir.path().join("f")).expect("create"), step);
-        let mut synced_after = Vec::new();
-        for n in 1..=10 {
-            let before = file.steps_synced;
-            file.write_all(&[7u8; 1500]).expect("write");
-            if file.steps_synced > before {
-                synced_after.push(n);
-            }
-        }
-        // 15 000 bytes in steps of 4 096: synced within the 3rd, 6th and 9th writes,
-        // each time 4 096 bytes after the last sync.
-        assert_eq!(synced_after, vec![3, 6, 9]);
-        assert_eq!(file.unsynced, 15_000 - 3 * 4096);
-    }
-
-    #[test]
-    fn one_large_write_is_cut_into_steps() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let path = dir.path().join("f");
-        let mut file = PacedFile::new(File::create(&path).expect("create"), 4096);
-        // Larger than `BufWriter`'s buffer, as a merge's document store is: it passes
-        // straight through, and must not reach the file in one piece.
-        assert_eq!(file.write(&[1u8; 10_000]).expect("write"), 4096);
-        file.write_all(&[1u8; 10_000 - 4096])
-            .expect("write the rest");
-        assert_eq!(file.steps_synced, 2);
-        assert_eq!(file.unsynced, 10_000 - 2 * 4096);
-        assert_eq!(std::fs::metadata(&path).expect("stat").len(), 10_000);
     }
 
     #[test]

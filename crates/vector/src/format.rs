@@ -119,28 +119,16 @@ pub(crate) fn body<'a>(path: &Path, magic: [u8; 8], bytes: &'a [u8]) -> Result<(
     Ok((body, actual))
 }
 
-/// Bytes of a file (a segment, the manifest, a job's state) written between two syncs
-/// while it is written. The index
-/// shares the disk with the event log, and each acknowledgement's fsync ends with a
-/// flush of the device's cache that waits for everything written before it: a segment
-/// of tens of megabytes synced once would reach the device in one burst and hold the
-/// next acknowledgements back (the same reason as `memory_search::paced`).
-const WRITE_STEP_BYTES: usize = 1 << 20;
-
 /// Writes `header` and `body` to a new file at `path` (replacing any) and fsyncs it,
-/// in steps of [`WRITE_STEP_BYTES`]. The directory entry is synced separately
-/// ([`sync_dir`]).
+/// in synced steps ([`memory_paced::PacedFile`]: the index shares the disk with the
+/// event log, whose acknowledgements wait for fsyncs). The directory entry is synced
+/// separately ([`sync_dir`]).
 pub(crate) fn write_synced(path: &Path, header: &[u8], body: &[u8]) -> Result<()> {
     let write = || -> std::io::Result<()> {
-        let mut file = fs::File::create(path)?;
+        let mut file = memory_paced::PacedFile::new(fs::File::create(path)?);
         file.write_all(header)?;
-        for step in body.chunks(WRITE_STEP_BYTES) {
-            file.write_all(step)?;
-            if step.len() == WRITE_STEP_BYTES {
-                file.sync_data()?;
-            }
-        }
-        file.sync_all()
+        file.write_all(body)?;
+        file.into_file().sync_all()
     };
     write().map_err(|error| VectorError::io(path, error))
 }
