@@ -8,9 +8,10 @@
 #   3. the sample's 570 coding events replayed over NATS and embedded (long texts: what
 #      the indexing embedder's batches cost),
 #   4. 500 more searches;
-# with the largest mappings after step 2 (the allocator's heap, ONNX Runtime's).
+# with the largest mappings after step 2 (the allocator's heap, ONNX Runtime's). Each step
+# is read after SETTLE_SECS (3) seconds of quiet.
 #
-# Usage: HYBRID_DATA_DIR=DIR [HYBRID_EVENTS=100000] [MEMORY_DAEMON_BIN=BIN] benches/run-memory.sh
+# Usage: HYBRID_DATA_DIR=DIR [HYBRID_EVENTS=100000] [MEMORY_DAEMON_BIN=BIN] [SETTLE_SECS=3] benches/run-memory.sh
 # DIR is a data dir preloaded by `HYBRID_DATA_DIR=DIR benches/run-load.sh hybrid` (about an
 # hour for 100 000 events on 2 cores); it is copied, never changed. MEMORY_DAEMON_BIN runs
 # another build (an anchor, in the same run).
@@ -19,6 +20,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 scripts/setup.sh >/dev/null
 source .tools/env
 HYBRID_EVENTS=${HYBRID_EVENTS:-100000}
+SETTLE_SECS=${SETTLE_SECS:-3}
 : "${HYBRID_DATA_DIR:?set HYBRID_DATA_DIR to a data dir preloaded by run-load.sh hybrid}"
 if [[ ! -f "$HYBRID_DATA_DIR/.preloaded-$HYBRID_EVENTS" ]]; then
     echo "$HYBRID_DATA_DIR is not a preloaded year of $HYBRID_EVENTS events: run HYBRID_DATA_DIR=$HYBRID_DATA_DIR benches/run-load.sh hybrid first" >&2
@@ -66,7 +68,24 @@ wait_caught_up() {
     python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print("  vector", r["vector_doc_count"], "documents (lag", r["vector_lag"], "), bm25", r["bm25_doc_count"])' "$WORK/status.json"
 }
 rss() {
+    # What the daemon keeps once a step is over, not what its last second still holds.
+    sleep "$SETTLE_SECS"
     awk -v step="$1" '/^(VmRSS|VmHWM|RssAnon|RssFile):/ {line = line sprintf("%s %d MiB  ", $1, $2 / 1024)} END {print step ": " line}' "/proc/$DAEMON_PID/status"
+    # Whose memory: mimalloc's arenas (Rust: 1 GiB-aligned anonymous mappings), the C
+    # heap (ONNX Runtime allocates with glibc: the other anonymous mappings), files.
+    python3 - "/proc/$DAEMON_PID/smaps" <<'PY'
+import sys
+sums, kind = {"mimalloc": 0, "C heap and other anonymous": 0, "files": 0}, None
+for line in open(sys.argv[1]):
+    fields = line.split()
+    if not fields[0].endswith(':') and '-' in fields[0]:
+        start = int(fields[0].split('-')[0], 16)
+        named = len(fields) > 5 and fields[5].startswith('/')
+        kind = "files" if named else ("mimalloc" if start % (1 << 30) == 0 else "C heap and other anonymous")
+    elif fields[0] == "Rss:":
+        sums[kind] += int(fields[1])
+print("   " + ", ".join(f"{name} {kib // 1024} MiB" for name, kib in sums.items()))
+PY
 }
 searches() {
     "$LOADGEN" teleport --nats-url "$URL" --year-events "$HYBRID_EVENTS" --requests 500 --concurrency "$1" \

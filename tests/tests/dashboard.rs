@@ -147,6 +147,15 @@ async fn a_running_daemon_exports_only_known_families() -> anyhow::Result<()> {
         .filter_map(|rest| rest.split_whitespace().next().map(str::to_owned))
         .collect();
     assert!(exported.len() > 20, "{text}");
+    let resident: f64 = text
+        .lines()
+        .find_map(|line| line.strip_prefix("memory_process_resident_bytes "))
+        .and_then(|value| value.trim().parse().ok())
+        .unwrap_or_default();
+    assert!(
+        resident > f64::from(1 << 20),
+        "the daemon's resident memory is exported: {resident}"
+    );
     let unknown: Vec<&String> = exported
         .iter()
         .filter(|name| !known.contains(family(name, &known)))

@@ -15,6 +15,7 @@
 #![forbid(unsafe_code)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used))]
 
+mod allocator;
 mod capture;
 mod consumers;
 mod error;
@@ -28,6 +29,7 @@ mod telemetry;
 mod teleport;
 mod toc;
 
+pub use allocator::AllocatorConfig;
 pub use capture::CaptureConfig;
 pub use consumers::ConsumerConfig;
 pub use error::{ConfigError, Result};

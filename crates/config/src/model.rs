@@ -6,6 +6,7 @@ use figment::Figment;
 use figment::providers::{Env, Format, Serialized, Toml};
 use serde::{Deserialize, Serialize};
 
+use crate::allocator::AllocatorConfig;
 use crate::capture::CaptureConfig;
 use crate::consumers::ConsumerConfig;
 use crate::error::{ConfigError, Result};
@@ -48,6 +49,8 @@ pub struct Config {
     pub telemetry: TelemetryConfig,
     /// Agents' hooks and transcript importers.
     pub capture: CaptureConfig,
+    /// When freed memory goes back to the OS.
+    pub allocator: AllocatorConfig,
 }
 
 impl Config {

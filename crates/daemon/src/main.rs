@@ -39,9 +39,10 @@ use crate::cli::{Cli, Command, ConfigCommand, EventsCommand};
 
 /// The store's memtables and the JSON path allocate many small objects per event; with
 /// mimalloc, embedded ingest ran markedly faster than with the system allocator
-/// (docs/benchmarks.md).
+/// (docs/benchmarks.md). In the processes that stay up (`serve`, `mcp`) what it frees
+/// goes back to the OS after `[allocator] purge_delay_ms` (`settings::long_running`).
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: memory_alloc::MiMalloc = memory_alloc::MiMalloc;
 
 /// Turns transparent huge pages off for this process (not the system's setting).
 ///

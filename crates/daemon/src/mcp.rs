@@ -57,6 +57,7 @@ pub async fn run(
     args: McpArgs,
     log_level: Option<&str>,
 ) -> anyhow::Result<ExitCode> {
+    crate::settings::long_running(config);
     let _tracing = memory_telemetry::init_tracing(&TracingConfig {
         log_filter: log_level.unwrap_or("warn").to_owned(),
         log_format: match config.telemetry.log_format {

@@ -78,6 +78,16 @@ pub fn bm25_settings(config: &Config, data_dir: &Path) -> Option<Bm25Settings> {
     })
 }
 
+/// What a process that stays up (`serve`, `mcp`) sets before its store opens: the
+/// allocator's purge delay (`[allocator] purge_delay_ms`), so what its bursts of
+/// searches, catch-ups and ingest free goes back to the OS instead of staying resident
+/// for as long as it runs. A batch job keeps mimalloc's default: it exits soon, and its
+/// commit path ran ~10 % faster with freed pages kept for reuse (docs/benchmarks.md,
+/// "Memory with vectors on: freed memory returned sooner").
+pub fn long_running(config: &Config) {
+    memory_alloc::set_purge_delay(config.allocator.purge_delay_ms);
+}
+
 /// `config` for a tool run that serves no queries (`ingest --file`, `admin`): the
 /// indexing embedder gets every core unless `[teleport.vector] index_threads` says
 /// otherwise, since nothing else waits for the CPU.

@@ -1,0 +1,163 @@
+//! `memory-alloc`: the daemon's allocators, and how soon what it frees goes back to the
+//! OS.
+//!
+//! The daemon allocates with mimalloc ([`MiMalloc`], which the binary declares
+//! `#[global_allocator]`): the store's memtables and the JSON path allocate many small
+//! objects per event, and embedded ingest ran markedly faster with it than with the
+//! system allocator (docs/benchmarks.md).
+//!
+//! mimalloc 3 keeps memory freed for a purge delay (1 s) before it hands it back to the
+//! OS, so that a page freed and soon needed again is not returned and faulted in anew.
+//! In this daemon that cost ~100 MiB of resident memory for nothing: searches,
+//! catch-ups and ingest free in bursts on many threads, and what a burst freed in its
+//! last second stayed resident (docs/benchmarks.md, "Memory with vectors on: freed
+//! memory returned at once"). [`set_purge_delay`] sets it from `[allocator]
+//! purge_delay_ms` (0: at once), measured against searches and the commit path. A
+//! thread that asks mimalloc to purge every second instead (`mi_collect`) gave nothing
+//! back: the delay is what holds the memory, not a missing call.
+//!
+//! ONNX Runtime allocates with the C allocator, and glibc keeps what a model load freed
+//! (the parsed model, ~35 MiB for the daemon's two): [`trim_c_heap`] returns it.
+//!
+//! [`resident_bytes`] reads the process's resident set for the
+//! `memory_process_resident_bytes` gauge, which [`register_metrics`] registers.
+//!
+//! `unsafe` is allowed in this crate for its C calls (`mi_option_set`, `mi_option_get`,
+//! `malloc_trim`) and nowhere else; none takes a pointer.
+
+use std::sync::LazyLock;
+
+use prometheus::core::{Collector, Desc};
+use prometheus::proto::MetricFamily;
+use prometheus::{IntGauge, Opts};
+
+pub use mimalloc::MiMalloc;
+
+/// `mi_option_purge_delay` in mimalloc.h (mimalloc 3): libmimalloc-sys names no
+/// constant for it. The test `purge.rs` fails if this is not the purge delay.
+const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
+
+/// The environment variable by which mimalloc reads its purge delay at start.
+pub const PURGE_DELAY_ENV: &str = "MIMALLOC_PURGE_DELAY";
+
+/// Sets how long mimalloc keeps memory freed before it returns it to the OS,
+/// milliseconds (0: at once), unless `MIMALLOC_PURGE_DELAY` is set in the environment,
+/// which then wins. Returns whether it was set. Call it early: ranges freed before are
+/// purged on the old schedule.
+pub fn set_purge_delay(delay_ms: u64) -> bool {
+    if std::env::var_os(PURGE_DELAY_ENV).is_some() {
+        return false;
+    }
+    let delay = std::os::raw::c_long::try_from(delay_ms).unwrap_or(std::os::raw::c_long::MAX);
+    // SAFETY: `mi_option_set` takes an option index and a value, no pointers; mimalloc
+    // reads the option on every purge it schedules, from any thread.
+    #[allow(unsafe_code)]
+    unsafe {
+        libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, delay);
+    }
+    true
+}
+
+/// mimalloc's purge delay now, milliseconds (negative: never purges).
+#[must_use]
+pub fn purge_delay_ms() -> i64 {
+    // SAFETY: `mi_option_get` takes an option index, no pointers.
+    #[allow(unsafe_code)]
+    let delay = unsafe { libmimalloc_sys::mi_option_get(MI_OPTION_PURGE_DELAY) };
+    // A C `long`: `i64` on 64-bit Linux, `i32` on Windows.
+    #[allow(clippy::useless_conversion)]
+    i64::from(delay)
+}
+
+/// Returns to the OS the memory the C allocator holds freed (glibc's `malloc_trim(0)`,
+/// which also releases free pages inside its heaps), for what C and C++ libraries
+/// allocate with it — ONNX Runtime loading a model. Returns whether any was released;
+/// `false` where the C library is not glibc.
+pub fn trim_c_heap() -> bool {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        // SAFETY: `malloc_trim` takes a byte count, no pointers, and is thread-safe
+        // (it locks each arena it trims).
+        #[allow(unsafe_code)]
+        let released = unsafe { libc::malloc_trim(0) };
+        released != 0
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    false
+}
+
+/// The process's resident set in bytes (`/proc/self/statm`), `None` where that file is
+/// not there or not understood.
+#[must_use]
+pub fn resident_bytes() -> Option<u64> {
+    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
+    let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
+    Some(pages * page_size())
+}
+
+/// The kernel's page size: 4 KiB on the machines this runs on; the field's unit in
+/// `statm`. Read from `/proc/self/smaps`' first `KernelPageSize`, 4 KiB if absent.
+fn page_size() -> u64 {
+    static PAGE: LazyLock<u64> = LazyLock::new(|| {
+        std::fs::read_to_string("/proc/self/smaps")
+            .ok()
+            .and_then(|smaps| {
+                smaps
+                    .lines()
+                    .find_map(|line| line.strip_prefix("KernelPageSize:"))
+                    .and_then(|rest| rest.split_whitespace().next()?.parse::<u64>().ok())
+            })
+            .map_or(4096, |kib| kib * 1024)
+    });
+    *PAGE
+}
+
+/// `memory_process_resident_bytes`, read when `/metrics` is scraped.
+#[derive(Clone)]
+struct ResidentCollector {
+    gauge: IntGauge,
+}
+
+impl Collector for ResidentCollector {
+    fn desc(&self) -> Vec<&Desc> {
+        self.gauge.desc()
+    }
+
+    fn collect(&self) -> Vec<MetricFamily> {
+        if let Some(bytes) = resident_bytes() {
+            self.gauge.set(i64::try_from(bytes).unwrap_or(i64::MAX));
+        }
+        self.gauge.collect()
+    }
+}
+
+static RESIDENT: LazyLock<ResidentCollector> = LazyLock::new(|| {
+    let gauge = |name: &str, help: &str| {
+        IntGauge::with_opts(Opts::new(name, help))
+            .unwrap_or_else(|error| panic!("invalid metric {name}: {error}"))
+    };
+    let collector = ResidentCollector {
+        gauge: gauge(
+            "memory_process_resident_bytes",
+            "The daemon's resident memory (VmRSS), read at the scrape",
+        ),
+    };
+    memory_metrics::collector("memory_process_resident_bytes", collector)
+});
+
+/// Registers the resident-memory gauge in the default registry (idempotent).
+pub fn register_metrics() {
+    LazyLock::force(&RESIDENT);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_resident_set_is_read_in_bytes() {
+        let bytes = resident_bytes().expect("/proc/self/statm on Linux");
+        // A test binary is more than a megabyte and less than a terabyte resident.
+        assert!(bytes > 1 << 20 && bytes < 1 << 40, "{bytes}");
+    }
+}
