@@ -156,6 +156,12 @@ async fn a_running_daemon_exports_only_known_families() -> anyhow::Result<()> {
         resident > f64::from(1 << 20),
         "the daemon's resident memory is exported: {resident}"
     );
+    // `serve` returns freed memory at once ([allocator] purge_delay_ms, default 0).
+    assert!(
+        text.lines()
+            .any(|line| line == "memory_allocator_purge_delay_ms 0"),
+        "serve sets the allocator's purge delay: {text}"
+    );
     let unknown: Vec<&String> = exported
         .iter()
         .filter(|name| !known.contains(family(name, &known)))

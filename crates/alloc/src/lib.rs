@@ -8,7 +8,7 @@
 //!
 //! mimalloc 3 keeps memory freed for a purge delay (1 s) before it hands it back to the
 //! OS, so that a page freed and soon needed again is not returned and faulted in anew.
-//! In this daemon that cost ~100 MiB of resident memory for nothing: searches,
+//! In this daemon that cost 110–130 MiB of resident memory: searches,
 //! catch-ups and ingest free in bursts on many threads, and what a burst freed in its
 //! last second stayed resident (docs/benchmarks.md, "Memory with vectors on: freed
 //! memory returned at once"). [`set_purge_delay`] sets it from `[allocator]
@@ -20,10 +20,11 @@
 //! (the parsed model, ~35 MiB for the daemon's two): [`trim_c_heap`] returns it.
 //!
 //! [`resident_bytes`] reads the process's resident set for the
-//! `memory_process_resident_bytes` gauge, which [`register_metrics`] registers.
+//! `memory_process_resident_bytes` gauge, which [`register_metrics`] registers with
+//! `memory_allocator_purge_delay_ms`.
 //!
-//! `unsafe` is allowed in this crate for its C calls (`mi_option_set`, `mi_option_get`,
-//! `malloc_trim`) and nowhere else; none takes a pointer.
+//! `unsafe` is allowed in this crate for its C calls (`mi_option_set_default`,
+//! `mi_option_get`, `malloc_trim`) and nowhere else; none takes a pointer.
 
 use std::sync::LazyLock;
 
@@ -37,25 +38,33 @@ pub use mimalloc::MiMalloc;
 /// constant for it. The test `purge.rs` fails if this is not the purge delay.
 const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 
-/// The environment variable by which mimalloc reads its purge delay at start.
+/// The environment variable by which mimalloc reads its purge delay at start (also
+/// in lower case, and as `MIMALLOC_RESET_DELAY`, its old name).
 pub const PURGE_DELAY_ENV: &str = "MIMALLOC_PURGE_DELAY";
 
+/// The longest purge delay [`set_purge_delay`] passes on: an hour. mimalloc adds the
+/// delay to its clock, so a larger value could overflow it.
+pub const MAX_PURGE_DELAY_MS: u64 = 3_600_000;
+
 /// Sets how long mimalloc keeps memory freed before it returns it to the OS,
-/// milliseconds (0: at once), unless `MIMALLOC_PURGE_DELAY` is set in the environment,
-/// which then wins. Returns whether it was set. Call it early: ranges freed before are
-/// purged on the old schedule.
-pub fn set_purge_delay(delay_ms: u64) -> bool {
-    if std::env::var_os(PURGE_DELAY_ENV).is_some() {
-        return false;
-    }
-    let delay = std::os::raw::c_long::try_from(delay_ms).unwrap_or(std::os::raw::c_long::MAX);
-    // SAFETY: `mi_option_set` takes an option index and a value, no pointers; mimalloc
-    // reads the option on every purge it schedules, from any thread.
+/// milliseconds (0: at once; at most [`MAX_PURGE_DELAY_MS`]), unless the environment set
+/// it (`MIMALLOC_PURGE_DELAY` under any of the names mimalloc reads), which wins. Returns
+/// the delay in effect. Call it early, before the work that frees memory starts: ranges
+/// freed before are purged on the old schedule.
+pub fn set_purge_delay(delay_ms: u64) -> i64 {
+    let delay = std::os::raw::c_long::try_from(delay_ms.min(MAX_PURGE_DELAY_MS))
+        .unwrap_or(std::os::raw::c_long::MAX);
+    // SAFETY: `mi_option_set_default` takes an option index and a value, no pointers,
+    // and changes the value only when the environment did not set it. It writes a plain
+    // C `long` that allocating threads read when they schedule a purge, without
+    // synchronisation: a thread reading it meanwhile sees the old or the new delay (an
+    // aligned word on the targets we build for), and the daemon calls this before its
+    // store and actors start.
     #[allow(unsafe_code)]
     unsafe {
-        libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, delay);
+        libmimalloc_sys::mi_option_set_default(MI_OPTION_PURGE_DELAY, delay);
     }
-    true
+    purge_delay_ms()
 }
 
 /// mimalloc's purge delay now, milliseconds (negative: never purges).
@@ -86,68 +95,72 @@ pub fn trim_c_heap() -> bool {
     false
 }
 
-/// The process's resident set in bytes (`/proc/self/statm`), `None` where that file is
-/// not there or not understood.
+/// The process's resident set in bytes (`VmRSS` in `/proc/self/status`), `None` where
+/// that file is not there or not understood.
 #[must_use]
 pub fn resident_bytes() -> Option<u64> {
-    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
-    let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
-    Some(pages * page_size())
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let kib: u64 = status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()?;
+    Some(kib * 1024)
 }
 
-/// The kernel's page size: 4 KiB on the machines this runs on; the field's unit in
-/// `statm`. Read from `/proc/self/smaps`' first `KernelPageSize`, 4 KiB if absent.
-fn page_size() -> u64 {
-    static PAGE: LazyLock<u64> = LazyLock::new(|| {
-        std::fs::read_to_string("/proc/self/smaps")
-            .ok()
-            .and_then(|smaps| {
-                smaps
-                    .lines()
-                    .find_map(|line| line.strip_prefix("KernelPageSize:"))
-                    .and_then(|rest| rest.split_whitespace().next()?.parse::<u64>().ok())
-            })
-            .map_or(4096, |kib| kib * 1024)
-    });
-    *PAGE
-}
-
-/// `memory_process_resident_bytes`, read when `/metrics` is scraped.
+/// `memory_process_resident_bytes` and `memory_allocator_purge_delay_ms`, read when
+/// `/metrics` is scraped: what the daemon holds, and the setting that most changes it.
 #[derive(Clone)]
-struct ResidentCollector {
-    gauge: IntGauge,
+struct AllocatorCollector {
+    resident: IntGauge,
+    purge_delay: IntGauge,
 }
 
-impl Collector for ResidentCollector {
+impl Collector for AllocatorCollector {
     fn desc(&self) -> Vec<&Desc> {
-        self.gauge.desc()
+        [&self.resident, &self.purge_delay]
+            .into_iter()
+            .flat_map(|gauge| gauge.desc())
+            .collect()
     }
 
+    /// No resident sample where it cannot be read (a 0 would look like one).
     fn collect(&self) -> Vec<MetricFamily> {
+        let mut families = Vec::with_capacity(2);
         if let Some(bytes) = resident_bytes() {
-            self.gauge.set(i64::try_from(bytes).unwrap_or(i64::MAX));
+            self.resident.set(i64::try_from(bytes).unwrap_or(i64::MAX));
+            families.extend(self.resident.collect());
         }
-        self.gauge.collect()
+        self.purge_delay.set(purge_delay_ms());
+        families.extend(self.purge_delay.collect());
+        families
     }
 }
 
-static RESIDENT: LazyLock<ResidentCollector> = LazyLock::new(|| {
+static ALLOCATOR: LazyLock<AllocatorCollector> = LazyLock::new(|| {
     let gauge = |name: &str, help: &str| {
         IntGauge::with_opts(Opts::new(name, help))
             .unwrap_or_else(|error| panic!("invalid metric {name}: {error}"))
     };
-    let collector = ResidentCollector {
-        gauge: gauge(
+    let collector = AllocatorCollector {
+        resident: gauge(
             "memory_process_resident_bytes",
             "The daemon's resident memory (VmRSS), read at the scrape",
+        ),
+        purge_delay: gauge(
+            "memory_allocator_purge_delay_ms",
+            "How long the allocator keeps freed memory before returning it to the OS, ms (negative: never)",
         ),
     };
     memory_metrics::collector("memory_process_resident_bytes", collector)
 });
 
-/// Registers the resident-memory gauge in the default registry (idempotent).
+/// Registers the resident-memory and purge-delay gauges in the default registry
+/// (idempotent).
 pub fn register_metrics() {
-    LazyLock::force(&RESIDENT);
+    LazyLock::force(&ALLOCATOR);
 }
 
 #[cfg(test)]

@@ -18,7 +18,7 @@ mod burst;
 #[test]
 fn memory_a_finished_burst_freed_goes_back_at_once_with_no_purge_delay() {
     if std::env::var_os(memory_alloc::PURGE_DELAY_ENV).is_none() {
-        assert!(set_purge_delay(0));
+        assert_eq!(set_purge_delay(0), 0);
         assert_eq!(purge_delay_ms(), 0);
     }
     let Some((before, after)) = burst::resident_around_a_burst(Duration::ZERO) else {

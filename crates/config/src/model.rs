@@ -6,7 +6,7 @@ use figment::Figment;
 use figment::providers::{Env, Format, Serialized, Toml};
 use serde::{Deserialize, Serialize};
 
-use crate::allocator::AllocatorConfig;
+use crate::allocator::{AllocatorConfig, MAX_PURGE_DELAY_MS};
 use crate::capture::CaptureConfig;
 use crate::consumers::ConsumerConfig;
 use crate::error::{ConfigError, Result};
@@ -134,6 +134,12 @@ impl Config {
             return invalid(
                 "ingest.max_pending_events",
                 "must be at least ingest.max_batch_events",
+            );
+        }
+        if self.allocator.purge_delay_ms > MAX_PURGE_DELAY_MS {
+            return invalid(
+                "allocator.purge_delay_ms",
+                "must be at most 3600000 (an hour)",
             );
         }
         if self.consumers.batch_size == 0 {
@@ -457,6 +463,13 @@ mod tests {
         assert!(err.to_string().contains("sometimes"), "{err}");
         let err = Config::from_toml_str("[nats]\nuser = \"u\"\n").expect_err("pair");
         assert!(err.to_string().contains("nats.user"), "{err}");
+        let err = Config::from_toml_str("[allocator]\npurge_delay_ms = 3600001\n")
+            .expect_err("over an hour");
+        assert!(
+            err.to_string().contains("allocator.purge_delay_ms"),
+            "{err}"
+        );
+        Config::from_toml_str("[allocator]\npurge_delay_ms = 3600000\n").expect("an hour");
     }
 
     #[test]

@@ -39,8 +39,9 @@ use crate::cli::{Cli, Command, ConfigCommand, EventsCommand};
 
 /// The store's memtables and the JSON path allocate many small objects per event; with
 /// mimalloc, embedded ingest ran markedly faster than with the system allocator
-/// (docs/benchmarks.md). In the processes that stay up (`serve`, `mcp`) what it frees
-/// goes back to the OS after `[allocator] purge_delay_ms` (`settings::long_running`).
+/// (docs/benchmarks.md). In the processes that stay up (`serve`, `mcp`, `import
+/// --follow`) what it frees goes back to the OS after `[allocator] purge_delay_ms`
+/// (`settings::apply_long_running_settings`).
 #[global_allocator]
 static GLOBAL: memory_alloc::MiMalloc = memory_alloc::MiMalloc;
 
@@ -167,6 +168,9 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Install(args) => install_cli::run(&args, false),
         Command::Uninstall(args) => install_cli::run(&args, true),
         Command::Import(args) => {
+            if args.follow {
+                settings::apply_long_running_settings(&config);
+            }
             let config = settings::for_batch_job(config);
             import_cli::run(&config, &data_dir, args, cli.log_level.as_deref()).await
         }

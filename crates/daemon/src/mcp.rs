@@ -57,7 +57,6 @@ pub async fn run(
     args: McpArgs,
     log_level: Option<&str>,
 ) -> anyhow::Result<ExitCode> {
-    crate::settings::long_running(config);
     let _tracing = memory_telemetry::init_tracing(&TracingConfig {
         log_filter: log_level.unwrap_or("warn").to_owned(),
         log_format: match config.telemetry.log_format {
@@ -68,6 +67,7 @@ pub async fn run(
         service_name: config.telemetry.service_name.clone(),
     })
     .ok();
+    crate::settings::apply_long_running_settings(config);
     let project = match &args.project {
         Some(project) => project.clone(),
         None => match &config.capture.project {

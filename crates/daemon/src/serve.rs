@@ -35,7 +35,6 @@ pub async fn run(
     if let Some(addr) = args.metrics_listen {
         config.telemetry.metrics_listen = addr;
     }
-    crate::settings::long_running(&config);
     let _tracing = memory_telemetry::init_tracing(&TracingConfig {
         log_filter: config.telemetry.log_filter.clone(),
         log_format: match config.telemetry.log_format {
@@ -46,7 +45,7 @@ pub async fn run(
         service_name: config.telemetry.service_name.clone(),
     })
     .context("cannot set up logging")?;
-    memory_alloc::register_metrics();
+    crate::settings::apply_long_running_settings(&config);
 
     let mut sigterm = signal(SignalKind::terminate()).context("cannot listen for SIGTERM")?;
     let mut sigint = signal(SignalKind::interrupt()).context("cannot listen for SIGINT")?;

@@ -78,14 +78,23 @@ pub fn bm25_settings(config: &Config, data_dir: &Path) -> Option<Bm25Settings> {
     })
 }
 
-/// What a process that stays up (`serve`, `mcp`) sets before its store opens: the
-/// allocator's purge delay (`[allocator] purge_delay_ms`), so what its bursts of
-/// searches, catch-ups and ingest free goes back to the OS instead of staying resident
-/// for as long as it runs. A batch job keeps mimalloc's default: it exits soon, and its
-/// commit path ran ~10 % faster with freed pages kept for reuse (docs/benchmarks.md,
-/// "Memory with vectors on: freed memory returned sooner").
-pub fn long_running(config: &Config) {
-    memory_alloc::set_purge_delay(config.allocator.purge_delay_ms);
+/// Applies what a process that stays up (`serve`, `mcp`, `import --follow`) needs before
+/// its store opens: the allocator's purge delay (`[allocator] purge_delay_ms`), so what
+/// its bursts of searches, catch-ups and ingest free goes back to the OS instead of
+/// staying resident for as long as it runs, and the resident-memory gauge. A batch job
+/// keeps mimalloc's delay: it exits soon, and its commit path ran ~10 % faster with
+/// freed pages kept for reuse (docs/benchmarks.md, "Memory with vectors on: freed memory
+/// returned at once").
+pub fn apply_long_running_settings(config: &Config) {
+    let delay_ms = memory_alloc::set_purge_delay(config.allocator.purge_delay_ms);
+    if u64::try_from(delay_ms).ok() != Some(config.allocator.purge_delay_ms) {
+        tracing::info!(
+            delay_ms,
+            configured_ms = config.allocator.purge_delay_ms,
+            "the allocator's purge delay comes from MIMALLOC_PURGE_DELAY (or is capped)"
+        );
+    }
+    memory_alloc::register_metrics();
 }
 
 /// `config` for a tool run that serves no queries (`ingest --file`, `admin`): the
