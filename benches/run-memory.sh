@@ -72,7 +72,8 @@ rss() {
     sleep "$SETTLE_SECS"
     awk -v step="$1" '/^(VmRSS|VmHWM|RssAnon|RssFile):/ {line = line sprintf("%s %d MiB  ", $1, $2 / 1024)} END {print step ": " line}' "/proc/$DAEMON_PID/status"
     # Whose memory: mimalloc's arenas (Rust: 1 GiB-aligned anonymous mappings), the C
-    # heap (ONNX Runtime allocates with glibc: the other anonymous mappings), files.
+    # heap (ONNX Runtime allocates with glibc: the other anonymous mappings), files. A
+    # heuristic: a glibc arena (64 MiB-aligned) may land on a 1 GiB boundary.
     python3 - "/proc/$DAEMON_PID/smaps" <<'PY'
 import sys
 sums, kind = {"mimalloc": 0, "C heap and other anonymous": 0, "files": 0}, None
