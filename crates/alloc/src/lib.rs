@@ -42,12 +42,13 @@ const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 /// in lower case, and as `MIMALLOC_RESET_DELAY`, its old name).
 pub const PURGE_DELAY_ENV: &str = "MIMALLOC_PURGE_DELAY";
 
-/// The longest purge delay [`set_purge_delay`] passes on: an hour. mimalloc adds the
-/// delay to its clock, so a larger value could overflow it.
-pub const MAX_PURGE_DELAY_MS: u64 = 3_600_000;
+/// The longest purge delay [`set_purge_delay`] passes on: an hour, the bound
+/// `[allocator] purge_delay_ms` is validated against. mimalloc adds the delay to its
+/// clock, so a larger value could overflow it.
+const MAX_PURGE_DELAY_MS: u64 = 3_600_000;
 
 /// Sets how long mimalloc keeps memory freed before it returns it to the OS,
-/// milliseconds (0: at once; at most [`MAX_PURGE_DELAY_MS`]), unless the environment set
+/// milliseconds (0: at once; at most an hour), unless the environment set
 /// it (`MIMALLOC_PURGE_DELAY` under any of the names mimalloc reads), which wins. Returns
 /// the delay in effect. Call it early, before the work that frees memory starts: ranges
 /// freed before are purged on the old schedule.
@@ -169,7 +170,7 @@ mod tests {
 
     #[test]
     fn the_resident_set_is_read_in_bytes() {
-        let bytes = resident_bytes().expect("/proc/self/statm on Linux");
+        let bytes = resident_bytes().expect("/proc/self/status on Linux");
         // A test binary is more than a megabyte and less than a terabyte resident.
         assert!(bytes > 1 << 20 && bytes < 1 << 40, "{bytes}");
     }

@@ -16,7 +16,7 @@ pub fn resident_around_a_burst(settle: Duration) -> Option<(u64, u64)> {
         eprintln!("skipped: MIMALLOC_PURGE_DELAY is set in the environment");
         return None;
     }
-    let resident = || memory_alloc::resident_bytes().expect("/proc/self/statm on Linux");
+    let resident = || memory_alloc::resident_bytes().expect("/proc/self/status on Linux");
     let before = resident();
     std::thread::spawn(|| {
         let chunks: Vec<Vec<u8>> = (0..BURST_BYTES / CHUNK_BYTES)
