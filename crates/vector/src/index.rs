@@ -42,6 +42,7 @@
 
 mod buffer;
 mod config;
+mod key_map;
 mod persist;
 mod seal_merge;
 mod search;

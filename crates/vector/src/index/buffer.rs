@@ -1,6 +1,6 @@
 //! The fresh buffer: documents not yet sealed, kept flat for an exact scan.
 
-use crate::doc::{DocKey, DocMeta};
+use crate::doc::DocMeta;
 
 /// The fresh buffer: documents not yet sealed, vectors flat for an exact scan.
 pub(super) struct Buffer {
@@ -42,9 +42,8 @@ impl Buffer {
         self.versions[slot] = version;
     }
 
-    /// Removes `slot` by moving the last document into it; returns the key of the
-    /// document moved, if one was.
-    pub(super) fn swap_remove(&mut self, slot: usize) -> Option<&DocKey> {
+    /// Removes `slot` by moving the last document into it.
+    pub(super) fn swap_remove(&mut self, slot: usize) {
         let last = self.metas.len() - 1;
         self.metas.swap_remove(slot);
         self.versions.swap_remove(slot);
@@ -53,6 +52,5 @@ impl Buffer {
                 .copy_within(last * self.dims..(last + 1) * self.dims, slot * self.dims);
         }
         self.vectors.truncate(last * self.dims);
-        (slot != last).then(|| &self.metas[slot].key)
     }
 }

@@ -1,12 +1,13 @@
 //! The directory on disk: [`VectorIndex::open`] loads and checks it, [`VectorIndex::commit`] switches its manifest.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Weak};
 
 use super::buffer::Buffer;
 use super::config::VectorConfig;
+use super::key_map::{KeyAt, KeyMap};
 use super::segment_state::SegmentState;
 use super::state::{Location, VectorIndex, new_instance_id};
 use crate::format::{
@@ -36,7 +37,7 @@ impl VectorIndex {
             next_version: 1,
             next_segment_id: 1,
             segments: BTreeMap::new(),
-            locations: HashMap::new(),
+            locations: KeyMap::default(),
             seal_token: Weak::new(),
             files_to_remove: Vec::new(),
             last_payload_opt: None,
@@ -101,15 +102,20 @@ impl VectorIndex {
             .into_iter()
             .zip(manifest.buffer_vectors.chunks_exact(dims))
         {
-            let key = meta.key.clone();
-            let version = self.next_version();
-            let slot = self.buffer.push(meta, vector, version);
-            if self.locations.insert(key, Location::Buffer(slot)).is_some() {
+            let hash = self.locations.hash(&meta.key);
+            if self
+                .locations
+                .find(hash, &meta.key, &self.key_at())
+                .is_some()
+            {
                 return Err(VectorError::corrupt(
                     manifest_path,
                     "a buffered document is also live elsewhere",
                 ));
             }
+            let version = self.next_version();
+            let slot = self.buffer.push(meta, vector, version);
+            self.locations.insert_new(hash, Location::Buffer(slot));
         }
         self.next_segment_id = manifest.next_segment_id;
         self.commit_seq = manifest.commit_seq;
@@ -163,23 +169,34 @@ impl VectorIndex {
                 ));
             }
         }
-        for local_id in 0..state.data.len() as u32 {
-            if state.is_deleted(local_id) {
+        // Installed first, so the key map can read the keys of this segment's documents
+        // filed before the next (a document twice in one segment is found too).
+        self.segments.insert(entry.id, state);
+        let key_at = KeyAt {
+            buffer: &self.buffer,
+            segments: &self.segments,
+        };
+        let segment = &self.segments[&entry.id];
+        for local_id in 0..segment.data.len() as u32 {
+            if segment.is_deleted(local_id) {
                 continue;
             }
-            let location = Location::Segment {
-                segment_id: entry.id,
-                local_id,
-            };
-            let key = state.data.meta(local_id).key.clone();
-            if self.locations.insert(key, location).is_some() {
+            let key = &segment.data.meta(local_id).key;
+            let hash = self.locations.hash(key);
+            if self.locations.find(hash, key, &key_at).is_some() {
                 return Err(VectorError::corrupt(
                     &path,
                     format!("local id {local_id} is a document also live elsewhere"),
                 ));
             }
+            self.locations.insert_new(
+                hash,
+                Location::Segment {
+                    segment_id: entry.id,
+                    local_id,
+                },
+            );
         }
-        self.segments.insert(entry.id, state);
         Ok(())
     }
 

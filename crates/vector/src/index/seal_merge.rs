@@ -168,14 +168,14 @@ impl VectorIndex {
             (Origin::Seal { versions }, Some(data)) => versions
                 .iter()
                 .enumerate()
-                .map(|(local_id, &version)| {
-                    match self.locations.get(&data.meta(local_id as u32).key) {
+                .map(
+                    |(local_id, &version)| match self.location(&data.meta(local_id as u32).key) {
                         Some(Location::Buffer(slot)) => {
-                            self.buffer.versions[*slot as usize] == version
+                            self.buffer.versions[slot as usize] == version
                         }
                         _ => false,
-                    }
-                })
+                    },
+                )
                 .collect(),
             (Origin::Merge { sources, .. }, Some(_)) => sources
                 .iter()
@@ -203,24 +203,31 @@ impl VectorIndex {
             built.mark_installed();
             let mut state = SegmentState::new(Arc::new(data), built.file_len, built.file_crc);
             for (local_id, alive) in alive.iter().enumerate() {
-                let local_id = local_id as u32;
                 if !*alive {
-                    state.delete(local_id);
-                    continue;
-                }
-                let key = state.data.meta(local_id).key.clone();
-                let previous = self.locations.insert(
-                    key,
-                    Location::Segment {
-                        segment_id,
-                        local_id,
-                    },
-                );
-                if let Some(Location::Buffer(slot)) = previous {
-                    self.remove_from_buffer(slot);
+                    state.delete(local_id as u32);
                 }
             }
+            // Installed before its documents are filed, so the key map can read them.
+            let data = Arc::clone(&state.data);
             self.segments.insert(segment_id, state);
+            for (local_id, _) in alive.iter().enumerate().filter(|(_, alive)| **alive) {
+                let local_id = local_id as u32;
+                let to = Location::Segment {
+                    segment_id,
+                    local_id,
+                };
+                let key = &data.meta(local_id).key;
+                let hash = self.locations.hash(key);
+                match self.locations.find(hash, key, &self.key_at()) {
+                    Some(from) => {
+                        self.locations.relocate(hash, from, to);
+                        if let Location::Buffer(slot) = from {
+                            self.remove_from_buffer(slot);
+                        }
+                    }
+                    None => self.locations.insert_new(hash, to),
+                }
+            }
             outcome.segment_id_opt = Some(segment_id);
         }
         if let Origin::Merge { inputs, .. } = &built.origin {

@@ -1,12 +1,13 @@
 //! [`VectorIndex`]: where each live document is, and the writes that move documents (upsert, delete, clear).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Weak;
 use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 
 use super::buffer::Buffer;
 use super::config::VectorConfig;
+use super::key_map::{KeyAt, KeyMap};
 use super::segment_state::SegmentState;
 use crate::Result;
 use crate::distance::normalize;
@@ -37,7 +38,8 @@ pub struct VectorIndex {
     pub(super) next_segment_id: u64,
     pub(super) buffer: Buffer,
     pub(super) segments: BTreeMap<u64, SegmentState>,
-    pub(super) locations: HashMap<DocKey, Location>,
+    /// Where each live document is (by key, without a copy of it: `key_map.rs`).
+    pub(super) locations: KeyMap,
     pub(super) seal_token: Weak<()>,
     /// Files of segments merged away or cleared, still named by the committed
     /// manifest: removed after the next commit.
@@ -92,23 +94,25 @@ impl VectorIndex {
         });
         let version = self.next_version();
         self.dirty = true;
-        match self.locations.get(&meta.key).copied() {
+        let hash = self.locations.hash(&meta.key);
+        match self.locations.find(hash, &meta.key, &self.key_at()) {
             Some(Location::Buffer(slot)) => {
                 self.buffer.replace(slot as usize, meta, &vector, version);
             }
-            Some(Location::Segment {
-                segment_id,
-                local_id,
-            }) => {
+            Some(
+                from @ Location::Segment {
+                    segment_id,
+                    local_id,
+                },
+            ) => {
                 self.delete_in_segment(segment_id, local_id);
-                let key = meta.key.clone();
                 let slot = self.buffer.push(meta, &vector, version);
-                self.locations.insert(key, Location::Buffer(slot));
+                let moved = self.locations.relocate(hash, from, Location::Buffer(slot));
+                debug_assert!(moved, "the document's entry names its location");
             }
             None => {
-                let key = meta.key.clone();
                 let slot = self.buffer.push(meta, &vector, version);
-                self.locations.insert(key, Location::Buffer(slot));
+                self.locations.insert_new(hash, Location::Buffer(slot));
             }
         }
         Ok(())
@@ -116,9 +120,11 @@ impl VectorIndex {
 
     /// Removes the document with `key`; false if there was none.
     pub fn delete(&mut self, key: &DocKey) -> bool {
-        let Some(location) = self.locations.remove(key) else {
+        let hash = self.locations.hash(key);
+        let Some(location) = self.locations.find(hash, key, &self.key_at()) else {
             return false;
         };
+        self.locations.remove(hash, location);
         self.dirty = true;
         match location {
             Location::Buffer(slot) => self.remove_from_buffer(slot),
@@ -172,10 +178,31 @@ impl VectorIndex {
         self.dirty = true;
     }
 
+    /// Removes the buffered document at `slot` (its entry already gone or moved): the
+    /// last buffered document moves into the slot, and its entry with it.
     pub(super) fn remove_from_buffer(&mut self, slot: u32) {
-        if let Some(moved) = self.buffer.swap_remove(slot as usize) {
-            let moved = moved.clone();
-            self.locations.insert(moved, Location::Buffer(slot));
+        let last = self.buffer.len() as u32 - 1;
+        let moved_hash =
+            (slot != last).then(|| self.locations.hash(&self.buffer.metas[last as usize].key));
+        self.buffer.swap_remove(slot as usize);
+        if let Some(hash) = moved_hash {
+            let moved =
+                self.locations
+                    .relocate(hash, Location::Buffer(last), Location::Buffer(slot));
+            debug_assert!(moved, "the last buffered document has an entry");
+        }
+    }
+
+    /// Where the live document with `key` is.
+    pub(super) fn location(&self, key: &DocKey) -> Option<Location> {
+        self.locations.get(key, &self.key_at())
+    }
+
+    /// Reads keys at locations, for the key map.
+    pub(super) fn key_at(&self) -> KeyAt<'_> {
+        KeyAt {
+            buffer: &self.buffer,
+            segments: &self.segments,
         }
     }
 
@@ -199,12 +226,15 @@ impl VectorIndex {
     /// The keys of every live document (buffered or sealed), in no particular order:
     /// what `admin verify` compares with the documents the log implies.
     pub fn doc_keys(&self) -> impl Iterator<Item = &DocKey> {
-        self.locations.keys()
+        let key_at = self.key_at();
+        self.locations
+            .locations()
+            .filter_map(move |location| key_at.key(location))
     }
 
     /// Whether a document with `key` is live.
     #[must_use]
     pub fn contains(&self, key: &DocKey) -> bool {
-        self.locations.contains_key(key)
+        self.location(key).is_some()
     }
 }
