@@ -19,8 +19,14 @@ use hashbrown::HashTable;
 
 use super::buffer::Buffer;
 use super::segment_state::SegmentState;
-use super::state::Location;
 use crate::doc::DocKey;
+
+/// Where a live document is: a slot of the buffer, or a document of a segment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Location {
+    Buffer(u32),
+    Segment { segment_id: u64, local_id: u32 },
+}
 
 /// One live document: its key's hash and where it is.
 #[derive(Clone, Copy, Debug)]

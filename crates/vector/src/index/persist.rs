@@ -7,9 +7,9 @@ use std::sync::{Arc, Weak};
 
 use super::buffer::Buffer;
 use super::config::VectorConfig;
-use super::key_map::{KeyAt, KeyMap};
+use super::key_map::{KeyAt, KeyMap, Location};
 use super::segment_state::SegmentState;
-use super::state::{Location, VectorIndex, new_instance_id};
+use super::state::{VectorIndex, new_instance_id};
 use crate::format::{
     self, MANIFEST_FILE, MANIFEST_MAGIC, MANIFEST_TMP_FILE, SEGMENT_MAGIC, segment_file_name,
 };

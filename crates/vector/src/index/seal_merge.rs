@@ -3,8 +3,9 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use super::key_map::Location;
 use super::segment_state::SegmentState;
-use super::state::{Location, VectorIndex};
+use super::state::VectorIndex;
 use crate::distance::Embedding;
 use crate::format::segment_file_name;
 use crate::jobs::{BuiltSegment, JobTicket, MergeInput, MergeJob, Origin, SealJob};

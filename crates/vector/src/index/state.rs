@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 
 use super::buffer::Buffer;
 use super::config::VectorConfig;
-use super::key_map::{KeyAt, KeyMap};
+use super::key_map::{KeyAt, KeyMap, Location};
 use super::segment_state::SegmentState;
 use crate::Result;
 use crate::distance::normalize;
@@ -21,12 +21,6 @@ static NEXT_INSTANCE_ID: AtomicU64 = AtomicU64::new(1);
 
 pub(super) fn new_instance_id() -> u64 {
     NEXT_INSTANCE_ID.fetch_add(1, AtomicOrdering::Relaxed)
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Location {
-    Buffer(u32),
-    Segment { segment_id: u64, local_id: u32 },
 }
 
 /// The vector index. See the module docs.
