@@ -93,7 +93,10 @@ impl KeyMap {
 
     /// Moves the document filed under `hash` at `from` to `to`; false if none is there.
     pub(super) fn relocate(&mut self, hash: u64, from: Location, to: Location) -> bool {
-        match self.table.find_mut(hash, |entry| entry.location == from) {
+        match self
+            .table
+            .find_mut(hash, |entry| entry.hash == hash && entry.location == from)
+        {
             Some(entry) => {
                 entry.location = to;
                 true
@@ -105,7 +108,9 @@ impl KeyMap {
     /// Forgets the document filed under `hash` at `location`; false if none is there.
     pub(super) fn remove(&mut self, hash: u64, location: Location) -> bool {
         self.table
-            .find_entry(hash, |entry| entry.location == location)
+            .find_entry(hash, |entry| {
+                entry.hash == hash && entry.location == location
+            })
             .map(|entry| entry.remove())
             .is_ok()
     }

@@ -221,7 +221,8 @@ impl VectorIndex {
                 let hash = self.locations.hash(key);
                 match self.locations.find(hash, key, &self.key_at()) {
                     Some(from) => {
-                        self.locations.relocate(hash, from, to);
+                        let moved = self.locations.relocate(hash, from, to);
+                        debug_assert!(moved, "the document's entry names its location");
                         if let Location::Buffer(slot) = from {
                             self.remove_from_buffer(slot);
                         }
