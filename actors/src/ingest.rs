@@ -2,75 +2,29 @@
 //! events to the store with group commit. Upstream: NATS request/reply, JetStream, the
 //! CLI. Downstream: the outbox, through the store.
 //!
-//! Group commit: requests that arrive while a commit is in flight wait in `pending`;
-//! when the commit finishes, everything pending (up to `max_batch_events`) goes into the
-//! next batch — one write, one fsync — and every request of the batch is answered after
-//! it. An answer therefore always means durable, and the number of fsyncs falls as load
-//! rises instead of capping throughput.
+//! Group commit: requests that arrive while a commit is in flight wait in a queue; when
+//! the commit finishes, everything queued (up to `max_batch_events`) goes into the next
+//! batch — one write, one fsync — and every request of the batch is answered after it.
+//! An answer therefore always means durable, and the number of fsyncs falls as load
+//! rises instead of capping throughput. The commits run on the actor's commit lane, a
+//! thread of its own (`commit_lane.rs`, which says why).
 //!
 //! Backpressure: `pending` is bounded by `max_pending_events`; past it a request is
 //! refused with `unavailable` at once rather than queued without bound. JetStream
 //! redelivers refused messages; request/reply callers retry.
 
-use std::collections::VecDeque;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use memory_store::{Store, StoreError};
-use memory_types::{
-    AppendOutcome, Event, EventError, EventSink, IngestReply, ServiceError, split_parsed,
-};
+use memory_store::Store;
+use memory_types::{Event, EventError, EventSink, IngestReply, ServiceError, split_parsed};
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
-use serde::Serialize;
-use tracing::{Instrument, debug, error, info_span};
+use tracing::error;
 
 use crate::ask::ask;
+use crate::commit_lane::CommitLane;
 use crate::error::ActorError;
+pub use crate::ingest_reply::{AppendReply, IngestCounters, IngestError};
 use crate::metrics::ACTOR_METRICS;
-
-/// Why an append was not done.
-#[derive(Clone, Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum IngestError {
-    /// Too many events are waiting for a commit.
-    #[error(
-        "ingest is overloaded: {pending} events waiting for a commit (limit {limit}); retry shortly"
-    )]
-    Overloaded {
-        /// Events waiting.
-        pending: usize,
-        /// The configured limit.
-        limit: usize,
-    },
-    /// The store failed; nothing of the batch was written.
-    #[error("store failure: {0}")]
-    Store(#[from] StoreError),
-    /// The actor is not running (shutting down or restarting), or did not answer.
-    #[error("ingest actor unavailable: {0}")]
-    Unavailable(ActorError),
-}
-
-impl From<IngestError> for ServiceError {
-    fn from(err: IngestError) -> Self {
-        match err {
-            IngestError::Overloaded { .. } | IngestError::Unavailable(_) => {
-                ServiceError::unavailable(err.to_string())
-            }
-            IngestError::Store(StoreError::Locked { .. }) => {
-                ServiceError::unavailable(err.to_string())
-            }
-            // The disk is full or failing: nothing of the request was stored, and the
-            // caller may try again once the operator has freed space (or restarted a
-            // poisoned store).
-            IngestError::Store(ref store) if store.is_environmental() => ServiceError::unavailable(
-                format!("the store cannot write, nothing of this request was stored: {err}"),
-            ),
-            IngestError::Store(_) => ServiceError::internal(err.to_string()),
-        }
-    }
-}
-
-/// Reply of one append: an outcome per event, in order.
-pub type AppendReply = Result<Vec<AppendOutcome>, IngestError>;
 
 /// Configuration (immutable).
 pub struct IngestActor;
@@ -85,39 +39,9 @@ pub struct IngestArgs {
     pub max_pending_events: usize,
 }
 
-/// Cheap counters for tests and `status`.
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct IngestCounters {
-    /// Events appended.
-    pub num_accepted: u64,
-    /// Events acknowledged as duplicates.
-    pub num_duplicates: u64,
-    /// Group commits done.
-    pub num_commits: u64,
-    /// Requests refused for backpressure.
-    pub num_overloaded: u64,
-    /// Commits that failed.
-    pub num_commit_errors: u64,
-    /// Events waiting now.
-    pub num_pending_events: usize,
-}
-
-struct PendingRequest {
-    events: Vec<Event>,
-    reply: RpcReplyPort<AppendReply>,
-    arrived: Instant,
-}
-
-/// Mutable state, built in `pre_start`.
+/// Mutable state, built in `pre_start`: the commit lane the actor feeds.
 pub struct IngestState {
-    store: Store,
-    max_batch_events: usize,
-    max_pending_events: usize,
-    pending: VecDeque<PendingRequest>,
-    pending_events: usize,
-    commit_in_flight: bool,
-    flush_waiters: Vec<RpcReplyPort<()>>,
-    counters: IngestCounters,
+    lane: CommitLane,
 }
 
 /// Messages.
@@ -129,23 +53,11 @@ pub enum IngestMsg {
         /// Where the outcome goes.
         reply: RpcReplyPort<AppendReply>,
     },
-    /// A group commit finished (sent by the actor's own blocking task).
-    CommitDone {
-        /// The requests of the batch.
-        requests: Vec<PendingRequestToken>,
-        /// All outcomes, in request order, or the failure.
-        result: Result<Vec<AppendOutcome>, IngestError>,
-        /// How long the commit took.
-        elapsed: Duration,
-    },
     /// Answers once nothing is pending or in flight (graceful shutdown).
     Flush(RpcReplyPort<()>),
     /// Answers with the counters.
     Observe(RpcReplyPort<IngestCounters>),
 }
-
-/// A request of a batch in flight; opaque outside this module.
-pub struct PendingRequestToken(PendingRequest);
 
 impl Actor for IngestActor {
     type Msg = IngestMsg;
@@ -157,186 +69,43 @@ impl Actor for IngestActor {
         _myself: ActorRef<IngestMsg>,
         args: IngestArgs,
     ) -> Result<IngestState, ActorProcessingErr> {
-        Ok(IngestState {
-            store: args.store,
-            max_batch_events: args.max_batch_events.max(1),
-            max_pending_events: args.max_pending_events.max(args.max_batch_events.max(1)),
-            pending: VecDeque::new(),
-            pending_events: 0,
-            commit_in_flight: false,
-            flush_waiters: Vec::new(),
-            counters: IngestCounters::default(),
-        })
+        // Started here, on a runtime thread: the lane's thread has the daemon's
+        // priority.
+        let lane = CommitLane::start(args.store, args.max_batch_events, args.max_pending_events)
+            .map_err(|err| format!("cannot start the ingest commit thread: {err}"))?;
+        Ok(IngestState { lane })
     }
 
-    async fn handle(
+    async fn post_stop(
         &self,
-        myself: ActorRef<IngestMsg>,
-        message: IngestMsg,
+        _myself: ActorRef<IngestMsg>,
         state: &mut IngestState,
     ) -> Result<(), ActorProcessingErr> {
-        match message {
-            IngestMsg::Append { events, reply } => {
-                if events.is_empty() {
-                    let _ = reply.send(Ok(Vec::new()));
-                    return Ok(());
-                }
-                if state.pending_events + events.len() > state.max_pending_events
-                    && state.pending_events > 0
-                {
-                    state.counters.num_overloaded += 1;
-                    let _ = reply.send(Err(IngestError::Overloaded {
-                        pending: state.pending_events,
-                        limit: state.max_pending_events,
-                    }));
-                    return Ok(());
-                }
-                state.pending_events += events.len();
-                state.pending.push_back(PendingRequest {
-                    events,
-                    reply,
-                    arrived: Instant::now(),
-                });
-                start_commit_if_idle(&myself, state);
-            }
-            IngestMsg::CommitDone {
-                requests,
-                result,
-                elapsed,
-            } => {
-                state.commit_in_flight = false;
-                finish_commit(state, requests, result, elapsed);
-                start_commit_if_idle(&myself, state);
-                if !state.commit_in_flight && state.pending.is_empty() {
-                    for waiter in state.flush_waiters.drain(..) {
-                        let _ = waiter.send(());
-                    }
-                }
-            }
-            IngestMsg::Flush(reply) => {
-                if !state.commit_in_flight && state.pending.is_empty() {
-                    let _ = reply.send(());
-                } else {
-                    state.flush_waiters.push(reply);
-                }
-            }
-            IngestMsg::Observe(reply) => {
-                let mut counters = state.counters.clone();
-                counters.num_pending_events = state.pending_events;
-                let _ = reply.send(counters);
+        // What was queued is committed and answered before the actor counts as stopped:
+        // a restart never has two lanes writing.
+        if let Some(thread) = state.lane.stop() {
+            let joined = tokio::task::spawn_blocking(move || thread.join()).await;
+            if !matches!(joined, Ok(Ok(()))) {
+                error!("the ingest commit thread ended abnormally");
             }
         }
         Ok(())
     }
-}
 
-/// Takes everything pending (up to the batch limit, at least one request) into one
-/// commit on a blocking thread; the result comes back as `CommitDone`.
-fn start_commit_if_idle(myself: &ActorRef<IngestMsg>, state: &mut IngestState) {
-    if state.commit_in_flight || state.pending.is_empty() {
-        return;
-    }
-    let mut requests = Vec::new();
-    let mut num_events = 0usize;
-    while let Some(front) = state.pending.front() {
-        if !requests.is_empty() && num_events + front.events.len() > state.max_batch_events {
-            break;
-        }
-        let Some(request) = state.pending.pop_front() else {
-            break;
-        };
-        num_events += request.events.len();
-        requests.push(request);
-    }
-    state.pending_events -= num_events;
-    state.commit_in_flight = true;
-    let store = state.store.clone();
-    let myself = myself.clone();
-    let span = info_span!("ingest_commit", num_requests = requests.len(), num_events);
-    tokio::spawn(
-        async move {
-            let started = Instant::now();
-            let (requests, result) = tokio::task::spawn_blocking(move || {
-                // Borrowed, not copied: a copy of every text and metadata map was a
-                // fifth of the commit path's time.
-                let result = store
-                    .append_events(requests.iter().flat_map(|r| r.events.iter()))
-                    .map_err(IngestError::from);
-                (requests, result)
-            })
-            .await
-            .unwrap_or_else(|join_err| {
-                // The requests moved into the panicked task are gone; their callers see
-                // a dropped reply port, which they report as unavailable.
-                error!(error = %join_err, "ingest commit task panicked");
-                (
-                    Vec::new(),
-                    Err(IngestError::Unavailable(ActorError::NotRunning(format!(
-                        "commit task failed: {join_err}"
-                    )))),
-                )
-            });
-            let elapsed = started.elapsed();
-            let requests = requests.into_iter().map(PendingRequestToken).collect();
-            if myself
-                .cast(IngestMsg::CommitDone {
-                    requests,
-                    result,
-                    elapsed,
-                })
-                .is_err()
-            {
-                debug!("ingest actor stopped before its commit finished");
+    async fn handle(
+        &self,
+        _myself: ActorRef<IngestMsg>,
+        message: IngestMsg,
+        state: &mut IngestState,
+    ) -> Result<(), ActorProcessingErr> {
+        match message {
+            IngestMsg::Append { events, reply } => state.lane.submit(events, reply),
+            IngestMsg::Flush(reply) => state.lane.flush(reply),
+            IngestMsg::Observe(reply) => {
+                let _ = reply.send(state.lane.counters());
             }
         }
-        .instrument(span),
-    );
-}
-
-fn finish_commit(
-    state: &mut IngestState,
-    requests: Vec<PendingRequestToken>,
-    result: Result<Vec<AppendOutcome>, IngestError>,
-    elapsed: Duration,
-) {
-    let metrics = &*ACTOR_METRICS;
-    metrics.ingest_commit_latency.observe(elapsed.as_secs_f64());
-    match result {
-        Ok(outcomes) => {
-            state.counters.num_commits += 1;
-            metrics.ingest_batch_size.observe(outcomes.len() as f64);
-            let mut remaining = outcomes.into_iter();
-            for PendingRequestToken(request) in requests {
-                let mine: Vec<AppendOutcome> =
-                    remaining.by_ref().take(request.events.len()).collect();
-                let accepted = mine
-                    .iter()
-                    .filter(|o| matches!(o, AppendOutcome::Appended(_)))
-                    .count() as u64;
-                let duplicates = mine.len() as u64 - accepted;
-                state.counters.num_accepted += accepted;
-                state.counters.num_duplicates += duplicates;
-                metrics
-                    .ingest_events
-                    .with_label_values(&["accepted"])
-                    .inc_by(accepted);
-                metrics
-                    .ingest_events
-                    .with_label_values(&["duplicate"])
-                    .inc_by(duplicates);
-                metrics
-                    .ingest_ack_latency
-                    .observe(request.arrived.elapsed().as_secs_f64());
-                let _ = request.reply.send(Ok(mine));
-            }
-        }
-        Err(err) => {
-            state.counters.num_commit_errors += 1;
-            error!(error = %err, "group commit failed; nothing of the batch was written");
-            for PendingRequestToken(request) in requests {
-                let _ = request.reply.send(Err(err.clone()));
-            }
-        }
+        Ok(())
     }
 }
 
@@ -483,7 +252,7 @@ impl EventSink for IngestHandle {
 mod tests {
 
     use memory_store::StoreOptions;
-    use memory_types::{EventKind, OutboxSeq};
+    use memory_types::{AppendOutcome, EventKind, OutboxSeq};
 
     use super::*;
 
@@ -513,6 +282,24 @@ mod tests {
         .await
         .expect("spawn ingest");
         IngestHandle::new(name, store.clone())
+    }
+
+    /// `num_requests` appends of `per_request` new events each, sent at once.
+    fn appends_at_once(
+        handle: &IngestHandle,
+        prefix: &str,
+        num_requests: usize,
+        per_request: usize,
+    ) -> Vec<tokio::task::JoinHandle<AppendReply>> {
+        (0..num_requests)
+            .map(|request| {
+                let handle = handle.clone();
+                let events: Vec<Event> = (0..per_request)
+                    .map(|i| event(&format!("{prefix}{request}-{i}")))
+                    .collect();
+                tokio::spawn(async move { handle.append(events).await })
+            })
+            .collect()
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -585,6 +372,60 @@ mod tests {
         );
     }
 
+    #[tokio::test]
+    async fn a_failed_commit_answers_its_requests_and_the_lane_goes_on() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        // Free space below the floor: every append is refused before it writes.
+        let options = StoreOptions {
+            min_free_mb: u64::MAX / (1 << 21),
+            ..StoreOptions::default()
+        };
+        let store = Store::open(dir.path(), &options).expect("store");
+        let handle = start(&store, 100, 1000).await;
+        for id in ["a", "b"] {
+            match handle.append(vec![event(id)]).await {
+                Err(IngestError::Store(err)) => assert!(err.is_environmental(), "{err}"),
+                other => panic!("expected a store failure, got {other:?}"),
+            }
+        }
+        let counters = handle.counters().await.expect("counters");
+        assert_eq!((counters.num_commit_errors, counters.num_commits), (2, 0));
+        assert_eq!(store.head(), OutboxSeq::ZERO);
+    }
+
+    /// Stopping the actor commits and answers what was queued: every request ends, and
+    /// what was answered stored is all the log holds, also afterwards (no commit runs
+    /// once the actor counts as stopped).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn stopping_the_actor_answers_every_queued_request_and_commits_no_more() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::open(dir.path(), &StoreOptions::default()).expect("store");
+        let handle = start(&store, 20, 100_000).await;
+        let actor = handle.actor().expect("running");
+        let tasks = appends_at_once(&handle, "s", 60, 5);
+        tokio::task::yield_now().await;
+        actor.stop_and_wait(None, None).await.expect("stop");
+        let head_at_stop = store.head();
+        let mut stored = 0u64;
+        for task in tasks {
+            let answer = tokio::time::timeout(Duration::from_secs(30), task)
+                .await
+                .expect("every request is answered")
+                .expect("join");
+            match answer {
+                Ok(outcomes) => stored += outcomes.len() as u64,
+                Err(IngestError::Unavailable(_)) => {}
+                Err(other) => panic!("unexpected {other}"),
+            }
+        }
+        assert_eq!(
+            store.head(),
+            head_at_stop,
+            "nothing committed after the stop"
+        );
+        assert_eq!(store.head().0, stored);
+    }
+
     /// Under a queue limit of one batch, requests are either stored or refused with
     /// `Overloaded` — never lost, never half-stored. (Whether a refusal happens depends on
     /// scheduling, so this checks the accounting, not that one occurs.)
@@ -593,15 +434,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let store = Store::open(dir.path(), &StoreOptions::default()).expect("store");
         let handle = start(&store, 10, 10).await;
-        let mut tasks = Vec::new();
-        for task in 0..30 {
-            let handle = handle.clone();
-            tasks.push(tokio::spawn(async move {
-                handle
-                    .append((0..10).map(|i| event(&format!("o{task}-{i}"))).collect())
-                    .await
-            }));
-        }
+        let tasks = appends_at_once(&handle, "o", 30, 10);
         let mut refused = 0;
         let mut stored = 0;
         for task in tasks {

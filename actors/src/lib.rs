@@ -24,9 +24,11 @@
 
 mod ask;
 pub mod background;
+mod commit_lane;
 mod consumer;
 mod error;
 mod ingest;
+mod ingest_reply;
 mod metrics;
 mod pipeline;
 mod pruner;

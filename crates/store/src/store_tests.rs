@@ -376,6 +376,117 @@ fn a_mangled_journal_tail_recovers_to_the_last_whole_batch() {
     assert_eq!(store.head(), OutboxSeq(3));
 }
 
+/// A full disk stops a journal write at a page boundary, and the rest of the journal
+/// file (fjall preallocates it, sparse) reads as zeros: the last batch is cut anywhere,
+/// its tail zeros. Every such cut must open to the batches before it. (fjall 3.1's
+/// journal reader checks two length fields of an item with a `debug_assert_eq!` before
+/// its torn-tail handling, so a cut inside an item's header panicked the open in debug
+/// builds: the workspace builds fjall without debug assertions, see `Cargo.toml`.)
+#[test]
+fn a_journal_cut_anywhere_in_its_last_batch_and_zeroed_opens_to_the_batches_before() {
+    let original = tempfile::tempdir().expect("tempdir");
+    let (first_end, second_end) = {
+        let store = open(original.path());
+        store
+            .append_events(&[event("p", "a", "s", 1)])
+            .expect("append");
+        let journal = newest_journal(original.path()).expect("a journal file exists");
+        let first_end = written_len(&journal);
+        store
+            .append_events(&[event("p", "b", "s", 2)])
+            .expect("append");
+        (first_end, written_len(&journal))
+    };
+    assert!(
+        second_end > first_end + 40,
+        "the second batch spans its items: {first_end}..{second_end}"
+    );
+    let files = StoreFiles::read(original.path());
+    let journal = newest_journal(original.path()).expect("a journal file exists");
+    let journal = journal.strip_prefix(original.path()).expect("inside");
+    for at in first_end..second_end {
+        let dir = tempfile::tempdir().expect("tempdir");
+        files.write(dir.path());
+        zero_range(&dir.path().join(journal), at, second_end);
+        let store = open(dir.path());
+        let cut = at - first_end;
+        assert_eq!(
+            store.head(),
+            OutboxSeq(1),
+            "cut at {cut} of the second batch"
+        );
+        assert_eq!(store.event_count("p"), 1, "cut at {cut}");
+        store
+            .append_events(&[event("p", "c", "s", 3)])
+            .expect("append after recovery");
+        assert_eq!(store.head(), OutboxSeq(2));
+    }
+}
+
+/// A closed store's files, to write out again and again: a journal only up to what was
+/// written, the rest left sparse as fjall preallocates it (64 MiB copied byte by byte
+/// for every cut would make the test slow).
+struct StoreFiles(Vec<(PathBuf, Vec<u8>, u64)>);
+
+impl StoreFiles {
+    fn read(root: &Path) -> Self {
+        let mut files = Vec::new();
+        let mut stack = vec![root.to_path_buf()];
+        while let Some(dir) = stack.pop() {
+            for entry in std::fs::read_dir(&dir).expect("read dir").flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    stack.push(path);
+                    continue;
+                }
+                let mut bytes = std::fs::read(&path).expect("read");
+                let len = bytes.len() as u64;
+                let written = bytes
+                    .iter()
+                    .rposition(|&b| b != 0)
+                    .map_or(0, |last| last + 1);
+                bytes.truncate(written);
+                let relative = path.strip_prefix(root).expect("inside").to_path_buf();
+                files.push((relative, bytes, len));
+            }
+        }
+        StoreFiles(files)
+    }
+
+    fn write(&self, root: &Path) {
+        for (relative, bytes, len) in &self.0 {
+            let path = root.join(relative);
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent).expect("mkdir");
+            }
+            let file = std::fs::File::create(&path).expect("create");
+            std::io::Write::write_all(&mut &file, bytes).expect("write");
+            file.set_len(*len).expect("length");
+        }
+    }
+}
+
+/// Where the written part of a journal ends: its last non-zero byte, plus one.
+fn written_len(journal: &Path) -> u64 {
+    let bytes = std::fs::read(journal).expect("read journal");
+    bytes
+        .iter()
+        .rposition(|&b| b != 0)
+        .map_or(0, |last| last as u64 + 1)
+}
+
+fn zero_range(path: &Path, from: u64, to: u64) {
+    use std::io::{Seek, SeekFrom, Write};
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .open(path)
+        .expect("open journal");
+    file.seek(SeekFrom::Start(from)).expect("seek");
+    file.write_all(&vec![0; usize::try_from(to - from).expect("small")])
+        .expect("zero");
+    file.sync_all().expect("sync");
+}
+
 fn newest_journal(dir: &Path) -> Option<PathBuf> {
     let mut found: Vec<(std::time::SystemTime, PathBuf)> = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
