@@ -165,7 +165,8 @@ impl CommitLane {
 }
 
 impl Drop for CommitLane {
-    /// An actor that ends without `post_stop` (a panic) still lets its thread finish.
+    /// An actor that ends without `post_stop` (killed, or a panic) still lets its thread
+    /// finish its queue; it is not joined here, which would block a runtime thread.
     fn drop(&mut self) {
         drop(self.stop());
     }
@@ -211,6 +212,7 @@ fn stopped() -> IngestError {
 
 /// Commits until told to stop with nothing queued.
 fn commit_loop(shared: &Shared, store: &Store) {
+    let _closed = CloseOnExit(shared);
     loop {
         let (requests, num_events) = {
             let mut queue = shared.lock();
@@ -261,6 +263,35 @@ fn commit_loop(shared: &Shared, store: &Store) {
         tally.add_to(&mut shared.lock().counters);
         for (reply, answer) in answers {
             let _ = reply.send(answer);
+        }
+    }
+}
+
+/// Closes the queue when the commit loop ends, whichever way: a panic outside the
+/// append (an answer, a metric, a tracing layer) would otherwise leave the lane taking
+/// requests and flushes that nobody answers, and their callers waiting for good.
+struct CloseOnExit<'a>(&'a Shared);
+
+impl Drop for CloseOnExit<'_> {
+    fn drop(&mut self) {
+        let mut queue = self.0.lock();
+        queue.stopping = true;
+        queue.committing = false;
+        queue.pending_events = 0;
+        let pending = std::mem::take(&mut queue.pending);
+        let waiters = std::mem::take(&mut queue.flush_waiters);
+        drop(queue);
+        if !pending.is_empty() {
+            error!(
+                num_requests = pending.len(),
+                "the ingest commit thread ended with requests queued; they are answered unavailable"
+            );
+        }
+        for request in pending {
+            let _ = request.reply.send(Err(stopped()));
+        }
+        for waiter in waiters {
+            let _ = waiter.send(());
         }
     }
 }

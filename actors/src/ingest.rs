@@ -81,8 +81,10 @@ impl Actor for IngestActor {
         _myself: ActorRef<IngestMsg>,
         state: &mut IngestState,
     ) -> Result<(), ActorProcessingErr> {
-        // What was queued is committed and answered before the actor counts as stopped:
-        // a restart never has two lanes writing.
+        // What was queued is committed and answered before the actor counts as stopped,
+        // so after a graceful stop a restart never has two lanes writing. (An actor
+        // killed or panicking skips this: its lane finishes its queue beside the new
+        // one, the store's writer lock keeping their appends apart.)
         if let Some(thread) = state.lane.stop() {
             let joined = tokio::task::spawn_blocking(move || thread.join()).await;
             if !matches!(joined, Ok(Ok(()))) {
