@@ -309,14 +309,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let store = Store::open(dir.path(), &StoreOptions::default()).expect("store");
         let handle = start(&store, 10_000, 100_000).await;
-        let mut tasks = Vec::new();
-        for task in 0..50 {
-            let handle = handle.clone();
-            tasks.push(tokio::spawn(async move {
-                let events: Vec<Event> = (0..20).map(|i| event(&format!("t{task}-{i}"))).collect();
-                handle.append(events).await
-            }));
-        }
+        let tasks = appends_at_once(&handle, "t", 50, 20);
         let mut seqs = Vec::new();
         for task in tasks {
             let outcomes = task.await.expect("join").expect("append");

@@ -441,11 +441,7 @@ impl StoreFiles {
                 }
                 let mut bytes = std::fs::read(&path).expect("read");
                 let len = bytes.len() as u64;
-                let written = bytes
-                    .iter()
-                    .rposition(|&b| b != 0)
-                    .map_or(0, |last| last + 1);
-                bytes.truncate(written);
+                bytes.truncate(written_part(&bytes));
                 let relative = path.strip_prefix(root).expect("inside").to_path_buf();
                 files.push((relative, bytes, len));
             }
@@ -468,11 +464,15 @@ impl StoreFiles {
 
 /// Where the written part of a journal ends: its last non-zero byte, plus one.
 fn written_len(journal: &Path) -> u64 {
-    let bytes = std::fs::read(journal).expect("read journal");
+    written_part(&std::fs::read(journal).expect("read journal")) as u64
+}
+
+/// The length of `bytes` without its trailing zeros.
+fn written_part(bytes: &[u8]) -> usize {
     bytes
         .iter()
         .rposition(|&b| b != 0)
-        .map_or(0, |last| last as u64 + 1)
+        .map_or(0, |last| last + 1)
 }
 
 fn zero_range(path: &Path, from: u64, to: u64) {

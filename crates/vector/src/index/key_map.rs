@@ -9,7 +9,7 @@
 //! slot is the key's hash and the location (24 bytes); a lookup compares the key it is
 //! given with the one at a candidate location, which the caller reads for it ([`KeyAt`]).
 //!
-//! Updates name the entry by its current location (unique among live documents), so a
+//! Moves name the entry by its current location (unique among live documents), so a
 //! document can be moved while its old place is already gone.
 
 use std::collections::BTreeMap;
@@ -105,14 +105,20 @@ impl KeyMap {
         }
     }
 
-    /// Forgets the document filed under `hash` at `location`; false if none is there.
-    pub(super) fn remove(&mut self, hash: u64, location: Location) -> bool {
+    /// Forgets the document with `key` (whose [`KeyMap::hash`] the caller has) in one
+    /// probe; returns where it was.
+    pub(super) fn remove_key(
+        &mut self,
+        hash: u64,
+        key: &DocKey,
+        key_at: &KeyAt<'_>,
+    ) -> Option<Location> {
         self.table
             .find_entry(hash, |entry| {
-                entry.hash == hash && entry.location == location
+                entry.hash == hash && key_at.key(entry.location) == Some(key)
             })
-            .map(|entry| entry.remove())
-            .is_ok()
+            .ok()
+            .map(|entry| entry.remove().0.location)
     }
 
     pub(super) fn len(&self) -> usize {
@@ -168,7 +174,11 @@ mod tests {
         assert_eq!(map.get(a, &key_at), None, "b filed under a's hash is not a");
         map.insert_new(hash_a, Location::Buffer(0));
         assert_eq!(map.get(a, &key_at), Some(Location::Buffer(0)));
-        assert!(map.remove(hash_a, Location::Buffer(0)));
+        assert_eq!(
+            map.remove_key(hash_a, a, &key_at),
+            Some(Location::Buffer(0)),
+            "a's own entry goes, not b's under the same hash"
+        );
         assert_eq!(map.get(a, &key_at), None);
         assert_eq!(map.len(), 1);
         assert_eq!(
@@ -190,7 +200,14 @@ mod tests {
             map.insert_new(*hash, Location::Buffer(slot as u32));
         }
         // Remove "a" (slot 0): "c" moves from slot 2 into it.
-        assert!(map.remove(hashes[0], Location::Buffer(0)));
+        let key_at = KeyAt {
+            buffer: &buffer,
+            segments: &segments,
+        };
+        assert_eq!(
+            map.remove_key(hashes[0], &buffer.metas[0].key, &key_at),
+            Some(Location::Buffer(0))
+        );
         buffer.swap_remove(0);
         assert!(map.relocate(hashes[2], Location::Buffer(2), Location::Buffer(0)));
         assert!(!map.relocate(hashes[2], Location::Buffer(2), Location::Buffer(1)));

@@ -115,10 +115,13 @@ impl VectorIndex {
     /// Removes the document with `key`; false if there was none.
     pub fn delete(&mut self, key: &DocKey) -> bool {
         let hash = self.locations.hash(key);
-        let Some(location) = self.locations.find(hash, key, &self.key_at()) else {
+        let key_at = KeyAt {
+            buffer: &self.buffer,
+            segments: &self.segments,
+        };
+        let Some(location) = self.locations.remove_key(hash, key, &key_at) else {
             return false;
         };
-        self.locations.remove(hash, location);
         self.dirty = true;
         match location {
             Location::Buffer(slot) => self.remove_from_buffer(slot),
