@@ -8,6 +8,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use chrono::DateTime;
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::event::{Event, EventKind, Role};
@@ -222,18 +223,25 @@ pub fn parse_payload(
     let text = std::str::from_utf8(payload).map_err(|err| PayloadError::InvalidUtf8 {
         offset: err.valid_up_to(),
     })?;
-    let value: Value = serde_json::from_str(text).map_err(|err| PayloadError::InvalidJson {
+    let invalid_json = |err: serde_json::Error| PayloadError::InvalidJson {
         detail: err.to_string(),
-    })?;
+    };
     let now = now_ms();
-    let results = match value {
-        Value::Array(items) if items.is_empty() => return Err(PayloadError::Empty),
-        Value::Array(items) => items
+    let results = if text
+        .trim_start_matches([' ', '\t', '\n', '\r'])
+        .starts_with('[')
+    {
+        // An array is split into its items' own text first: an item's size is the
+        // bytes it was sent as (as a single event's is the payload's), measured
+        // without writing it out again, and each item is parsed into a value it owns.
+        let items: Vec<&RawValue> = serde_json::from_str(text).map_err(invalid_json)?;
+        if items.is_empty() {
+            return Err(PayloadError::Empty);
+        }
+        items
             .iter()
             .map(|item| {
-                let size = serde_json::to_string(item)
-                    .map(|s| s.len())
-                    .unwrap_or(usize::MAX);
+                let size = item.get().len();
                 if size > limits.max_event_bytes {
                     return Err(EventError::new(
                         EventErrorCode::TooLarge,
@@ -244,22 +252,32 @@ pub fn parse_payload(
                         ),
                     ));
                 }
-                parse_event(item, subject_project, limits, now)
+                let value: Value = serde_json::from_str(item.get())
+                    .map_err(|err| invalid_json(err).to_event_error())?;
+                event_from_value(value, ProjectScope::Subject(subject_project), limits, now)
             })
-            .collect(),
-        Value::Object(_) => {
-            if payload.len() > limits.max_event_bytes {
-                return Err(PayloadError::TooLarge {
-                    size: payload.len(),
-                    limit: limits.max_event_bytes,
+            .collect()
+    } else {
+        match serde_json::from_str(text).map_err(invalid_json)? {
+            value @ Value::Object(_) => {
+                if payload.len() > limits.max_event_bytes {
+                    return Err(PayloadError::TooLarge {
+                        size: payload.len(),
+                        limit: limits.max_event_bytes,
+                    });
+                }
+                vec![event_from_value(
+                    value,
+                    ProjectScope::Subject(subject_project),
+                    limits,
+                    now,
+                )]
+            }
+            other => {
+                return Err(PayloadError::NotAnEventOrArray {
+                    found: json_type(&other),
                 });
             }
-            vec![parse_event(&value, subject_project, limits, now)]
-        }
-        other => {
-            return Err(PayloadError::NotAnEventOrArray {
-                found: json_type(&other),
-            });
         }
     };
     Ok(reject_duplicates_in_batch(results))
@@ -324,7 +342,7 @@ pub fn parse_single_at(
             "expected one event object here, got an array (send one event per message or line)",
         ));
     }
-    parse_event_scoped(&value, scope, limits, now_ms)
+    event_from_value(value, scope, limits, now_ms)
 }
 
 /// Rejects every event whose `event_id` already appeared earlier in the same batch; the
@@ -332,29 +350,42 @@ pub fn parse_single_at(
 /// producer bug, unlike a retry of an earlier batch, which is acknowledged as duplicate.
 #[must_use]
 pub fn reject_duplicates_in_batch(
-    results: Vec<Result<Event, EventError>>,
+    mut results: Vec<Result<Event, EventError>>,
 ) -> Vec<Result<Event, EventError>> {
-    let mut first_index_by_id: HashMap<String, usize> = HashMap::new();
-    results
-        .into_iter()
+    if results.len() < 2 {
+        return results;
+    }
+    let mut first_index_by_id: HashMap<(&str, &str), usize> = HashMap::new();
+    let earlier: Vec<Option<usize>> = results
+        .iter()
         .enumerate()
         .map(|(index, result)| {
-            let event = result?;
-            let key = format!("{}\u{0}{}", event.project_id, event.event_id);
-            if let Some(first) = first_index_by_id.get(&key) {
-                return Err(EventError::new(
-                    EventErrorCode::DuplicateInBatch,
-                    "event_id",
-                    format!(
-                        "event_id {:?} already appears at index {first} of this batch",
-                        event.event_id
-                    ),
-                ));
+            let event = result.as_ref().ok()?;
+            let key = (event.project_id.as_str(), event.event_id.as_str());
+            match first_index_by_id.get(&key) {
+                Some(first) => Some(*first),
+                None => {
+                    first_index_by_id.insert(key, index);
+                    None
+                }
             }
-            first_index_by_id.insert(key, index);
-            Ok(event)
         })
-        .collect()
+        .collect();
+    for (result, earlier) in results.iter_mut().zip(earlier) {
+        let (Some(first), Ok(event)) = (earlier, &*result) else {
+            continue;
+        };
+        let message = format!(
+            "event_id {:?} already appears at index {first} of this batch",
+            event.event_id
+        );
+        *result = Err(EventError::new(
+            EventErrorCode::DuplicateInBatch,
+            "event_id",
+            message,
+        ));
+    }
+    results
 }
 
 /// Validates one JSON value as an event of `subject_project`; `now_ms` is the receiver's
@@ -386,11 +417,22 @@ pub fn parse_event_scoped(
     limits: &ValidationLimits,
     now_ms: u64,
 ) -> Result<Event, EventError> {
-    let Value::Object(object) = value else {
+    event_from_value(value.clone(), scope, limits, now_ms)
+}
+
+/// [`parse_event_scoped`] of a value the caller gives up: the event's strings are moved
+/// out of it, not copied (the transports' path: a payload is parsed once, into this).
+fn event_from_value(
+    value: Value,
+    scope: ProjectScope<'_>,
+    limits: &ValidationLimits,
+    now_ms: u64,
+) -> Result<Event, EventError> {
+    let Value::Object(mut object) = value else {
         return Err(EventError::new(
             EventErrorCode::InvalidType,
             "",
-            format!("an event must be a JSON object, got {}", json_type(value)),
+            format!("an event must be a JSON object, got {}", json_type(&value)),
         ));
     };
     if let Some(unknown) = object
@@ -407,18 +449,18 @@ pub fn parse_event_scoped(
         ));
     }
 
-    let event_id = match optional_str(object, "event_id")? {
+    let event_id = match take_str(&mut object, "event_id")? {
         Some(id) => {
-            check_id(id, "event_id", MAX_EVENT_ID_CHARS)?;
-            id.to_owned()
+            check_id(&id, "event_id", MAX_EVENT_ID_CHARS)?;
+            id
         }
         None => ulid::Ulid::new().to_string(),
     };
-    let session_id = required_str(object, "session_id")?;
-    check_id(session_id, "session_id", MAX_SESSION_ID_CHARS)?;
+    let session_id = take_str(&mut object, "session_id")?.ok_or_else(|| missing("session_id"))?;
+    check_id(&session_id, "session_id", MAX_SESSION_ID_CHARS)?;
 
-    let project_id = match optional_str(object, "project_id")? {
-        Some(project) if !is_valid_project_id(project) => {
+    let project_id = match take_str(&mut object, "project_id")? {
+        Some(project) if !is_valid_project_id(&project) => {
             return Err(EventError::new(
                 EventErrorCode::InvalidValue,
                 "project_id",
@@ -439,14 +481,14 @@ pub fn parse_event_scoped(
                 ),
             ));
         }
-        Some(project) => project.to_owned(),
+        Some(project) => project,
         None => match scope {
             ProjectScope::Subject(project) | ProjectScope::Default(project) => project.to_owned(),
         },
     };
 
-    let agent_id = optional_str(object, "agent_id")?;
-    if let Some(agent) = agent_id {
+    let agent_id = take_str(&mut object, "agent_id")?;
+    if let Some(agent) = &agent_id {
         check_id(agent, "agent_id", MAX_SESSION_ID_CHARS)?;
     }
 
@@ -465,7 +507,7 @@ pub fn parse_event_scoped(
         ));
     }
 
-    let kind_name = required_str(object, "kind")?;
+    let kind_name = optional_str(&object, "kind")?.ok_or_else(|| missing("kind"))?;
     let kind = EventKind::from_wire(kind_name).ok_or_else(|| {
         let known: Vec<&str> = EventKind::ALL.iter().map(|kind| kind.as_str()).collect();
         EventError::new(
@@ -494,7 +536,7 @@ pub fn parse_event_scoped(
         ));
     }
 
-    let role = match optional_str(object, "role")? {
+    let role = match optional_str(&object, "role")? {
         Some(name) => Role::from_wire(name).ok_or_else(|| {
             EventError::new(
                 EventErrorCode::InvalidValue,
@@ -505,8 +547,8 @@ pub fn parse_event_scoped(
         None => kind.default_role(),
     };
 
-    let text = match optional_str(object, "text")? {
-        Some(text) => text.to_owned(),
+    let text = match take_str(&mut object, "text")? {
+        Some(text) => text,
         None if kind.requires_text() => {
             return Err(EventError::new(
                 EventErrorCode::MissingField,
@@ -517,7 +559,7 @@ pub fn parse_event_scoped(
         None => String::new(),
     };
 
-    let metadata = parse_metadata(object.get("metadata"))?;
+    let metadata = parse_metadata(object.remove("metadata"))?;
     if kind == EventKind::MemoryRecalled {
         recalled_idea_ids(&metadata).map_err(|message| {
             EventError::new(EventErrorCode::InvalidValue, "metadata.idea_ids", message)
@@ -526,9 +568,9 @@ pub fn parse_event_scoped(
 
     Ok(Event {
         event_id,
-        session_id: session_id.to_owned(),
+        session_id,
         project_id,
-        agent_id: agent_id.map(str::to_owned),
+        agent_id,
         timestamp_ms,
         kind,
         role,
@@ -593,22 +635,33 @@ fn optional_str<'a>(
     match object.get(field) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(text)) => Ok(Some(text)),
-        Some(other) => Err(EventError::new(
-            EventErrorCode::InvalidType,
-            field,
-            format!("field {field:?} must be a string, got {}", json_type(other)),
-        )),
+        Some(other) => Err(not_a_string(field, other)),
     }
 }
 
-fn required_str<'a>(object: &'a Map<String, Value>, field: &str) -> Result<&'a str, EventError> {
-    optional_str(object, field)?.ok_or_else(|| {
-        EventError::new(
-            EventErrorCode::MissingField,
-            field,
-            format!("missing required field {field:?}"),
-        )
-    })
+/// [`optional_str`] that moves the string out of the event's object.
+fn take_str(object: &mut Map<String, Value>, field: &str) -> Result<Option<String>, EventError> {
+    match object.remove(field) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(text)) => Ok(Some(text)),
+        Some(other) => Err(not_a_string(field, &other)),
+    }
+}
+
+fn not_a_string(field: &str, found: &Value) -> EventError {
+    EventError::new(
+        EventErrorCode::InvalidType,
+        field,
+        format!("field {field:?} must be a string, got {}", json_type(found)),
+    )
+}
+
+fn missing(field: &str) -> EventError {
+    EventError::new(
+        EventErrorCode::MissingField,
+        field,
+        format!("missing required field {field:?}"),
+    )
 }
 
 fn check_id(id: &str, field: &str, max_chars: usize) -> Result<(), EventError> {
@@ -670,19 +723,19 @@ fn parse_timestamp(value: Option<&Value>) -> Result<u64, EventError> {
     }
 }
 
-fn parse_metadata(value: Option<&Value>) -> Result<BTreeMap<String, String>, EventError> {
+fn parse_metadata(value: Option<Value>) -> Result<BTreeMap<String, String>, EventError> {
     match value {
         None | Some(Value::Null) => Ok(BTreeMap::new()),
         Some(Value::Object(entries)) => entries
-            .iter()
+            .into_iter()
             .map(|(key, entry)| match entry {
-                Value::String(text) => Ok((key.clone(), text.clone())),
+                Value::String(text) => Ok((key, text)),
                 other => Err(EventError::new(
                     EventErrorCode::InvalidType,
                     format!("metadata.{key}"),
                     format!(
                         "metadata values must be strings, got {} for {key:?}",
-                        json_type(other)
+                        json_type(&other)
                     ),
                 )),
             })
@@ -692,7 +745,7 @@ fn parse_metadata(value: Option<&Value>) -> Result<BTreeMap<String, String>, Eve
             "metadata",
             format!(
                 "metadata must be an object of strings, got {}",
-                json_type(other)
+                json_type(&other)
             ),
         )),
     }
@@ -988,6 +1041,92 @@ mod tests {
             EventErrorCode::TooLarge
         );
         assert!(results[1].is_ok());
+    }
+
+    #[test]
+    fn an_event_in_an_array_is_as_large_as_the_bytes_it_was_sent_as() {
+        let limits = ValidationLimits {
+            max_event_bytes: 120,
+            ..ValidationLimits::default()
+        };
+        let event = r#"{"session_id": "s", "timestamp": 1, "kind": "note", "text": "short"}"#;
+        let padded = format!("{}{}}}", &event[..event.len() - 1], " ".repeat(80));
+        let payload = format!("[ {event} ,\n {padded} ]");
+        let results = parse_payload(payload.as_bytes(), "p", &limits).expect("payload");
+        assert_eq!(results[0].as_ref().expect("fits").text, "short");
+        let err = results[1].as_ref().expect_err("too large as sent");
+        assert_eq!(err.code, EventErrorCode::TooLarge);
+        assert!(err.message.contains(&format!("{} bytes", padded.len())));
+        // The same bytes as a single event: judged by the same measure.
+        assert!(matches!(
+            parse_payload(padded.as_bytes(), "p", &limits),
+            Err(PayloadError::TooLarge { size, .. }) if size == padded.len()
+        ));
+    }
+
+    #[test]
+    fn an_array_that_is_not_json_is_a_payload_error_and_its_items_are_judged_alone() {
+        let limits = ValidationLimits::default();
+        assert!(matches!(
+            parse_payload(b"  [{\"session_id\": \"s\"}, oops]", "p", &limits),
+            Err(PayloadError::InvalidJson { .. })
+        ));
+        let results = parse_payload(
+            br#"[42, null, {"session_id": "s", "timestamp": 1, "kind": "note", "text": "x"}]"#,
+            "p",
+            &limits,
+        )
+        .expect("payload");
+        let codes: Vec<_> = results
+            .iter()
+            .map(|result| result.as_ref().map_err(|err| err.code).map(|_| ()))
+            .collect();
+        assert_eq!(
+            codes,
+            vec![
+                Err(EventErrorCode::InvalidType),
+                Err(EventErrorCode::InvalidType),
+                Ok(())
+            ]
+        );
+    }
+
+    #[test]
+    fn the_same_id_in_two_projects_is_no_duplicate() {
+        let payload = json!([
+            {"event_id": "a", "project_id": "p", "session_id": "s", "timestamp": 1, "kind": "note", "text": "x"},
+            {"event_id": "a", "project_id": "q", "session_id": "s", "timestamp": 1, "kind": "note", "text": "x"},
+            {"event_id": "a", "project_id": "q", "session_id": "s", "timestamp": 2, "kind": "note", "text": "y"}
+        ]);
+        let results = parse_event_list(&payload);
+        assert!(results[0].is_ok() && results[1].is_ok());
+        let duplicate = results[2].as_ref().expect_err("duplicate");
+        assert_eq!(duplicate.code, EventErrorCode::DuplicateInBatch);
+        assert!(
+            duplicate.message.contains("index 1"),
+            "{}",
+            duplicate.message
+        );
+    }
+
+    /// An array of events validated as a file would be (any project), then checked for
+    /// ids repeated in it.
+    fn parse_event_list(payload: &Value) -> Vec<Result<Event, EventError>> {
+        let Value::Array(items) = payload else {
+            panic!("an array");
+        };
+        let results = items
+            .iter()
+            .map(|item| {
+                parse_event_scoped(
+                    item,
+                    ProjectScope::Default("p"),
+                    &ValidationLimits::default(),
+                    NOW,
+                )
+            })
+            .collect();
+        reject_duplicates_in_batch(results)
     }
 
     proptest::proptest! {
