@@ -232,15 +232,27 @@ pub fn parse_payload(
         .starts_with('[')
     {
         // An array is split into its items' own text first: an item's size is the
-        // bytes it was sent as (as a single event's is the payload's), measured
+        // bytes of its JSON as sent (as a single event's is the payload's), measured
         // without writing it out again, and each item is parsed into a value it owns.
-        let items: Vec<&RawValue> = serde_json::from_str(text).map_err(invalid_json)?;
+        // Splitting only skims the items (surrogates, number ranges and nesting are
+        // checked by the parse of each), so any item that is not JSON still refuses
+        // the whole payload, with the error a parse of the whole would give.
+        let not_json = |first: serde_json::Error| {
+            invalid_json(serde_json::from_str::<Value>(text).err().unwrap_or(first))
+        };
+        let items: Vec<&RawValue> = serde_json::from_str(text).map_err(not_json)?;
         if items.is_empty() {
             return Err(PayloadError::Empty);
         }
+        let values = items
+            .iter()
+            .map(|item| serde_json::from_str::<Value>(item.get()))
+            .collect::<Result<Vec<Value>, _>>()
+            .map_err(not_json)?;
         items
             .iter()
-            .map(|item| {
+            .zip(values)
+            .map(|(item, value)| {
                 let size = item.get().len();
                 if size > limits.max_event_bytes {
                     return Err(EventError::new(
@@ -252,8 +264,6 @@ pub fn parse_payload(
                         ),
                     ));
                 }
-                let value: Value = serde_json::from_str(item.get())
-                    .map_err(|err| invalid_json(err).to_event_error())?;
                 event_from_value(value, ProjectScope::Subject(subject_project), limits, now)
             })
             .collect()
@@ -1089,6 +1099,30 @@ mod tests {
                 Ok(())
             ]
         );
+    }
+
+    #[test]
+    fn an_item_only_a_full_parse_refuses_refuses_the_whole_array_as_before() {
+        let limits = ValidationLimits::default();
+        let good = r#"{"session_id": "s", "timestamp": 1, "kind": "note", "text": "y"}"#;
+        for bad in [
+            r#"{"session_id": "\ud800", "timestamp": 1, "kind": "note", "text": "x"}"#,
+            r#"{"session_id": "s", "timestamp": 1e400, "kind": "note", "text": "x"}"#,
+        ] {
+            let payload = format!("[{bad}, {good}]");
+            let whole = serde_json::from_str::<Value>(&payload).expect_err("not JSON");
+            match parse_payload(payload.as_bytes(), "p", &limits) {
+                Err(PayloadError::InvalidJson { detail }) => assert_eq!(detail, whole.to_string()),
+                other => panic!("{payload}: {other:?}"),
+            }
+        }
+        // The split's own refusals read as a parse of the whole would.
+        let payload = br#"[{"a": 1,}]"#;
+        let whole = serde_json::from_slice::<Value>(payload).expect_err("not JSON");
+        assert!(matches!(
+            parse_payload(payload, "p", &limits),
+            Err(PayloadError::InvalidJson { detail }) if detail == whole.to_string()
+        ));
     }
 
     #[test]
