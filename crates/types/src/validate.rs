@@ -4,6 +4,7 @@
 //! [`crate::EventV1`], because serde's errors name neither the field reliably nor the
 //! rule that failed, and a batch must report every bad event, not the first.
 
+use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, HashMap};
 
 use chrono::DateTime;
@@ -223,52 +224,17 @@ pub fn parse_payload(
     let text = std::str::from_utf8(payload).map_err(|err| PayloadError::InvalidUtf8 {
         offset: err.valid_up_to(),
     })?;
-    let invalid_json = |err: serde_json::Error| PayloadError::InvalidJson {
-        detail: err.to_string(),
-    };
     let now = now_ms();
     let results = if text
         .trim_start_matches([' ', '\t', '\n', '\r'])
         .starts_with('[')
     {
-        // An array is split into its items' own text first: an item's size is the
-        // bytes of its JSON as sent (as a single event's is the payload's), measured
-        // without writing it out again, and each item is parsed into a value it owns.
-        // Splitting only skims the items (surrogates, number ranges and nesting are
-        // checked by the parse of each), so any item that is not JSON still refuses
-        // the whole payload, with the error a parse of the whole would give.
-        let not_json = |first: serde_json::Error| {
-            invalid_json(serde_json::from_str::<Value>(text).err().unwrap_or(first))
-        };
-        let items: Vec<&RawValue> = serde_json::from_str(text).map_err(not_json)?;
-        if items.is_empty() {
-            return Err(PayloadError::Empty);
-        }
-        let values = items
-            .iter()
-            .map(|item| serde_json::from_str::<Value>(item.get()))
-            .collect::<Result<Vec<Value>, _>>()
-            .map_err(not_json)?;
-        items
-            .iter()
-            .zip(values)
-            .map(|(item, value)| {
-                let size = item.get().len();
-                if size > limits.max_event_bytes {
-                    return Err(EventError::new(
-                        EventErrorCode::TooLarge,
-                        "",
-                        format!(
-                            "event of {size} bytes exceeds the limit of {} bytes",
-                            limits.max_event_bytes
-                        ),
-                    ));
-                }
-                event_from_value(value, ProjectScope::Subject(subject_project), limits, now)
-            })
-            .collect()
+        parse_array(text, subject_project, limits, now)?
     } else {
-        match serde_json::from_str(text).map_err(invalid_json)? {
+        let value = serde_json::from_str(text).map_err(|err| PayloadError::InvalidJson {
+            detail: err.to_string(),
+        })?;
+        match value {
             value @ Value::Object(_) => {
                 if payload.len() > limits.max_event_bytes {
                     return Err(PayloadError::TooLarge {
@@ -291,6 +257,55 @@ pub fn parse_payload(
         }
     };
     Ok(reject_duplicates_in_batch(results))
+}
+
+/// The events of a payload that is a JSON array, each judged alone; see
+/// [`parse_payload`].
+fn parse_array(
+    text: &str,
+    subject_project: &str,
+    limits: &ValidationLimits,
+    now: u64,
+) -> Result<Vec<Result<Event, EventError>>, PayloadError> {
+    // An array is split into its items' own text first: an item's size is the
+    // bytes of its JSON as sent (as a single event's is the payload's), measured
+    // without writing it out again, and each item is parsed into a value it owns.
+    // Splitting only skims the items (surrogates, number ranges and nesting are
+    // checked by the parse of each), so any item that is not JSON still refuses
+    // the whole payload, with the error a parse of the whole would give.
+    let not_json = |first: serde_json::Error| PayloadError::InvalidJson {
+        detail: serde_json::from_str::<Value>(text)
+            .err()
+            .unwrap_or(first)
+            .to_string(),
+    };
+    let items: Vec<&RawValue> = serde_json::from_str(text).map_err(not_json)?;
+    if items.is_empty() {
+        return Err(PayloadError::Empty);
+    }
+    let values = items
+        .iter()
+        .map(|item| serde_json::from_str::<Value>(item.get()))
+        .collect::<Result<Vec<Value>, _>>()
+        .map_err(not_json)?;
+    Ok(items
+        .iter()
+        .zip(values)
+        .map(|(item, value)| {
+            let size = item.get().len();
+            if size > limits.max_event_bytes {
+                return Err(EventError::new(
+                    EventErrorCode::TooLarge,
+                    "",
+                    format!(
+                        "event of {size} bytes exceeds the limit of {} bytes",
+                        limits.max_event_bytes
+                    ),
+                ));
+            }
+            event_from_value(value, ProjectScope::Subject(subject_project), limits, now)
+        })
+        .collect())
 }
 
 /// Validates a payload that must carry exactly one event (a JetStream message, a line of
@@ -366,33 +381,25 @@ pub fn reject_duplicates_in_batch(
         return results;
     }
     let mut first_index_by_id: HashMap<(&str, &str), usize> = HashMap::new();
-    let earlier: Vec<Option<usize>> = results
+    let repeated: Vec<(usize, usize, String)> = results
         .iter()
         .enumerate()
-        .map(|(index, result)| {
+        .filter_map(|(index, result)| {
             let event = result.as_ref().ok()?;
-            let key = (event.project_id.as_str(), event.event_id.as_str());
-            match first_index_by_id.get(&key) {
-                Some(first) => Some(*first),
-                None => {
-                    first_index_by_id.insert(key, index);
+            match first_index_by_id.entry((&event.project_id, &event.event_id)) {
+                Entry::Occupied(first) => Some((index, *first.get(), event.event_id.clone())),
+                Entry::Vacant(slot) => {
+                    slot.insert(index);
                     None
                 }
             }
         })
         .collect();
-    for (result, earlier) in results.iter_mut().zip(earlier) {
-        let (Some(first), Ok(event)) = (earlier, &*result) else {
-            continue;
-        };
-        let message = format!(
-            "event_id {:?} already appears at index {first} of this batch",
-            event.event_id
-        );
-        *result = Err(EventError::new(
+    for (index, first, event_id) in repeated {
+        results[index] = Err(EventError::new(
             EventErrorCode::DuplicateInBatch,
             "event_id",
-            message,
+            format!("event_id {event_id:?} already appears at index {first} of this batch"),
         ));
     }
     results
