@@ -4,7 +4,7 @@
 # run. Prints the lines recorded in docs/benchmarks.md.
 #
 # Usage: benches/run-load.sh [all|ingest|toc|bm25|hybrid] [EVENTS_FOR_FILE_INGEST]
-#   ingest  embedded and NATS ingest, ack latency, JetStream (issue 2)
+#   ingest  embedded and NATS ingest, ack latency against its floors, JetStream (issue 2)
 #   toc     time table of contents: a year of data preloaded with `ingest --file --wait`,
 #           then `loadgen query` (the TOC query mix over NATS) and `loadgen navigable`
 #           (ingest-to-navigable delay of a live session)
@@ -151,6 +151,12 @@ start_stack "$WORK/daemon"
 # not land inside the fresh daemon's fsyncs.
 sync
 sleep 2
+echo "== the floors at the same offered load, on the same server, the daemon idle: loadgen's"
+echo "   own responders, one answering at once, one after a group sync_all to this disk"
+mkdir -p "$WORK/floor"
+"$LOADGEN" latency --url "$URL" --rate 5000 --seconds 10 --against echo
+"$LOADGEN" latency --url "$URL" --rate 5000 --seconds 10 --against fsync-echo --dir "$WORK/floor"
+sleep 2
 echo "== ack latency at offered load, fresh daemon (one event per request)"
 "$LOADGEN" latency --url "$URL" --rate 5000 --seconds 10
 
@@ -162,6 +168,8 @@ echo "== request/reply, batch 100, same payloads (raw NATS ceiling vs durable in
 
 echo "== ack latency at offered load, right after 400 000 events (flushes and compaction running)"
 "$LOADGEN" latency --url "$URL" --rate 5000 --seconds 10
+echo "== the fsync floor right after it, the daemon's background work still running"
+"$LOADGEN" latency --url "$URL" --rate 5000 --seconds 10 --against fsync-echo --dir "$WORK/floor"
 
 echo "== jetstream publish then consume"
 start=$(date +%s.%N)

@@ -33,9 +33,24 @@
 //! The nice value is `[consumers] background_nice` ([`set_nice`], default
 //! [`DEFAULT_NICE`]); 0 with `background_idle = false` leaves everything at the
 //! process's priority.
+//!
+//! The class is not enough on a small virtual machine: with every core busy, even
+//! with `SCHED_IDLE` work alone, the disk's flushes stall. Measured on the two-core
+//! reference (docs/benchmarks.md, "Acknowledgements against their floor"): a bare
+//! group-commit responder at 5 000 fsynced requests a second answers at p99 6–17 ms
+//! beside nothing, 131–2 667 ms beside two spinning `SCHED_IDLE` threads, 6–29 ms when
+//! those two are confined to one core; after a backfill, the same responder at p99
+//! 12–278 ms beside the daemon's catch-up and 6–11 ms with the daemon stopped. A core
+//! that can go idle is what the host needs to complete the guest's I/O. So background
+//! threads also keep off `[consumers] background_spare_cores` of the cores the process
+//! may use ([`set_spare_cores`]; [`DEFAULT_SPARE_CORES`] under `serve` and `mcp`, which
+//! answer requests, 0 — every core — elsewhere): on two cores, background work gets
+//! one, and a backfill's catch-up takes longer when nothing else runs. The cores are
+//! those of the process's affinity (its cpuset), not a CPU quota: a container limited
+//! by quota alone shows every host core, and the spare one is then a host core.
 
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering};
 
 use tokio::runtime::Runtime;
 use tokio::task::JoinHandle;
@@ -44,10 +59,16 @@ use tracing::warn;
 /// The default nice value of background threads.
 pub const DEFAULT_NICE: i32 = 10;
 
+/// The number of cores background threads keep off in a process that answers requests
+/// (`serve`, `mcp`); other processes keep none.
+pub const DEFAULT_SPARE_CORES: usize = 1;
+
 static NICE: AtomicI32 = AtomicI32::new(DEFAULT_NICE);
+static SPARE_CORES: AtomicUsize = AtomicUsize::new(0);
 static IDLE: AtomicBool = AtomicBool::new(true);
 static RUNTIME: OnceLock<Runtime> = OnceLock::new();
 static WARNED: AtomicBool = AtomicBool::new(false);
+static WARNED_CORES: AtomicBool = AtomicBool::new(false);
 
 /// Sets the nice value background threads take (clamped to 0–19). Effective for
 /// threads started afterwards: call it before the pipeline starts.
@@ -60,6 +81,13 @@ pub fn set_nice(nice: i32) {
 /// starts.
 pub fn set_idle(idle: bool) {
     IDLE.store(idle, Ordering::Relaxed);
+}
+
+/// Sets how many of the process's cores background threads keep off (the lowest
+/// numbered ones; at most all but one: on one core nothing changes). 0 by default.
+/// Effective for threads started afterwards: call it before the pipeline starts.
+pub fn set_spare_cores(spare: usize) {
+    SPARE_CORES.store(spare, Ordering::Relaxed);
 }
 
 /// The configured nice value.
@@ -81,7 +109,10 @@ fn runtime() -> &'static Runtime {
         tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .thread_name("memory-background")
-            .on_thread_start(lower_this_thread)
+            .on_thread_start(|| {
+                lower_this_thread();
+                confine_this_thread();
+            })
             .enable_all()
             .build()
             .unwrap_or_else(|err| panic!("cannot build the background runtime: {err}"))
@@ -119,6 +150,47 @@ fn lower_this_thread() {
     {
         warn!(error = %err, nice, idle, "cannot lower the priority of background threads");
     }
+}
+
+/// Keeps the calling thread off the first [`set_spare_cores`] cores of the process (Linux;
+/// threads it starts inherit the set). A refusal is logged once.
+fn confine_this_thread() {
+    let spare = SPARE_CORES.load(Ordering::Relaxed);
+    if spare == 0 {
+        return;
+    }
+    #[cfg(target_os = "linux")]
+    if let Err(err) = keep_off_cores(spare)
+        && !WARNED_CORES.swap(true, Ordering::Relaxed)
+    {
+        warn!(error = %err, spare, "cannot keep background threads off spare cores");
+    }
+}
+
+/// The cores of `allowed` without its first `spare` ones, and never fewer than one.
+#[cfg(target_os = "linux")]
+fn background_cores(allowed: &rustix::thread::CpuSet, spare: usize) -> rustix::thread::CpuSet {
+    let cores: Vec<usize> = (0..rustix::thread::CpuSet::MAX_CPU)
+        .filter(|&core| allowed.is_set(core))
+        .collect();
+    let spare = spare.min(cores.len().saturating_sub(1));
+    let mut set = rustix::thread::CpuSet::new();
+    for &core in &cores[spare..] {
+        set.set(core);
+    }
+    set
+}
+
+/// Confines the calling thread to the process's cores (its main thread's: a thread
+/// started by a background thread inherits a set already narrowed) without the spare.
+#[cfg(target_os = "linux")]
+fn keep_off_cores(spare: usize) -> std::io::Result<()> {
+    let process = rustix::process::getpid();
+    let allowed = rustix::thread::sched_getaffinity(Some(process))?;
+    Ok(rustix::thread::sched_setaffinity(
+        None,
+        &background_cores(&allowed, spare),
+    )?)
 }
 
 /// Puts the calling thread in the `SCHED_IDLE` class (a thread may always lower its
@@ -188,5 +260,59 @@ mod tests {
         .await
         .expect("join");
         assert_eq!(inherited, (DEFAULT_NICE.max(ours), true));
+    }
+
+    fn cores(set: &rustix::thread::CpuSet) -> Vec<usize> {
+        (0..rustix::thread::CpuSet::MAX_CPU)
+            .filter(|&core| set.is_set(core))
+            .collect()
+    }
+
+    #[test]
+    fn background_cores_leave_the_first_spare_ones_and_at_least_one() {
+        let mut allowed = rustix::thread::CpuSet::new();
+        for core in [0, 2, 3, 5] {
+            allowed.set(core);
+        }
+        let kept = |spare| cores(&background_cores(&allowed, spare));
+        assert_eq!(kept(1), vec![2, 3, 5]);
+        assert_eq!(kept(3), vec![5]);
+        assert_eq!(kept(0), vec![0, 2, 3, 5]);
+        assert_eq!(kept(4), vec![5], "never every core");
+        assert_eq!(kept(9), vec![5]);
+    }
+
+    /// On a thread of its own, not the shared pool: the spare setting is global, and
+    /// pool threads that other tests started keep the setting they were started with.
+    #[test]
+    fn a_confined_thread_keeps_off_the_spare_core_and_passes_it_on() {
+        let process = cores(
+            &rustix::thread::sched_getaffinity(Some(rustix::process::getpid())).expect("affinity"),
+        );
+        let expected = process[1.min(process.len() - 1)..].to_vec();
+        let (own, child, grandchild) = std::thread::spawn(|| {
+            keep_off_cores(1).expect("affinity");
+            let own = cores(&rustix::thread::sched_getaffinity(None).expect("affinity"));
+            // A confined thread confining again narrows nothing further.
+            let (child, grandchild) = std::thread::spawn(|| {
+                let inherited = cores(&rustix::thread::sched_getaffinity(None).expect("a"));
+                keep_off_cores(1).expect("affinity");
+                let again = cores(&rustix::thread::sched_getaffinity(None).expect("a"));
+                (inherited, again)
+            })
+            .join()
+            .expect("join");
+            (own, child, grandchild)
+        })
+        .join()
+        .expect("join");
+        assert_eq!(own, expected, "the confined thread");
+        assert_eq!(child, expected, "its child inherits the set");
+        assert_eq!(grandchild, expected, "confining again");
+        assert_eq!(
+            cores(&rustix::thread::sched_getaffinity(None).expect("affinity")),
+            process,
+            "the caller keeps its cores"
+        );
     }
 }

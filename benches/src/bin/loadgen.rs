@@ -6,7 +6,8 @@
 //!   the same payloads and batch size as `ingest` — the transport's own ceiling.
 //! - `ingest`: durable ingest through the daemon (`memory.ingest.<project>`).
 //! - `latency`: open-loop offered load (events/s, one event per request) and the ack
-//!   latency distribution.
+//!   latency distribution; `--against echo|fsync-echo` measures the same load against a
+//!   floor this process answers ([`floor`]) instead of the daemon.
 //! - `jetstream`: publishes events to `memory.events.<project>` with publish acks.
 //! - `query`: the time-table-of-contents query mix ([`memory_benches::toc_mix`]) against
 //!   a daemon holding the year data set: per call kind, N requests with C in flight;
@@ -34,6 +35,8 @@
 mod cli;
 #[path = "loadgen/closed_loop.rs"]
 mod closed_loop;
+#[path = "loadgen/floor.rs"]
+mod floor;
 #[path = "loadgen/gen_file.rs"]
 mod gen_file;
 #[path = "loadgen/ingest.rs"]
@@ -56,7 +59,6 @@ use std::time::Duration;
 use anyhow::Context;
 use bytes::Bytes;
 use clap::Parser;
-use futures::StreamExt;
 use memory_benches::year::YearSpec;
 
 use crate::cli::{Cli, Command, Dataset};
@@ -83,20 +85,14 @@ async fn main() -> anyhow::Result<()> {
         } => gen_year_file(&YearSpec { seed, events }, &out),
         Command::Raw(load) => {
             let client = async_nats::connect(&load.url).await.context("connect")?;
-            let responder = async_nats::connect(&load.url)
-                .await
-                .context("connect responder")?;
-            let mut subscription = responder.subscribe("loadgen.echo").await?;
-            let echo = tokio::spawn(async move {
-                let reply = Bytes::from_static(
+            let echo = floor::spawn_echo(
+                &load.url,
+                "loadgen.echo",
+                Bytes::from_static(
                     br#"{"accepted":100,"duplicates":0,"rejected":[],"last_seq":1}"#,
-                );
-                while let Some(message) = subscription.next().await {
-                    if let Some(subject) = message.reply {
-                        let _ = responder.publish(subject, reply.clone()).await;
-                    }
-                }
-            });
+                ),
+            )
+            .await?;
             run_load(
                 &client,
                 "loadgen.echo".into(),
@@ -118,7 +114,9 @@ async fn main() -> anyhow::Result<()> {
             rate,
             seconds,
             project,
-        } => latency(&url, rate, seconds, &project).await,
+            against,
+            dir,
+        } => latency(&url, rate, seconds, &project, against, dir.as_deref()).await,
         Command::Jetstream {
             url,
             events,

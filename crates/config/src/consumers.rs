@@ -34,6 +34,14 @@ pub struct ConsumerConfig {
     /// keeps every core busy for good, background work then waits until the load
     /// ends. Ignored elsewhere than Linux. Default true.
     pub background_idle: bool,
+    /// Cores kept free of those threads (the lowest numbered the daemon may use; never
+    /// all of them). On a small virtual machine a busy core, even busy with idle-class
+    /// work, delays the disk's flushes and with them every acknowledgement; a core
+    /// background work never takes can go idle. 0 lets background work use every
+    /// core (a faster catch-up when nothing else runs). Ignored elsewhere than Linux.
+    /// Default: 1 under `serve` and `mcp`, which answer requests; 0 for every other
+    /// command (`ingest --file`, `admin`, queries on a data dir), which answer no one.
+    pub background_spare_cores: Option<usize>,
 }
 
 impl Default for ConsumerConfig {
@@ -49,6 +57,7 @@ impl Default for ConsumerConfig {
             restart_max_ms: 30_000,
             background_nice: 10,
             background_idle: true,
+            background_spare_cores: None,
         }
     }
 }

@@ -436,6 +436,7 @@ mod tests {
             "model_dir",
             "ort_dylib_path",
             "index_threads",
+            "background_spare_cores",
         ] {
             assert!(
                 documented.contains(&format!("# {optional} =")),

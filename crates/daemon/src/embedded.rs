@@ -11,16 +11,49 @@ use memory_telemetry::{LogFormat, TracingConfig, TracingGuard};
 
 use crate::settings::{pipeline_config, store_options};
 
-/// Opens the store with a message that says which data dir failed.
+/// Opens the store with a message that says which data dir failed, for a command that
+/// answers no requests while it runs: background work may take every core unless
+/// `[consumers] background_spare_cores` says otherwise.
 ///
-/// Sets the priority of background work (`[consumers] background_nice` and
-/// `background_idle`) before anything starts. The store's own flush and compaction
-/// workers keep the daemon's priority: an append that meets too many unflushed
-/// memtables waits for them (fjall's write stall), so lowering them would make ingest
-/// wait behind everything else.
+/// Sets the priority of background work (`[consumers] background_nice`,
+/// `background_idle`, `background_spare_cores`) before anything starts. The store's own
+/// flush and compaction workers keep the daemon's priority: an append that meets too
+/// many unflushed memtables waits for them (fjall's write stall), so lowering them would
+/// make ingest wait behind everything else.
 pub fn open_store(config: &Config, data_dir: &Path) -> anyhow::Result<Store> {
+    open_store_for(config, data_dir, Answers::NoOne)
+}
+
+/// [`open_store`] for `serve` and `mcp`, which answer requests: background work keeps
+/// off one core unless `[consumers] background_spare_cores` says otherwise
+/// (`memory_actors::background`'s module doc says why).
+pub fn open_store_answering(config: &Config, data_dir: &Path) -> anyhow::Result<Store> {
+    open_store_for(config, data_dir, Answers::Requests)
+}
+
+/// Whether the process answers requests while its background work runs.
+#[derive(Clone, Copy)]
+enum Answers {
+    Requests,
+    NoOne,
+}
+
+/// The cores background work keeps off: the configured number, else one for a process
+/// that answers requests and none for one that does not.
+fn spare_cores(config: &Config, answers: Answers) -> usize {
+    config
+        .consumers
+        .background_spare_cores
+        .unwrap_or(match answers {
+            Answers::Requests => memory_actors::background::DEFAULT_SPARE_CORES,
+            Answers::NoOne => 0,
+        })
+}
+
+fn open_store_for(config: &Config, data_dir: &Path, answers: Answers) -> anyhow::Result<Store> {
     memory_actors::background::set_nice(config.consumers.background_nice);
     memory_actors::background::set_idle(config.consumers.background_idle);
+    memory_actors::background::set_spare_cores(spare_cores(config, answers));
     Store::open(data_dir, &store_options(config))
         .with_context(|| format!("cannot open the store at {}", data_dir.display()))
 }
@@ -78,4 +111,20 @@ pub async fn start_pipeline_with(
     Pipeline::start(store, config)
         .await
         .map_err(|err| anyhow::anyhow!("cannot start the actors: {err}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_process_that_answers_requests_keeps_a_core_spare_unless_configured() {
+        let mut config = Config::default();
+        assert_eq!(spare_cores(&config, Answers::Requests), 1);
+        assert_eq!(spare_cores(&config, Answers::NoOne), 0);
+        config.consumers.background_spare_cores = Some(0);
+        assert_eq!(spare_cores(&config, Answers::Requests), 0);
+        config.consumers.background_spare_cores = Some(2);
+        assert_eq!(spare_cores(&config, Answers::NoOne), 2);
+    }
 }

@@ -18,7 +18,7 @@ use tracing::{error, info, warn};
 
 use crate::admin_cli::admin_subject;
 use crate::cli::ServeArgs;
-use crate::embedded::{open_store, start_pipeline_with};
+use crate::embedded::{open_store_answering, start_pipeline_with};
 use crate::settings::limits;
 
 /// Subject of the single-mode daemon's status call.
@@ -79,7 +79,7 @@ pub async fn run(
         };
         info!(?started, "data dir ready");
     }
-    let store = open_store(&config, &data_dir)?;
+    let store = open_store_answering(&config, &data_dir)?;
     health.set_ready("store", true, data_dir.display().to_string());
     let poisoned = watch_writes(store.clone(), health.clone(), http_shutdown.clone());
     let pipeline = start_pipeline_with(&config, store.clone(), |pipeline| {

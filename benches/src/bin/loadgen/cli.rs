@@ -46,6 +46,14 @@ pub(super) enum Command {
         /// Project.
         #[arg(long, default_value = "loadgen")]
         project: String,
+        /// What answers: the daemon, or a floor this process runs on the same server
+        /// (`echo` at once, `fsync-echo` after a group `sync_all` of the payloads into
+        /// `--dir`) to read the daemon's latency against in the same run.
+        #[arg(long, value_enum, default_value_t = Against::Daemon)]
+        against: Against,
+        /// Directory of `fsync-echo`'s file: put it on the daemon's data dir's disk.
+        #[arg(long, required_if_eq("against", "fsync-echo"))]
+        dir: Option<std::path::PathBuf>,
     },
     /// Publish events to JetStream.
     Jetstream {
@@ -250,4 +258,26 @@ pub(super) struct Load {
     /// Project.
     #[arg(long, default_value = "loadgen")]
     pub(super) project: String,
+}
+
+/// What answers `loadgen latency`'s requests.
+#[derive(Clone, Copy, ValueEnum)]
+pub(super) enum Against {
+    /// The daemon, through `memory.ingest.<project>`.
+    Daemon,
+    /// An in-process responder that answers at once.
+    Echo,
+    /// An in-process responder that answers once the payload is synced to a file.
+    FsyncEcho,
+}
+
+impl Against {
+    /// What `latency`'s line starts with: nothing for the daemon (the line scripts read).
+    pub(super) fn label(self) -> &'static str {
+        match self {
+            Against::Daemon => "",
+            Against::Echo => "echo floor: ",
+            Against::FsyncEcho => "fsync floor: ",
+        }
+    }
 }

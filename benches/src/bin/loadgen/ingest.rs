@@ -1,6 +1,8 @@
-//! Ingest load: `raw` and `ingest` (closed loop), `latency` (open loop) and `jetstream` (publish acks).
+//! Ingest load: `raw` and `ingest` (closed loop), `latency` (open loop, against the daemon
+//! or a floor) and `jetstream` (publish acks).
 
 use std::future::IntoFuture;
+use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -9,8 +11,12 @@ use bytes::Bytes;
 use futures::StreamExt;
 use memory_benches::{percentile, sample_event};
 
-use crate::cli::Load;
+use crate::cli::{Against, Load};
 use crate::closed_loop::{ReplyCheck, closed_loop};
+use crate::floor;
+
+/// The subject a floor responder answers on.
+const FLOOR_SUBJECT: &str = "loadgen.floor";
 
 /// Payloads are prepared before timing starts, so both modes measure the same work.
 fn payloads(load: &Load, run_id: u64) -> Vec<Bytes> {
@@ -81,9 +87,23 @@ pub(super) async fn latency(
     rate: u64,
     seconds: u64,
     project: &str,
+    against: Against,
+    dir: Option<&Path>,
 ) -> anyhow::Result<()> {
     let client = async_nats::connect(url).await.context("connect")?;
-    let subject = format!("memory.ingest.{project}");
+    let floor_reply = Bytes::from_static(br#"{"accepted":1,"duplicates":0,"rejected":[]}"#);
+    let (subject, floor) = match (against, dir) {
+        (Against::Daemon, _) => (format!("memory.ingest.{project}"), None),
+        (Against::Echo, _) => {
+            let echo = floor::spawn_echo(url, FLOOR_SUBJECT, floor_reply).await?;
+            (FLOOR_SUBJECT.to_owned(), Some(echo))
+        }
+        (Against::FsyncEcho, Some(dir)) => {
+            let echo = floor::spawn_fsync_echo(url, FLOOR_SUBJECT, floor_reply, dir).await?;
+            (FLOOR_SUBJECT.to_owned(), Some(echo))
+        }
+        (Against::FsyncEcho, None) => bail!("--against fsync-echo needs --dir"),
+    };
     let total = (rate * seconds) as usize;
     let interval = Duration::from_secs_f64(1.0 / rate as f64);
     let run_id = memory_types::now_ms();
@@ -115,10 +135,14 @@ pub(super) async fn latency(
             _ => failures += 1,
         }
     }
+    if let Some(floor) = floor {
+        floor.abort();
+    }
     latencies.sort_unstable();
     let achieved = latencies.len() as f64 / started.elapsed().as_secs_f64();
     println!(
-        "offered {rate} events/s for {seconds} s: {} acked ({failures} failed), {:.0} events/s, ack latency p50 {:.2} ms p99 {:.2} ms p99.9 {:.2} ms max {:.2} ms",
+        "{}offered {rate} events/s for {seconds} s: {} acked ({failures} failed), {:.0} events/s, ack latency p50 {:.2} ms p99 {:.2} ms p99.9 {:.2} ms max {:.2} ms",
+        against.label(),
         latencies.len(),
         achieved,
         percentile(&latencies, 50.0) as f64 / 1000.0,

@@ -19,7 +19,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::capture_sink::{Delivered, Delivery};
-use crate::embedded::{open_store, start_pipeline};
+use crate::embedded::{open_store_answering, start_pipeline};
 use crate::query_cli::{QueryClient, REMOTE_TIMEOUT, query_service};
 use crate::settings::limits;
 use crate::status::StatusReport;
@@ -99,7 +99,7 @@ impl Backend {
         config: &Config,
         data_dir: &std::path::Path,
     ) -> anyhow::Result<Backend> {
-        let store = open_store(config, data_dir).context(
+        let store = open_store_answering(config, data_dir).context(
             "is a daemon serving this data dir? Then run `memory-daemon mcp --nats-url URL`",
         )?;
         let pipeline = start_pipeline(config, store.clone()).await?;
