@@ -167,12 +167,18 @@ fn confine_this_thread() {
     }
 }
 
+/// The cores in `set`, lowest first.
+#[cfg(target_os = "linux")]
+fn cores_of(set: &rustix::thread::CpuSet) -> Vec<usize> {
+    (0..rustix::thread::CpuSet::MAX_CPU)
+        .filter(|&core| set.is_set(core))
+        .collect()
+}
+
 /// The cores of `allowed` without its first `spare` ones, and never fewer than one.
 #[cfg(target_os = "linux")]
 fn background_cores(allowed: &rustix::thread::CpuSet, spare: usize) -> rustix::thread::CpuSet {
-    let cores: Vec<usize> = (0..rustix::thread::CpuSet::MAX_CPU)
-        .filter(|&core| allowed.is_set(core))
-        .collect();
+    let cores = cores_of(allowed);
     let spare = spare.min(cores.len().saturating_sub(1));
     let mut set = rustix::thread::CpuSet::new();
     for &core in &cores[spare..] {
@@ -262,19 +268,13 @@ mod tests {
         assert_eq!(inherited, (DEFAULT_NICE.max(ours), true));
     }
 
-    fn cores(set: &rustix::thread::CpuSet) -> Vec<usize> {
-        (0..rustix::thread::CpuSet::MAX_CPU)
-            .filter(|&core| set.is_set(core))
-            .collect()
-    }
-
     #[test]
     fn background_cores_leave_the_first_spare_ones_and_at_least_one() {
         let mut allowed = rustix::thread::CpuSet::new();
         for core in [0, 2, 3, 5] {
             allowed.set(core);
         }
-        let kept = |spare| cores(&background_cores(&allowed, spare));
+        let kept = |spare| cores_of(&background_cores(&allowed, spare));
         assert_eq!(kept(1), vec![2, 3, 5]);
         assert_eq!(kept(3), vec![5]);
         assert_eq!(kept(0), vec![0, 2, 3, 5]);
@@ -286,18 +286,18 @@ mod tests {
     /// pool threads that other tests started keep the setting they were started with.
     #[test]
     fn a_confined_thread_keeps_off_the_spare_core_and_passes_it_on() {
-        let process = cores(
+        let process = cores_of(
             &rustix::thread::sched_getaffinity(Some(rustix::process::getpid())).expect("affinity"),
         );
         let expected = process[1.min(process.len() - 1)..].to_vec();
         let (own, child, grandchild) = std::thread::spawn(|| {
             keep_off_cores(1).expect("affinity");
-            let own = cores(&rustix::thread::sched_getaffinity(None).expect("affinity"));
+            let own = cores_of(&rustix::thread::sched_getaffinity(None).expect("affinity"));
             // A confined thread confining again narrows nothing further.
             let (child, grandchild) = std::thread::spawn(|| {
-                let inherited = cores(&rustix::thread::sched_getaffinity(None).expect("a"));
+                let inherited = cores_of(&rustix::thread::sched_getaffinity(None).expect("a"));
                 keep_off_cores(1).expect("affinity");
-                let again = cores(&rustix::thread::sched_getaffinity(None).expect("a"));
+                let again = cores_of(&rustix::thread::sched_getaffinity(None).expect("a"));
                 (inherited, again)
             })
             .join()
@@ -310,7 +310,7 @@ mod tests {
         assert_eq!(child, expected, "its child inherits the set");
         assert_eq!(grandchild, expected, "confining again");
         assert_eq!(
-            cores(&rustix::thread::sched_getaffinity(None).expect("affinity")),
+            cores_of(&rustix::thread::sched_getaffinity(None).expect("affinity")),
             process,
             "the caller keeps its cores"
         );

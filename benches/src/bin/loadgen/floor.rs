@@ -14,11 +14,22 @@ use std::io::Write;
 use std::path::Path;
 
 use anyhow::Context;
-use async_nats::{Client, Subject};
+use async_nats::{Client, Subject, Subscriber};
 use bytes::Bytes;
 use futures::StreamExt;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
+
+/// A connection of its own subscribed to `subject`, known to the server on return.
+async fn subscribe(url: &str, subject: &str) -> anyhow::Result<(Client, Subscriber)> {
+    let responder = async_nats::connect(url)
+        .await
+        .context("connect responder")?;
+    let subscription = responder.subscribe(subject.to_owned()).await?;
+    // The server has the subscription once the flush returns: no early request is lost.
+    responder.flush().await.context("flush responder")?;
+    Ok((responder, subscription))
+}
 
 /// Answers every request on `subject` with `reply` until the task is aborted.
 pub(super) async fn spawn_echo(
@@ -26,12 +37,7 @@ pub(super) async fn spawn_echo(
     subject: &str,
     reply: Bytes,
 ) -> anyhow::Result<JoinHandle<()>> {
-    let responder = async_nats::connect(url)
-        .await
-        .context("connect responder")?;
-    let mut subscription = responder.subscribe(subject.to_owned()).await?;
-    // The server has the subscription once the flush returns: no early request is lost.
-    responder.flush().await.context("flush responder")?;
+    let (responder, mut subscription) = subscribe(url, subject).await?;
     Ok(tokio::spawn(async move {
         while let Some(message) = subscription.next().await {
             if let Some(subject) = message.reply {
@@ -50,18 +56,13 @@ pub(super) async fn spawn_fsync_echo(
     reply: Bytes,
     dir: &Path,
 ) -> anyhow::Result<JoinHandle<()>> {
+    let (responder, mut subscription) = subscribe(url, subject).await?;
     let path = dir.join(format!("loadgen-fsync-{}.log", std::process::id()));
     let file = OpenOptions::new()
         .create(true)
         .append(true)
         .open(&path)
         .with_context(|| format!("cannot open {}", path.display()))?;
-    let responder = async_nats::connect(url)
-        .await
-        .context("connect responder")?;
-    let mut subscription = responder.subscribe(subject.to_owned()).await?;
-    // The server has the subscription once the flush returns: no early request is lost.
-    responder.flush().await.context("flush responder")?;
     let (queue, pending) = mpsc::unbounded_channel::<(Bytes, Subject)>();
     let runtime = tokio::runtime::Handle::current();
     let committer = responder.clone();

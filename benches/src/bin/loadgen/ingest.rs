@@ -92,17 +92,17 @@ pub(super) async fn latency(
 ) -> anyhow::Result<()> {
     let client = async_nats::connect(url).await.context("connect")?;
     let floor_reply = Bytes::from_static(br#"{"accepted":1,"duplicates":0,"rejected":[]}"#);
-    let (subject, floor) = match (against, dir) {
-        (Against::Daemon, _) => (format!("memory.ingest.{project}"), None),
-        (Against::Echo, _) => {
-            let echo = floor::spawn_echo(url, FLOOR_SUBJECT, floor_reply).await?;
-            (FLOOR_SUBJECT.to_owned(), Some(echo))
+    let floor = match against {
+        Against::Daemon => None,
+        Against::Echo => Some(floor::spawn_echo(url, FLOOR_SUBJECT, floor_reply).await?),
+        Against::FsyncEcho => {
+            let dir = dir.context("--against fsync-echo needs --dir")?;
+            Some(floor::spawn_fsync_echo(url, FLOOR_SUBJECT, floor_reply, dir).await?)
         }
-        (Against::FsyncEcho, Some(dir)) => {
-            let echo = floor::spawn_fsync_echo(url, FLOOR_SUBJECT, floor_reply, dir).await?;
-            (FLOOR_SUBJECT.to_owned(), Some(echo))
-        }
-        (Against::FsyncEcho, None) => bail!("--against fsync-echo needs --dir"),
+    };
+    let subject = match against {
+        Against::Daemon => format!("memory.ingest.{project}"),
+        Against::Echo | Against::FsyncEcho => FLOOR_SUBJECT.to_owned(),
     };
     let total = (rate * seconds) as usize;
     let interval = Duration::from_secs_f64(1.0 / rate as f64);
